@@ -1,0 +1,37 @@
+package segment
+
+import "time"
+
+// SegmentState describes one half of a tag's double buffer.
+type SegmentState struct {
+	// Start and End bound the range: ids Start..End-1.
+	Start, End int64
+	// Next is the next id this segment will hand out.
+	Next int64
+	// Remaining is how many ids are left in it.
+	Remaining int64
+	// LoadedAt is when the range was taken from the store.
+	LoadedAt time.Time
+}
+
+// BufferState is a snapshot of one tag's double buffer, for the admin API
+// and metrics. Counters count since the tag was first used by this process.
+type BufferState struct {
+	Tag string
+	// Segments are the two halves; a nil half is empty.
+	Segments [2]*SegmentState
+	// Current is the index in Segments of the half ids come from.
+	Current int
+	// Loading is true while a load from the store is in flight.
+	Loading bool
+	// Step is the step the next load will ask for; MinStep is the row's
+	// own step, its floor.
+	Step, MinStep int64
+	// LastLoad is when the last successful load finished.
+	LastLoad time.Time
+	// LastError is the last load's error, if that load failed.
+	LastError string
+	// Issued counts ids handed out; Loads and LoadFailures count loads;
+	// Waits counts requests that had to wait for a load.
+	Issued, Loads, LoadFailures, Waits uint64
+}

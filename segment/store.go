@@ -1,0 +1,128 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors of segment mode. The store returns them too, so callers compare
+// with errors.Is whatever layer the error came from.
+var (
+	// ErrUnknownTag: the biz tag has no row in leaf_alloc.
+	ErrUnknownTag = errors.New("unknown biz tag")
+	// ErrTagExists: creating a tag that already has a row.
+	ErrTagExists = errors.New("biz tag already exists")
+	// ErrInvalidTag: a tag name outside the allowed alphabet or length.
+	ErrInvalidTag = errors.New("invalid biz tag")
+	// ErrInvalidStep: a step outside MinStep..MaxStep.
+	ErrInvalidStep = errors.New("invalid step")
+	// ErrInvalidMaxID: a max_id below 1, or lower than the current one.
+	ErrInvalidMaxID = errors.New("invalid max_id")
+	// ErrOverflow: raising max_id would pass the int64 maximum.
+	ErrOverflow = errors.New("max_id would overflow int64")
+	// ErrUnavailable: no id can be issued now (store unreachable and the
+	// buffer empty); retrying later may succeed.
+	ErrUnavailable = errors.New("segment unavailable")
+	// ErrClosed: the allocator was closed.
+	ErrClosed = errors.New("allocator closed")
+)
+
+// Limits of a tag's step, as in the admin API and `leaf tag add`.
+const (
+	MinStep = 1
+	MaxStep = 1_000_000
+	// MaxTagLen is the width of leaf_alloc.biz_tag.
+	MaxTagLen = 128
+)
+
+// Tag is one row of leaf_alloc.
+type Tag struct {
+	Name        string
+	MaxID       int64
+	Step        int64
+	Description string
+	UpdateTime  time.Time
+}
+
+// TagUpdate holds the fields a PATCH may change; nil leaves a field alone.
+type TagUpdate struct {
+	Step        *int64
+	Description *string
+	MaxID       *int64 // may only be raised
+}
+
+// Allocation is the result of raising a tag's max_id once.
+type Allocation struct {
+	// MaxID is max_id after the raise: the range handed out is
+	// [MaxID-Step, MaxID-1].
+	MaxID int64
+	// Step is how much max_id was raised by.
+	Step int64
+	// DBStep is the step stored in the row (the floor of the adaptive step).
+	DBStep int64
+}
+
+// Start is the first id of the allocated range.
+func (a Allocation) Start() int64 { return a.MaxID - a.Step }
+
+// Store is what the allocator needs from the database.
+type Store interface {
+	// Allocate raises the tag's max_id by step atomically and returns the
+	// new max_id. A step <= 0 means the row's own step. It returns
+	// ErrUnknownTag when the row is missing and ErrOverflow when max_id
+	// would pass the int64 maximum (the row is then left unchanged).
+	Allocate(ctx context.Context, tag string, step int64) (Allocation, error)
+	// Tag returns one row, or ErrUnknownTag.
+	Tag(ctx context.Context, tag string) (Tag, error)
+	// Tags returns every row, ordered by name.
+	Tags(ctx context.Context) ([]Tag, error)
+}
+
+// ValidateTag reports whether name is a usable biz tag: 1 to 128 characters
+// of A-Z a-z 0-9 . _ : -. The error wraps ErrInvalidTag.
+func ValidateTag(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidTag)
+	}
+	if len(name) > MaxTagLen {
+		return fmt.Errorf("%w: longer than %d characters", ErrInvalidTag, MaxTagLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == ':', c == '-':
+		default:
+			return fmt.Errorf("%w: character %q at %d is not one of A-Z a-z 0-9 . _ : -", ErrInvalidTag, c, i)
+		}
+	}
+	return nil
+}
+
+// ValidateStep reports whether step is within MinStep..MaxStep.
+func ValidateStep(step int64) error {
+	if step < MinStep || step > MaxStep {
+		return fmt.Errorf("%w: %d is outside %d..%d", ErrInvalidStep, step, MinStep, MaxStep)
+	}
+	return nil
+}
+
+// DefaultStep is the step of a tag created without one.
+const DefaultStep = 1000
+
+// Validate checks a tag about to be created: its name, a step within
+// MinStep..MaxStep and a max_id of at least 1.
+func (t Tag) Validate() error {
+	if err := ValidateTag(t.Name); err != nil {
+		return err
+	}
+	if err := ValidateStep(t.Step); err != nil {
+		return err
+	}
+	if t.MaxID < 1 {
+		return fmt.Errorf("%w: %d is below 1", ErrInvalidMaxID, t.MaxID)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors of snowflake mode.
+var (
+	// ErrClockBackwards: the clock moved back by more than the tolerance.
+	ErrClockBackwards = errors.New("clock moved backwards")
+	// ErrLeaseLost: the worker-id lease could not be renewed in time, or
+	// another holder has it; no id is issued until it is renewed.
+	ErrLeaseLost = errors.New("worker lease lost")
+	// ErrNoWorkerID: every worker id is held by a live lease.
+	ErrNoWorkerID = errors.New("no free worker id")
+	// ErrInvalidID: an id that this layout cannot have produced.
+	ErrInvalidID = errors.New("invalid snowflake id")
+	// ErrClosed: the generator was closed.
+	ErrClosed = errors.New("generator closed")
+)
+
+// Lease is a worker id held by one holder until it expires.
+type Lease struct {
+	WorkerID int64
+	Holder   string
+	// LastTimestamp is the last id timestamp (Unix milliseconds) recorded
+	// for this worker id by any holder; a new holder issues only above it.
+	LastTimestamp int64
+	// Expires is when the lease runs out by the database's clock.
+	Expires time.Time
+}
+
+// LeaseStore hands out worker-id leases. Expiry is judged by the store's
+// clock (the database's), so holders on different machines agree on it.
+type LeaseStore interface {
+	// Acquire leases a worker id in [0, maxWorkers) for holder, for ttl.
+	// A holder that already has a lease (live or expired) gets the same id
+	// back; otherwise a free or expired id is taken. Two holders never
+	// receive the same id while either's lease is live. It returns
+	// ErrNoWorkerID when all ids are held.
+	Acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (Lease, error)
+	// Renew extends the lease by ttl from now and records lastTimestamp
+	// (never lowering the stored one). It returns ErrLeaseLost when the
+	// lease is no longer the holder's.
+	Renew(ctx context.Context, l Lease, lastTimestamp int64, ttl time.Duration) (Lease, error)
+	// Release records lastTimestamp and frees the id at once.
+	Release(ctx context.Context, l Lease, lastTimestamp int64) error
+}
