@@ -24,8 +24,8 @@ type BufferState struct {
 	Current int
 	// Loading is true while a load from the store is in flight.
 	Loading bool
-	// Step is the step the next load will ask for; MinStep is the row's
-	// own step, its floor.
+	// Step is the step of the last load; MinStep is the row's own step,
+	// the floor of the adaptive step.
 	Step, MinStep int64
 	// LastLoad is when the last successful load finished.
 	LastLoad time.Time

@@ -1,0 +1,401 @@
+// Package segment hands out ids from ranges ("segments") taken from a store,
+// after Meituan's Leaf segment mode.
+//
+// Each biz tag has a double buffer. Ids come from the current segment with
+// one atomic add. Once more than 10% of it is used, one background load asks
+// the store for the next range, so that when the current segment runs out the
+// next is already there and the switch costs a mutex, not a database round
+// trip. A caller that finds both halves empty waits for the load in flight,
+// bounded by its context.
+//
+// The step of each load adapts so that a segment lasts about 15 minutes:
+// a segment that lasted under 15 minutes doubles the next step (up to
+// MaxStep), one that lasted over 30 minutes halves it, never below the step
+// stored in the database.
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Defaults of Options.
+const (
+	DefaultLoadTimeout     = 3 * time.Second
+	DefaultRefreshInterval = 60 * time.Second
+	DefaultNegativeTTL     = time.Second
+	DefaultRetryMin        = 100 * time.Millisecond
+	DefaultRetryMax        = 2 * time.Second
+
+	// TargetDuration is how long a segment should last; a segment that
+	// lasted less doubles the next step.
+	TargetDuration = 15 * time.Minute
+	// prefetchPercent of a segment used starts the load of the next one.
+	prefetchPercent = 10
+	// maxNegative bounds the negative cache of unknown tags.
+	maxNegative = 10_000
+)
+
+// Options configures an Allocator. Zero fields take the defaults above.
+type Options struct {
+	// LoadTimeout bounds one call to the store.
+	LoadTimeout time.Duration
+	// RefreshInterval is how often the tag list is read back to drop tags
+	// gone from the database. Negative disables the refresh.
+	RefreshInterval time.Duration
+	// NegativeTTL is how long a tag the store does not know is answered
+	// ErrUnknownTag without asking the store again.
+	NegativeTTL time.Duration
+	// RetryMin and RetryMax bound the back-off after a failed load: during
+	// it no new load starts and callers with empty buffers fail at once.
+	RetryMin, RetryMax time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// OnLoad, when set, is called after every load from the store.
+	OnLoad func(tag string, took time.Duration, err error)
+}
+
+func (o Options) withDefaults() Options {
+	if o.LoadTimeout <= 0 {
+		o.LoadTimeout = DefaultLoadTimeout
+	}
+	if o.RefreshInterval == 0 {
+		o.RefreshInterval = DefaultRefreshInterval
+	}
+	if o.NegativeTTL <= 0 {
+		o.NegativeTTL = DefaultNegativeTTL
+	}
+	if o.RetryMin <= 0 {
+		o.RetryMin = DefaultRetryMin
+	}
+	if o.RetryMax < o.RetryMin {
+		o.RetryMax = max(DefaultRetryMax, o.RetryMin)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Allocator issues segment-mode ids for any number of tags. It is safe for
+// concurrent use. Close stops its goroutines.
+type Allocator struct {
+	store Store
+	opts  Options
+
+	// buffers is replaced whole (copy on write) when a tag is added or
+	// dropped, so the hot path reads it without a lock.
+	buffers atomic.Pointer[table]
+	first   singleflight.Group
+
+	mu       sync.Mutex           // guards the fields below and writes to buffers
+	unknown  map[string]time.Time // negative cache: tag -> expiry
+	closed   bool
+	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
+
+	ctx    context.Context // cancelled by Close; parent of every store call
+	cancel context.CancelFunc
+}
+
+// New returns an allocator over store and starts its periodic tag refresh.
+func New(store Store, opts Options) *Allocator {
+	a := &Allocator{store: store, opts: opts.withDefaults(), unknown: make(map[string]time.Time)}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.buffers.Store(newTable(nil))
+	if a.opts.RefreshInterval > 0 {
+		a.spawn(a.refreshLoop)
+	}
+	return a
+}
+
+// spawn runs f in a goroutine owned by the allocator, unless it is closed.
+func (a *Allocator) spawn(f func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false
+	}
+	a.children.Add(1)
+	go func() {
+		defer a.children.Done()
+		f()
+	}()
+	return true
+}
+
+// Close stops the refresh and waits for loads in flight to end; callers
+// waiting for a load get ErrClosed. Ids already buffered are still handed
+// out; nothing new is loaded.
+func (a *Allocator) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.cancel()
+	a.children.Wait()
+	return nil
+}
+
+// Next returns the next id for tag. It returns ErrUnknownTag for a tag the
+// store does not have, and an error wrapping ErrUnavailable when no id can
+// be issued now.
+func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
+	b := a.buffers.Load().get(tag)
+	if b == nil {
+		var err error
+		if b, err = a.newBuffer(ctx, tag); err != nil {
+			return 0, err
+		}
+	}
+	for {
+		s := b.cur.Load()
+		if off := s.used.Add(1) - 1; off < s.size {
+			if off >= s.prefetchAt && b.wantNext.Load() {
+				b.prefetch()
+			}
+			return s.start + int64(off), nil
+		}
+		if err := b.advance(ctx, s); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// NextN returns n ids for tag in increasing order. They may span segments.
+func (a *Allocator) NextN(ctx context.Context, tag string, n int) ([]int64, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("negative count %d", n)
+	}
+	b := a.buffers.Load().get(tag)
+	if b == nil {
+		var err error
+		if b, err = a.newBuffer(ctx, tag); err != nil {
+			return nil, err
+		}
+	}
+	ids := make([]int64, 0, n)
+	for len(ids) < n {
+		s := b.cur.Load()
+		want := uint64(n - len(ids))
+		end := s.used.Add(want)
+		off := end - want
+		if off < s.size {
+			end = min(end, s.size)
+			for o := off; o < end; o++ {
+				ids = append(ids, s.start+int64(o))
+			}
+			if end > s.prefetchAt && b.wantNext.Load() {
+				b.prefetch()
+			}
+			continue
+		}
+		if err := b.advance(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// newBuffer creates the tag's buffer with a first load from the store.
+// Concurrent first requests for a tag share one load.
+func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
+	a.mu.Lock()
+	closed := a.closed
+	exp, negative := a.unknown[tag]
+	a.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if negative && a.opts.Now().Before(exp) {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
+	}
+	ch := a.first.DoChan(tag, func() (any, error) { return a.firstLoad(tag) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*buffer), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: first load of %q: %w", ErrUnavailable, tag, ctx.Err())
+	}
+}
+
+// firstLoad takes the tag's first segment and publishes its buffer. It runs
+// once per tag at a time (singleflight), in a goroutine of its own that the
+// caller may stop waiting for; it is bounded by LoadTimeout and Close.
+func (a *Allocator) firstLoad(tag string) (*buffer, error) {
+	if b := a.buffers.Load().get(tag); b != nil {
+		return b, nil
+	}
+	done := make(chan struct{})
+	var b *buffer
+	var err error
+	if !a.spawn(func() {
+		defer close(done)
+		var alloc Allocation
+		alloc, err = a.allocate(tag, 0)
+		if err == nil {
+			b = newBuffer(a, tag, alloc)
+		}
+	}) {
+		return nil, ErrClosed
+	}
+	<-done
+	switch {
+	case errors.Is(err, ErrUnknownTag):
+		a.mu.Lock()
+		if len(a.unknown) >= maxNegative {
+			a.purgeNegative()
+		}
+		a.unknown[tag] = a.opts.Now().Add(a.opts.NegativeTTL)
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
+	case err != nil:
+		return nil, a.unavailable(tag, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.unknown, tag)
+	m := maps.Clone(a.buffers.Load().byTag)
+	if m == nil {
+		m = make(map[string]*buffer)
+	}
+	m[tag] = b
+	a.buffers.Store(newTable(m))
+	return b, nil
+}
+
+// purgeNegative drops expired entries of the negative cache, or all of
+// them if none has expired. Called with a.mu held.
+func (a *Allocator) purgeNegative() {
+	now := a.opts.Now()
+	for tag, exp := range a.unknown {
+		if !now.Before(exp) {
+			delete(a.unknown, tag)
+		}
+	}
+	if len(a.unknown) >= maxNegative {
+		clear(a.unknown)
+	}
+}
+
+// Forget drops tag from the negative cache, so that a tag just created is
+// usable at once.
+func (a *Allocator) Forget(tag string) {
+	a.mu.Lock()
+	delete(a.unknown, tag)
+	a.mu.Unlock()
+}
+
+// allocate asks the store for a range, timing it for OnLoad.
+func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
+	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
+	defer cancel()
+	start := time.Now()
+	alloc, err := a.store.Allocate(ctx, tag, step)
+	if err == nil && alloc.Step <= 0 {
+		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
+	}
+	if a.opts.OnLoad != nil {
+		a.opts.OnLoad(tag, time.Since(start), err)
+	}
+	return alloc, err
+}
+
+func (a *Allocator) unavailable(tag string, err error) error {
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrUnknownTag) {
+		return err
+	}
+	if a.ctx.Err() != nil {
+		return ErrClosed
+	}
+	return fmt.Errorf("%w: load segment %q: %w", ErrUnavailable, tag, err)
+}
+
+// drop removes tag's buffer, if b is still the one published.
+func (a *Allocator) drop(tag string, b *buffer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.buffers.Load().get(tag) != b {
+		return
+	}
+	m := maps.Clone(a.buffers.Load().byTag)
+	delete(m, tag)
+	a.buffers.Store(newTable(m))
+}
+
+func (a *Allocator) refreshLoop() {
+	t := time.NewTicker(a.opts.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-t.C:
+			_ = a.Refresh(a.ctx)
+		}
+	}
+}
+
+// Refresh reads the tag list from the store, drops the buffers of tags no
+// longer there and forgets negative entries for tags that now exist.
+func (a *Allocator) Refresh(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, a.opts.LoadTimeout)
+	defer cancel()
+	tags, err := a.store.Tags(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh tags: %w", err)
+	}
+	exists := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		exists[t.Name] = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for tag := range a.unknown {
+		if exists[tag] {
+			delete(a.unknown, tag)
+		}
+	}
+	cur := a.buffers.Load().byTag
+	m := make(map[string]*buffer, len(cur))
+	for tag, b := range cur {
+		if exists[tag] {
+			m[tag] = b
+		}
+	}
+	if len(m) != len(cur) {
+		a.buffers.Store(newTable(m))
+	}
+	return nil
+}
+
+// Snapshot describes every tag's buffer, ordered by tag.
+func (a *Allocator) Snapshot() []BufferState {
+	m := a.buffers.Load().byTag
+	out := make([]BufferState, 0, len(m))
+	for _, tag := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[tag].state())
+	}
+	return out
+}
+
+// NextStep is the step of the next load, given the step of the last one,
+// the row's own step (the floor) and how long the last segment lasted.
+func NextStep(step, minStep int64, lasted time.Duration) int64 {
+	switch {
+	case lasted < TargetDuration:
+		step = min(step*2, MaxStep)
+	case lasted >= 2*TargetDuration:
+		step /= 2
+	}
+	return max(step, minStep, 1)
+}

@@ -1,0 +1,429 @@
+package segment_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+)
+
+func TestNextStep(t *testing.T) {
+	tests := []struct {
+		name          string
+		step, minStep int64
+		lasted        time.Duration
+		want          int64
+	}{
+		{"under 15 minutes doubles", 1000, 1000, time.Minute, 2000},
+		{"just under 15 minutes doubles", 1000, 1000, 15*time.Minute - time.Nanosecond, 2000},
+		{"doubling stops at MaxStep", 800_000, 1000, time.Minute, segment.MaxStep},
+		{"at MaxStep stays", segment.MaxStep, 1000, time.Second, segment.MaxStep},
+		{"15 minutes keeps", 4000, 1000, 15 * time.Minute, 4000},
+		{"29 minutes keeps", 4000, 1000, 29 * time.Minute, 4000},
+		{"30 minutes halves", 4000, 1000, 30 * time.Minute, 2000},
+		{"hours halve", 4000, 1000, 5 * time.Hour, 2000},
+		{"halving stops at the row's step", 1500, 1000, time.Hour, 1000},
+		{"at the row's step stays", 1000, 1000, time.Hour, 1000},
+		{"row's step raised above the step", 1000, 5000, 20 * time.Minute, 5000},
+		{"row's step above MaxStep is kept", 2_000_000, 2_000_000, time.Second, 2_000_000},
+		{"step of one doubles", 1, 1, time.Second, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := segment.NextStep(tt.step, tt.minStep, tt.lasted); got != tt.want {
+				t.Errorf("NextStep(%d, %d, %v) = %d, want %d", tt.step, tt.minStep, tt.lasted, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFirstSegmentIsTheRowsRange(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 2000})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "orders", 1, 100)
+	if got := st.allocCalls(); got != 1 {
+		t.Fatalf("store calls after 100 ids = %d, want 1", got)
+	}
+	s := state(t, a, "orders")
+	cur := s.Segments[s.Current]
+	if cur.Start != 1 || cur.End != 2001 || cur.Next != 101 || cur.Remaining != 1900 {
+		t.Fatalf("current segment = %+v, want [1, 2001) next 101 remaining 1900", *cur)
+	}
+}
+
+func TestPrefetchStartsAfterTenPercent(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "t", 1, 10) // 10% used: no load yet
+	if got := st.allocCalls(); got != 1 {
+		t.Fatalf("store calls at 10%% = %d, want 1", got)
+	}
+	take(t, a, "t", 11, 1) // past 10%: one background load
+	waitFor(t, "the prefetch", func() bool { return state(t, a, "t").Segments[1] != nil })
+	take(t, a, "t", 12, 50) // no second load while the next half is full
+	if got := st.allocCalls(); got != 2 {
+		t.Fatalf("store calls after prefetch = %d, want 2", got)
+	}
+	s := state(t, a, "t")
+	if next := s.Segments[1]; next.Start != 101 || next.End != 301 {
+		t.Fatalf("prefetched segment = [%d, %d), want [101, 301) (step doubled)", next.Start, next.End)
+	}
+}
+
+func TestSwitchNeitherLosesNorRepeats(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "t", 1, 20_000) // consecutive across many switches
+	if s := state(t, a, "t"); s.Issued != 20_000 {
+		t.Fatalf("Issued = %d, want 20000", s.Issued)
+	}
+}
+
+func TestStepAdapts(t *testing.T) {
+	c := newClock()
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	a := newAllocator(t, st, c)
+	mustNext(t, a, "t")
+	// spend one whole segment per round, with a given time between loads
+	spend := func(lasted time.Duration) {
+		t.Helper()
+		c.Advance(lasted)
+		s := state(t, a, "t")
+		for range s.Segments[s.Current].Remaining {
+			mustNext(t, a, "t") // passes 10% of the segment: one load
+		}
+		waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+		mustNext(t, a, "t") // switches to the prefetched segment
+	}
+	spend(time.Minute)      // load 2: fast -> 200
+	spend(time.Minute)      // load 3: fast -> 400
+	spend(20 * time.Minute) // load 4: 15-30 min -> 400
+	spend(time.Hour)        // load 5: slow -> 200
+	spend(time.Hour)        // load 6: slow -> 100
+	spend(time.Hour)        // load 7: never below the row's step
+	st.mu.Lock()
+	got := append([]int64(nil), st.steps...)
+	st.mu.Unlock()
+	want := []int64{0, 200, 400, 400, 200, 100, 100}
+	if len(got) != len(want) {
+		t.Fatalf("steps asked = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("steps asked = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestWaitForLoadIsBoundedByContext(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 1000})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "t", 1, 1)
+	block := make(chan struct{})
+	began := make(chan string, 10)
+	st.set(func(s *memStore) { s.block, s.began = block, began })
+	take(t, a, "t", 2, 999) // the prefetch begins and hangs
+	<-began
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := a.Next(ctx, "t")
+	if !errors.Is(err, segment.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next with both halves empty = %v, want ErrUnavailable wrapping the deadline", err)
+	}
+
+	// many waiters share the one load in flight
+	var wg sync.WaitGroup
+	ids := make(chan int64, 50)
+	for range 50 {
+		wg.Go(func() {
+			id, err := a.Next(context.Background(), "t")
+			if err != nil {
+				t.Errorf("Next: %v", err)
+			}
+			ids <- id
+		})
+	}
+	waitFor(t, "50 waiters", func() bool { return state(t, a, "t").Waits >= 51 })
+	close(block)
+	wg.Wait()
+	close(ids)
+	seen := map[int64]bool{}
+	for id := range ids {
+		if seen[id] || id <= 1000 {
+			t.Fatalf("id %d repeated or from the spent segment", id)
+		}
+		seen[id] = true
+	}
+	if got := st.allocCalls(); got != 2 {
+		t.Fatalf("store calls = %d, want 2 (first load and one prefetch)", got)
+	}
+}
+
+func TestStoreDownThenBack(t *testing.T) {
+	c := newClock()
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	a := newAllocator(t, st, c)
+	take(t, a, "t", 1, 1)
+	st.set(func(s *memStore) { s.fail = errDown })
+
+	// buffered ids keep flowing although the prefetch fails
+	take(t, a, "t", 2, 99)
+	waitFor(t, "the failed prefetch", func() bool { return state(t, a, "t").LoadFailures == 1 })
+	calls := st.allocCalls()
+
+	// buffers empty: fail at once, without another load during the back-off
+	start := time.Now()
+	for range 100 {
+		_, err := a.Next(context.Background(), "t")
+		if !errors.Is(err, segment.ErrUnavailable) || !errors.Is(err, errDown) {
+			t.Fatalf("Next with the store down = %v, want ErrUnavailable wrapping the cause", err)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("100 failing calls took %v; they must not wait", took)
+	}
+	if got := st.allocCalls(); got != calls {
+		t.Fatalf("store calls during back-off grew from %d to %d", calls, got)
+	}
+	if s := state(t, a, "t"); s.LoadFailures == 0 || s.LastError == "" {
+		t.Fatalf("state does not show the failure: %+v", s)
+	}
+
+	// the store is back: after the back-off the next call loads again
+	st.set(func(s *memStore) { s.fail = nil })
+	c.Advance(segment.DefaultRetryMax)
+	take(t, a, "t", 101, 300)
+}
+
+func TestUnknownTag(t *testing.T) {
+	c := newClock()
+	st := newMemStore()
+	a := newAllocator(t, st, c)
+	for range 10 {
+		if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("Next(unknown) = %v, want ErrUnknownTag", err)
+		}
+	}
+	if got := st.allocCalls(); got != 1 {
+		t.Fatalf("store calls for 10 requests of an unknown tag = %d, want 1 (negative cache)", got)
+	}
+
+	// created in the database while running: usable once the entry expires
+	st.set(func(s *memStore) { s.rows["nope"] = &segment.Tag{Name: "nope", MaxID: 500, Step: 10} })
+	if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Next within the negative TTL = %v, want ErrUnknownTag", err)
+	}
+	c.Advance(segment.DefaultNegativeTTL)
+	take(t, a, "nope", 500, 20)
+
+	// Forget makes a new tag usable at once
+	a.Next(context.Background(), "later")
+	st.set(func(s *memStore) { s.rows["later"] = &segment.Tag{Name: "later", MaxID: 1, Step: 10} })
+	a.Forget("later")
+	take(t, a, "later", 1, 1)
+}
+
+func TestFirstRequestsShareOneLoad(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 1000})
+	a := newAllocator(t, st, newClock())
+	block := make(chan struct{})
+	began := make(chan string, 1)
+	st.set(func(s *memStore) { s.block, s.began = block, began })
+	var wg sync.WaitGroup
+	ids := make([]int64, 64)
+	for i := range ids {
+		wg.Go(func() {
+			id, err := a.Next(context.Background(), "t")
+			if err != nil {
+				t.Errorf("Next: %v", err)
+			}
+			ids[i] = id
+		})
+	}
+	<-began
+	st.set(func(s *memStore) { s.began = nil })
+	close(block)
+	wg.Wait()
+	if got := st.allocCalls(); got != 1 {
+		t.Fatalf("store calls for 64 first requests = %d, want 1", got)
+	}
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if seen[id] || id < 1 || id > 64 {
+			t.Fatalf("id %d repeated or out of 1..64", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestRefreshDropsTagsGoneFromTheStore(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
+	a := newAllocator(t, st, newClock())
+	mustNext(t, a, "a")
+	mustNext(t, a, "b")
+	st.set(func(s *memStore) { delete(s.rows, "b") })
+	if err := a.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if snap := a.Snapshot(); len(snap) != 1 || snap[0].Tag != "a" {
+		t.Fatalf("after refresh the buffers are %v, want only a", snap)
+	}
+	if _, err := a.Next(context.Background(), "b"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Next(dropped) = %v, want ErrUnknownTag", err)
+	}
+	st.set(func(s *memStore) { s.fail = errDown })
+	if err := a.Refresh(context.Background()); !errors.Is(err, errDown) {
+		t.Fatalf("Refresh with the store down = %v", err)
+	}
+	if len(a.Snapshot()) != 1 {
+		t.Fatal("a failed refresh dropped buffers")
+	}
+}
+
+func TestOverflowIsAnErrorNotAWrap(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: math.MaxInt64 - 10, Step: 10})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "t", math.MaxInt64-10, 10)
+	for range 3 {
+		id, err := a.Next(context.Background(), "t")
+		if !errors.Is(err, segment.ErrOverflow) {
+			t.Fatalf("Next past the int64 maximum = %d, %v; want ErrOverflow", id, err)
+		}
+	}
+}
+
+func TestNeverIDZero(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: -5, Step: 10})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "t", 1, 4) // range [-5, 4] clipped to [1, 4]
+	waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+	take(t, a, "t", 5, 20)
+}
+
+func TestNextN(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 7})
+	a := newAllocator(t, st, newClock())
+	next := int64(1)
+	for _, n := range []int{1, 5, 7, 20, 0, 100, 3} {
+		ids, err := a.NextN(context.Background(), "t", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != n {
+			t.Fatalf("NextN(%d) gave %d ids", n, len(ids))
+		}
+		for _, id := range ids {
+			if id != next {
+				t.Fatalf("NextN(%d) gave %v, want consecutive from %d", n, ids, next)
+			}
+			next++
+		}
+	}
+	if _, err := a.NextN(context.Background(), "nope", 3); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("NextN(unknown) = %v", err)
+	}
+}
+
+func TestCloseStopsEveryGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	a := segment.New(st, segment.Options{RefreshInterval: time.Millisecond})
+	take(t, a, "t", 1, 10) // segment [1, 11) spent; [11, 31) prefetched
+	waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+	block := make(chan struct{})
+	defer close(block)
+	began := make(chan string, 1)
+	st.set(func(s *memStore) { s.block, s.began = block, began })
+	take(t, a, "t", 11, 3) // the next prefetch starts and hangs in the store
+	<-began
+	take(t, a, "t", 14, 17)
+	waiter := make(chan error)
+	go func() { _, err := a.Next(context.Background(), "t"); waiter <- err }()
+	waitFor(t, "the waiter", func() bool { return state(t, a, "t").Waits > 0 })
+
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waiter; !errors.Is(err, segment.ErrClosed) && !errors.Is(err, segment.ErrUnavailable) {
+		t.Fatalf("waiter after Close = %v, want ErrClosed", err)
+	}
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+	if _, err := a.Next(context.Background(), "other"); !errors.Is(err, segment.ErrClosed) {
+		t.Fatalf("Next of a new tag after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestParallelUniqueness(t *testing.T) {
+	const goroutines, each = 16, 12_500 // 200,000 ids
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 50})
+	a := newAllocator(t, st, newClock())
+	got := make([][]int64, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			ids := make([]int64, 0, each)
+			for len(ids) < each {
+				if g%4 == 0 { // some goroutines take batches
+					batch, err := a.NextN(context.Background(), "t", min(37, each-len(ids)))
+					if err != nil {
+						t.Errorf("NextN: %v", err)
+						return
+					}
+					ids = append(ids, batch...)
+					continue
+				}
+				id, err := a.Next(context.Background(), "t")
+				if err != nil {
+					t.Errorf("Next: %v", err)
+					return
+				}
+				ids = append(ids, id)
+			}
+			got[g] = ids
+		})
+	}
+	wg.Wait()
+	seen := make(map[int64]bool, goroutines*each)
+	for g, ids := range got {
+		for i, id := range ids {
+			if seen[id] {
+				t.Fatalf("id %d issued twice", id)
+			}
+			seen[id] = true
+			if i > 0 && id <= ids[i-1] {
+				t.Fatalf("goroutine %d: id %d after %d", g, id, ids[i-1])
+			}
+		}
+	}
+	if len(seen) != goroutines*each {
+		t.Fatalf("%d distinct ids, want %d", len(seen), goroutines*each)
+	}
+	t.Logf("%d ids, %d loads", len(seen), st.allocCalls())
+}
+
+func FuzzValidateTag(f *testing.F) {
+	for _, s := range []string{"orders", "a.b_c:d-e", "", "white space", "ünïcode", string(make([]byte, 129)), "x\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := segment.ValidateTag(name)
+		ok := len(name) >= 1 && len(name) <= 128
+		for _, c := range []byte(name) {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+				ok = false
+			}
+		}
+		if ok != (err == nil) {
+			t.Fatalf("ValidateTag(%q) = %v, want ok=%v", name, err, ok)
+		}
+		if err != nil && !errors.Is(err, segment.ErrInvalidTag) {
+			t.Fatalf("ValidateTag(%q) = %v, not ErrInvalidTag", name, err)
+		}
+	})
+}

@@ -1,0 +1,211 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// seg is one range of ids, [start, start+size). used counts the ids taken
+// from it; it only grows, past size once the range is spent, and counts
+// offsets so that it cannot wrap however far it overshoots.
+type seg struct {
+	used       atomic.Uint64
+	start      int64
+	size       uint64
+	prefetchAt uint64 // an offset past this starts loading the next segment
+	loadedAt   time.Time
+}
+
+func newSeg(alloc Allocation, now time.Time) *seg {
+	start, size := alloc.Start(), alloc.Step
+	if start < 1 { // never hand out 0 or a negative id
+		size -= 1 - start
+		start = 1
+	}
+	s := &seg{start: start, size: uint64(max(size, 0)), loadedAt: now}
+	s.prefetchAt = s.size * prefetchPercent / 100
+	return s
+}
+
+// taken is how many ids have been handed out from s.
+func (s *seg) taken() uint64 { return min(s.used.Load(), s.size) }
+
+func (s *seg) state() *SegmentState {
+	if s == nil {
+		return nil
+	}
+	t := s.taken()
+	return &SegmentState{
+		Start:     s.start,
+		End:       s.start + int64(s.size),
+		Next:      s.start + int64(t),
+		Remaining: int64(s.size - t),
+		LoadedAt:  s.loadedAt,
+	}
+}
+
+// buffer is one tag's double buffer: cur hands out ids, next is the
+// prefetched segment that replaces it.
+type buffer struct {
+	a   *Allocator
+	tag string
+
+	// Read on every id; written only when segments change.
+	cur      atomic.Pointer[seg]
+	wantNext atomic.Bool  // no next segment and no load in flight
+	retryAt  atomic.Int64 // Unix ns before which no load starts (after a failure)
+	waits    atomic.Uint64
+
+	_ [64]byte // keep the mutex's cache line away from the hot fields
+
+	mu       sync.Mutex
+	next     *seg          // the prefetched half, nil when empty
+	loading  chan struct{} // non-nil while a load runs; closed when it ends
+	pos      int           // index of cur in the two halves, for State
+	step     int64         // step of the last load
+	minStep  int64         // the row's step at the last load
+	lastLoad time.Time
+	lastErr  error
+	failures int // consecutive failed loads
+	retired  uint64
+	loads    uint64
+	failed   uint64
+}
+
+func newBuffer(a *Allocator, tag string, alloc Allocation) *buffer {
+	now := a.opts.Now()
+	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, loads: 1}
+	b.cur.Store(newSeg(alloc, now))
+	b.wantNext.Store(true)
+	return b
+}
+
+// prefetch starts loading the next segment unless one is loaded, loading,
+// or a failed load is still backing off.
+func (b *buffer) prefetch() {
+	if b.a.opts.Now().UnixNano() < b.retryAt.Load() {
+		return
+	}
+	b.mu.Lock()
+	if b.next == nil && b.loading == nil {
+		b.startLoad()
+	}
+	b.mu.Unlock()
+}
+
+// startLoad starts the one background load of the next segment. Called
+// with b.mu held and no load running.
+func (b *buffer) startLoad() {
+	step := b.step
+	if !b.lastLoad.IsZero() {
+		step = NextStep(b.step, b.minStep, b.a.opts.Now().Sub(b.lastLoad))
+	}
+	ch := make(chan struct{})
+	if !b.a.spawn(func() { b.load(step, ch) }) {
+		return
+	}
+	b.loading = ch
+	b.wantNext.Store(false)
+}
+
+func (b *buffer) load(step int64, done chan struct{}) {
+	alloc, err := b.a.allocate(b.tag, step)
+	now := b.a.opts.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defer close(done)
+	b.loading = nil
+	if err != nil {
+		b.failed++
+		b.failures++
+		b.lastErr = err
+		backoff := b.a.opts.RetryMin << min(b.failures-1, 20)
+		b.retryAt.Store(now.Add(min(backoff, b.a.opts.RetryMax)).UnixNano())
+		b.wantNext.Store(true)
+		if errors.Is(err, ErrUnknownTag) {
+			go b.a.drop(b.tag, b)
+		}
+		return
+	}
+	b.loads++
+	b.failures = 0
+	b.lastErr = nil
+	b.retryAt.Store(0)
+	b.step, b.minStep, b.lastLoad = alloc.Step, alloc.DBStep, now
+	b.next = newSeg(alloc, now)
+}
+
+// advance is called when s, the current segment, is spent. It switches to
+// the next segment if one is ready; otherwise it waits, bounded by ctx, for
+// the load in flight (starting one if none runs). A nil return means: try
+// again.
+func (b *buffer) advance(ctx context.Context, s *seg) error {
+	b.mu.Lock()
+	if b.cur.Load() != s { // another caller switched already
+		b.mu.Unlock()
+		return nil
+	}
+	if b.next != nil {
+		b.retired += s.size
+		b.cur.Store(b.next)
+		b.next = nil
+		b.pos ^= 1
+		b.wantNext.Store(true)
+		b.mu.Unlock()
+		return nil
+	}
+	if b.loading == nil {
+		if b.a.opts.Now().UnixNano() < b.retryAt.Load() {
+			err := b.lastErr
+			b.mu.Unlock()
+			if errors.Is(err, ErrUnknownTag) {
+				return fmt.Errorf("%w: %q", ErrUnknownTag, b.tag)
+			}
+			return b.a.unavailable(b.tag, err)
+		}
+		b.startLoad()
+		if b.loading == nil {
+			b.mu.Unlock()
+			return ErrClosed
+		}
+	}
+	wait := b.loading
+	b.mu.Unlock()
+	b.waits.Add(1)
+	select {
+	case <-wait:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for a segment of %q: %w", ErrUnavailable, b.tag, ctx.Err())
+	case <-b.a.ctx.Done():
+		return ErrClosed
+	}
+}
+
+func (b *buffer) state() BufferState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur := b.cur.Load()
+	st := BufferState{
+		Tag:          b.tag,
+		Current:      b.pos,
+		Loading:      b.loading != nil,
+		Step:         b.step,
+		MinStep:      b.minStep,
+		LastLoad:     b.lastLoad,
+		Issued:       b.retired + cur.taken(),
+		Loads:        b.loads,
+		LoadFailures: b.failed,
+		Waits:        b.waits.Load(),
+	}
+	if b.lastErr != nil {
+		st.LastError = b.lastErr.Error()
+	}
+	st.Segments[b.pos] = cur.state()
+	st.Segments[b.pos^1] = b.next.state()
+	return st
+}

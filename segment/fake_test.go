@@ -1,0 +1,182 @@
+package segment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// memStore is an in-memory segment.Store with knobs for faults.
+type memStore struct {
+	mu    sync.Mutex
+	rows  map[string]*segment.Tag
+	calls int              // Allocate calls
+	steps []int64          // step asked by each Allocate
+	fail  error            // when set, Allocate fails with it
+	block chan struct{}    // when set, Allocate waits for it to close (or ctx)
+	began chan string      // when set, receives the tag as each Allocate begins
+	after func(tag string) // called after each successful Allocate
+}
+
+func newMemStore(rows ...segment.Tag) *memStore {
+	s := &memStore{rows: make(map[string]*segment.Tag)}
+	for _, r := range rows {
+		s.rows[r.Name] = &r
+	}
+	return s
+}
+
+func (s *memStore) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
+	s.mu.Lock()
+	s.calls++
+	s.steps = append(s.steps, step)
+	block, began, fail := s.block, s.began, s.fail
+	s.mu.Unlock()
+	if began != nil {
+		began <- tag
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return segment.Allocation{}, ctx.Err()
+		}
+	}
+	if fail != nil {
+		return segment.Allocation{}, fail
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.rows[tag]
+	if !ok {
+		return segment.Allocation{}, segment.ErrUnknownTag
+	}
+	if step <= 0 {
+		step = r.Step
+	}
+	if r.MaxID > math.MaxInt64-step {
+		return segment.Allocation{}, segment.ErrOverflow
+	}
+	r.MaxID += step
+	if s.after != nil {
+		s.after(tag)
+	}
+	return segment.Allocation{MaxID: r.MaxID, Step: step, DBStep: r.Step}, nil
+}
+
+func (s *memStore) Tag(_ context.Context, tag string) (segment.Tag, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.rows[tag]; ok {
+		return *r, nil
+	}
+	return segment.Tag{}, segment.ErrUnknownTag
+}
+
+func (s *memStore) Tags(context.Context) ([]segment.Tag, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	var out []segment.Tag
+	for _, r := range s.rows {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (s *memStore) set(f func(s *memStore)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
+func (s *memStore) allocCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// clock is a manual clock for Options.Now.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+var errDown = errors.New("database is down")
+
+// newAllocator returns an allocator with a manual clock, closed at cleanup.
+func newAllocator(tb testing.TB, st segment.Store, c *clock) *segment.Allocator {
+	tb.Helper()
+	a := segment.New(st, segment.Options{Now: c.Now, RefreshInterval: -1})
+	tb.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+// mustNext takes one id or fails the test.
+func mustNext(tb testing.TB, a *segment.Allocator, tag string) int64 {
+	tb.Helper()
+	id, err := a.Next(context.Background(), tag)
+	if err != nil {
+		tb.Fatalf("Next(%q): %v", tag, err)
+	}
+	return id
+}
+
+// take takes n ids and checks that they are consecutive from first.
+func take(tb testing.TB, a *segment.Allocator, tag string, first int64, n int) {
+	tb.Helper()
+	for i := range n {
+		if id := mustNext(tb, a, tag); id != first+int64(i) {
+			tb.Fatalf("id %d of %q = %d, want %d", i, tag, id, first+int64(i))
+		}
+	}
+}
+
+// waitFor polls cond (for a background goroutine's effect, not a clock).
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func state(tb testing.TB, a *segment.Allocator, tag string) segment.BufferState {
+	tb.Helper()
+	for _, st := range a.Snapshot() {
+		if st.Tag == tag {
+			return st
+		}
+	}
+	tb.Fatalf("no buffer for %q", tag)
+	return segment.BufferState{}
+}
+
+func (s *memStore) String() string { return fmt.Sprintf("memStore(%d rows)", len(s.rows)) }
