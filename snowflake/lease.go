@@ -19,6 +19,9 @@ var (
 	ErrInvalidID = errors.New("invalid snowflake id")
 	// ErrClosed: the generator was closed.
 	ErrClosed = errors.New("generator closed")
+	// ErrExhausted: the 41-bit range of milliseconds from the epoch has run
+	// out; no id can be issued with this epoch any more.
+	ErrExhausted = errors.New("timestamp range exhausted")
 )
 
 // Lease is a worker id held by one holder until it expires.

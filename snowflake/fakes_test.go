@@ -1,0 +1,281 @@
+package snowflake
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// start is where every fake clock begins: a millisecond boundary.
+var start = time.UnixMilli(1_750_000_000_000)
+
+// late is a millisecond (in 2065) late enough for an epoch whose 41-bit
+// range has run out.
+var late = time.UnixMilli(3_000_000_000_000)
+
+// fakeClock is an injected clock. A Sleep of at most auto moves the clock
+// forward by itself and returns (the generator's waits for the clock); a
+// longer one (the lease heartbeat's) blocks until the test moves the clock
+// past its end with Add.
+type fakeClock struct {
+	mu       sync.Mutex
+	now      time.Time
+	auto     time.Duration
+	sleeps   []time.Duration // every Sleep asked for
+	sleepers []*sleeper      // blocked in Sleep
+	changed  chan struct{}   // closed and replaced when sleepers changes
+}
+
+type sleeper struct {
+	until time.Time
+	wake  chan struct{}
+}
+
+func newFakeClock(at time.Time, auto time.Duration) *fakeClock {
+	return &fakeClock{now: at, auto: auto, changed: make(chan struct{})}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Add moves the clock by d, backwards when d < 0, and wakes the sleepers
+// whose end has come.
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addLocked(d)
+}
+
+func (c *fakeClock) addLocked(d time.Duration) {
+	c.now = c.now.Add(d)
+	kept := c.sleepers[:0]
+	for _, s := range c.sleepers {
+		if s.until.After(c.now) {
+			kept = append(kept, s)
+		} else {
+			close(s.wake)
+		}
+	}
+	if len(kept) != len(c.sleepers) {
+		clear(c.sleepers[len(kept):])
+		c.sleepers = kept
+		c.notifyLocked()
+	}
+}
+
+func (c *fakeClock) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, d)
+	if d <= c.auto {
+		c.addLocked(max(d, 0))
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+	s := &sleeper{until: c.now.Add(d), wake: make(chan struct{})}
+	c.sleepers = append(c.sleepers, s)
+	c.notifyLocked()
+	c.mu.Unlock()
+	select {
+	case <-s.wake:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		for i, o := range c.sleepers {
+			if o == s {
+				c.sleepers = append(c.sleepers[:i], c.sleepers[i+1:]...)
+				c.notifyLocked()
+				break
+			}
+		}
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// Sleeps returns the durations asked of Sleep so far.
+func (c *fakeClock) Sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// waitSleepers waits until exactly n goroutines are blocked in Sleep. It
+// waits on a channel, not on time; the timeout only ends a broken test.
+func (c *fakeClock) waitSleepers(tb testing.TB, n int) {
+	tb.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		c.mu.Lock()
+		got, changed := len(c.sleepers), c.changed
+		c.mu.Unlock()
+		if got == n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			tb.Fatalf("%d goroutines blocked in Sleep, want %d", got, n)
+		}
+	}
+}
+
+// Step moves the clock by d and waits until the heartbeat (the only
+// blocking sleeper) has done whatever woke it and is asleep again.
+func (c *fakeClock) Step(tb testing.TB, d time.Duration) {
+	tb.Helper()
+	c.Add(d)
+	c.waitSleepers(tb, 1)
+}
+
+// fakeStore is an in-memory LeaseStore whose expiry runs on a fake clock.
+type fakeStore struct {
+	clock *fakeClock
+
+	mu          sync.Mutex
+	workers     int64 // ids it hands out: 0..workers-1; 0 means as asked
+	leases      map[int64]Lease
+	failAcquire error
+	failRenew   error
+	acquires    int
+	renewedWith []int64 // lastTimestamp of each Renew
+	released    []Lease // each Release, LastTimestamp as passed
+}
+
+var _ LeaseStore = (*fakeStore)(nil)
+
+func newFakeStore(clock *fakeClock) *fakeStore {
+	return &fakeStore{clock: clock, leases: make(map[int64]Lease)}
+}
+
+func (s *fakeStore) Acquire(_ context.Context, holder string, maxWorkers int64, ttl time.Duration) (Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.acquires++
+	if s.failAcquire != nil {
+		return Lease{}, s.failAcquire
+	}
+	now := s.clock.Now()
+	n := maxWorkers
+	if s.workers > 0 {
+		n = min(n, s.workers)
+	}
+	for id := range n {
+		if l := s.leases[id]; l.Holder == holder {
+			l.Expires = now.Add(ttl)
+			s.leases[id] = l
+			return l, nil
+		}
+	}
+	for id := range n {
+		l, ok := s.leases[id]
+		if !ok || l.Holder == "" || !now.Before(l.Expires) {
+			l = Lease{WorkerID: id, Holder: holder, LastTimestamp: l.LastTimestamp, Expires: now.Add(ttl)}
+			s.leases[id] = l
+			return l, nil
+		}
+	}
+	return Lease{}, ErrNoWorkerID
+}
+
+func (s *fakeStore) Renew(_ context.Context, l Lease, lastTimestamp int64, ttl time.Duration) (Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.renewedWith = append(s.renewedWith, lastTimestamp)
+	if s.failRenew != nil {
+		return Lease{}, s.failRenew
+	}
+	cur, ok := s.leases[l.WorkerID]
+	if !ok || cur.Holder != l.Holder {
+		return Lease{}, ErrLeaseLost
+	}
+	cur.LastTimestamp = max(cur.LastTimestamp, lastTimestamp)
+	cur.Expires = s.clock.Now().Add(ttl)
+	s.leases[l.WorkerID] = cur
+	return cur, nil
+}
+
+func (s *fakeStore) Release(_ context.Context, l Lease, lastTimestamp int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.released = append(s.released, Lease{WorkerID: l.WorkerID, Holder: l.Holder, LastTimestamp: lastTimestamp})
+	if cur := s.leases[l.WorkerID]; cur.Holder == l.Holder {
+		cur.Holder = ""
+		cur.LastTimestamp = max(cur.LastTimestamp, lastTimestamp)
+		s.leases[l.WorkerID] = cur
+	}
+	return nil
+}
+
+// put sets a worker id's lease as is.
+func (s *fakeStore) put(l Lease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leases[l.WorkerID] = l
+}
+
+func (s *fakeStore) get(id int64) Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leases[id]
+}
+
+func (s *fakeStore) set(f func(s *fakeStore)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
+// newTestGenerator builds a Generator from s and closes it at cleanup.
+func newTestGenerator(tb testing.TB, s Settings) *Generator {
+	tb.Helper()
+	g, err := New(context.Background(), s)
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := g.Close(context.Background()); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return g
+}
+
+// fixedSettings uses clock c, worker 7 and a sequence offset of 0.
+func fixedSettings(c *fakeClock) Settings {
+	return Settings{
+		WorkerID:  7,
+		Now:       c.Now,
+		Sleep:     c.Sleep,
+		SeqOffset: func() int64 { return 0 },
+	}
+}
+
+// mustNext draws one id or fails the test.
+func mustNext(tb testing.TB, g *Generator) int64 {
+	tb.Helper()
+	id, err := g.Next(context.Background())
+	if err != nil {
+		tb.Fatalf("Next: %v", err)
+	}
+	return id
+}
+
+// checkIncreasing fails when ids are not strictly increasing.
+func checkIncreasing(tb testing.TB, ids []int64) {
+	tb.Helper()
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			tb.Fatalf("id %d (%d) is not above id %d (%d)", i, ids[i], i-1, ids[i-1])
+		}
+	}
+}

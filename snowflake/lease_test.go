@@ -1,0 +1,343 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const ttl = 30 * time.Second
+
+// leaseSettings leases from store as "host-a" with a 30s TTL on clock.
+func leaseSettings(clock *fakeClock, store *fakeStore) Settings {
+	return Settings{
+		Leases:    store,
+		Holder:    "host-a",
+		LeaseTTL:  ttl,
+		Now:       clock.Now,
+		Sleep:     clock.Sleep,
+		SeqOffset: func() int64 { return 0 },
+	}
+}
+
+// newLeaseGenerator returns a leasing Generator whose heartbeat is asleep.
+func newLeaseGenerator(tb testing.TB, clock *fakeClock, store *fakeStore) *Generator {
+	tb.Helper()
+	g := newTestGenerator(tb, leaseSettings(clock, store))
+	clock.waitSleepers(tb, 1)
+	return g
+}
+
+func TestLeaseLastTimestamp(t *testing.T) {
+	tests := []struct {
+		name    string
+		last    time.Duration // the stored LastTimestamp, relative to now
+		fresh   bool          // no lease row yet
+		wantMs  time.Duration // the first id's time, relative to now
+		wantErr bool
+	}{
+		{name: "fresh worker id", fresh: true, wantMs: 0},
+		{name: "last timestamp behind", last: -time.Second, wantMs: 0},
+		{name: "last timestamp 1ms behind", last: -ms, wantMs: 0},
+		{name: "last timestamp now", last: 0, wantMs: ms},
+		{name: "last timestamp 3ms ahead", last: 3 * ms, wantMs: 4 * ms},
+		{name: "last timestamp the tolerance ahead", last: DefaultTolerance, wantMs: DefaultTolerance + ms},
+		{name: "last timestamp beyond the tolerance", last: DefaultTolerance + ms, wantErr: true},
+		{name: "last timestamp an hour ahead", last: time.Hour, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newFakeClock(start, 10*ms)
+			store := newFakeStore(clock)
+			last := start.Add(tt.last)
+			if !tt.fresh { // an expired lease of another holder
+				store.put(Lease{WorkerID: 0, Holder: "host-old", LastTimestamp: last.UnixMilli(), Expires: start.Add(-time.Second)})
+			}
+			if tt.wantErr {
+				g, err := New(context.Background(), leaseSettings(clock, store))
+				if err == nil {
+					_ = g.Close(context.Background())
+					t.Fatal("New succeeded, want an error")
+				}
+				for _, want := range []string{fmtMs(last.UnixMilli()), start.UTC().Format(time.RFC3339Nano)} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("New: %q, want it to name %s", err, want)
+					}
+				}
+				if l := store.get(0); l.Holder != "" {
+					t.Errorf("the refused lease is still held by %q", l.Holder)
+				}
+				return
+			}
+
+			g := newLeaseGenerator(t, clock, store)
+			var ids []int64
+			for range 2 * (MaxSequence + 1) {
+				id := mustNext(t, g)
+				if d, _ := g.Decode(id); !tt.fresh && d.TimestampMs() <= last.UnixMilli() {
+					t.Fatalf("id %+v at or below the last timestamp %s", d, last)
+				}
+				ids = append(ids, id)
+			}
+			checkIncreasing(t, ids)
+			first, _ := g.Decode(ids[0])
+			if want := start.Add(tt.wantMs); !first.Time.Equal(want) {
+				t.Errorf("first id at %s, want %s", first.Time, want)
+			}
+		})
+	}
+}
+
+// TestLeaseRenewalFailure: issuing stops before the lease expires when
+// renewals fail, and resumes after one succeeds.
+func TestLeaseRenewalFailure(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	g := newLeaseGenerator(t, clock, store)
+	before := mustNext(t, g)
+	store.set(func(s *fakeStore) { s.failRenew = errors.New("database down") })
+
+	deadline := start.Add(g.ttl - g.margin) // the last renewal began at start
+	clock.Step(t, g.every)
+	for clock.Now().Add(g.retry).Before(deadline) {
+		clock.Step(t, g.retry)
+		if err := g.Ready(); err != nil {
+			t.Fatalf("at %v: Ready() = %v before the deadline", clock.Now().Sub(start), err)
+		}
+		mustNext(t, g)
+	}
+	clock.Add(deadline.Sub(clock.Now()) - time.Nanosecond)
+	last := mustNext(t, g)
+	clock.Add(time.Nanosecond)
+	if _, err := g.Next(context.Background()); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "database down") {
+		t.Fatalf("Next at the deadline: %v, want %v with the cause", err, ErrLeaseLost)
+	}
+	if err := g.Ready(); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Ready at the deadline: %v, want %v", err, ErrLeaseLost)
+	}
+	if expires := store.get(0).Expires; !clock.Now().Before(expires) {
+		t.Fatalf("stopped at %s, not before the lease expired at %s", clock.Now(), expires)
+	}
+	if st := g.Stats(); st.LeaseFailures < 2 || st.LeaseRenewals != 0 {
+		t.Errorf("Stats() = %+v", st)
+	}
+
+	store.set(func(s *fakeStore) { s.failRenew = nil })
+	clock.Step(t, g.retry)
+	if err := g.Ready(); err != nil {
+		t.Fatalf("Ready after a renewal: %v", err)
+	}
+	after := mustNext(t, g)
+	checkIncreasing(t, []int64{before, last, after})
+	d, _ := g.Decode(last)
+	store.set(func(s *fakeStore) {
+		if got := s.renewedWith[len(s.renewedWith)-1]; got != d.TimestampMs() {
+			t.Errorf("the renewal recorded %d, want the last id's %d", got, d.TimestampMs())
+		}
+	})
+	if st := g.Stats(); st.LeaseRenewals != 1 {
+		t.Errorf("Stats().LeaseRenewals = %d, want 1", st.LeaseRenewals)
+	}
+}
+
+// TestLeaseLost: when the store says the lease is someone else's, the
+// generator stops and acquires a worker id again.
+func TestLeaseLost(t *testing.T) {
+	t.Run("another id is free", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		store := newFakeStore(clock)
+		g := newLeaseGenerator(t, clock, store)
+		before := mustNext(t, g)
+		store.put(Lease{WorkerID: 0, Holder: "thief", Expires: start.Add(time.Hour)})
+
+		clock.Step(t, g.every)
+		if got := g.WorkerID(); got != 1 {
+			t.Fatalf("WorkerID() = %d after losing 0, want 1", got)
+		}
+		after := mustNext(t, g)
+		checkIncreasing(t, []int64{before, after})
+		if d, _ := g.Decode(after); d.WorkerID != 1 {
+			t.Errorf("id after re-acquiring: %+v", d)
+		}
+	})
+	t.Run("no id is free until the thief leaves", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		store := newFakeStore(clock)
+		store.set(func(s *fakeStore) { s.workers = 1 })
+		g := newLeaseGenerator(t, clock, store)
+		before := mustNext(t, g)
+		store.put(Lease{WorkerID: 0, Holder: "thief", Expires: start.Add(time.Hour)})
+
+		clock.Step(t, g.every)
+		if _, err := g.Next(context.Background()); !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), ErrNoWorkerID.Error()) {
+			t.Fatalf("Next after losing the lease: %v, want %v", err, ErrLeaseLost)
+		}
+		if err := g.Ready(); !errors.Is(err, ErrLeaseLost) {
+			t.Fatalf("Ready after losing the lease: %v", err)
+		}
+
+		// The thief issued up to 3ms ahead of our clock, then released.
+		thiefLast := clock.Now().Add(3 * ms).UnixMilli()
+		store.put(Lease{WorkerID: 0, LastTimestamp: thiefLast})
+		clock.Step(t, g.retry)
+		if err := g.Ready(); err != nil {
+			t.Fatalf("Ready after re-acquiring: %v", err)
+		}
+		after := mustNext(t, g)
+		checkIncreasing(t, []int64{before, after})
+		if d, _ := g.Decode(after); d.WorkerID != 0 || d.TimestampMs() <= thiefLast {
+			t.Errorf("id %+v, want worker 0 above %d", d, thiefLast)
+		}
+	})
+}
+
+func TestLeaseAcquireFails(t *testing.T) {
+	other := errors.New("connection refused")
+	tests := []struct {
+		name  string
+		setup func(s *fakeStore)
+		want  error
+	}{
+		{name: "every id held", want: ErrNoWorkerID, setup: func(s *fakeStore) {
+			s.workers = 2
+			s.leases[0] = Lease{WorkerID: 0, Holder: "b", Expires: start.Add(time.Second)}
+			s.leases[1] = Lease{WorkerID: 1, Holder: "c", Expires: start.Add(time.Second)}
+		}},
+		{name: "store down", want: other, setup: func(s *fakeStore) { s.failAcquire = other }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newFakeClock(start, 10*ms)
+			store := newFakeStore(clock)
+			store.set(tt.setup)
+			g, err := New(context.Background(), leaseSettings(clock, store))
+			if !errors.Is(err, tt.want) {
+				if g != nil {
+					_ = g.Close(context.Background())
+				}
+				t.Fatalf("New: %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLeaseHolderKeepsItsID(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	store.put(Lease{WorkerID: 0, Holder: "b", Expires: start.Add(time.Hour)})
+	store.put(Lease{WorkerID: 5, Holder: "host-a", Expires: start.Add(-time.Hour), LastTimestamp: start.UnixMilli() - 10})
+	g := newLeaseGenerator(t, clock, store)
+	if got := g.WorkerID(); got != 5 {
+		t.Errorf("WorkerID() = %d, want the holder's 5", got)
+	}
+}
+
+// TestLeaseClose: Close stops the heartbeat goroutine and releases the lease
+// with the last timestamp issued.
+func TestLeaseClose(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	g, err := New(context.Background(), leaseSettings(clock, store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.waitSleepers(t, 1)
+	mustNext(t, g)
+	clock.Step(t, g.every) // one renewal
+	clock.Add(2 * ms)
+	ids, err := g.NextN(context.Background(), MaxSequence+10) // over two milliseconds
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _ := g.Decode(ids[len(ids)-1])
+
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case <-g.done:
+	default:
+		t.Fatal("the heartbeat goroutine is still running after Close")
+	}
+	clock.waitSleepers(t, 0) // its Sleep returned
+	store.set(func(s *fakeStore) {
+		want := []Lease{{WorkerID: 0, Holder: "host-a", LastTimestamp: last.TimestampMs()}}
+		if len(s.released) != 1 || s.released[0] != want[0] {
+			t.Errorf("released %+v, want %+v", s.released, want)
+		}
+		if s.leases[0].Holder != "" {
+			t.Errorf("worker id 0 still held by %q", s.leases[0].Holder)
+		}
+	})
+	if _, err := g.Next(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Next after Close: %v", err)
+	}
+	if err := g.Ready(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Ready after Close: %v", err)
+	}
+	if err := g.Close(context.Background()); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	// A renewal would have happened here had the heartbeat survived.
+	clock.Add(time.Hour)
+	store.set(func(s *fakeStore) {
+		if len(s.renewedWith) != 1 {
+			t.Errorf("%d renewals, want 1", len(s.renewedWith))
+		}
+	})
+}
+
+// TestLeaseConcurrent issues from several goroutines while the heartbeat
+// renews, loses and re-acquires the lease; run it with -race.
+func TestLeaseConcurrent(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	g := newLeaseGenerator(t, clock, store)
+
+	const goroutines, each = 4, 5000
+	got := make([][]int64, goroutines)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range goroutines {
+		wg.Go(func() {
+			for len(got[w]) < each {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id, err := g.Next(context.Background())
+				if errors.Is(err, ErrLeaseLost) {
+					continue
+				}
+				if err != nil {
+					t.Errorf("Next: %v", err)
+					return
+				}
+				got[w] = append(got[w], id)
+			}
+		})
+	}
+	for i := range 6 {
+		if i == 3 {
+			store.put(Lease{WorkerID: g.WorkerID(), Holder: "thief", Expires: clock.Now().Add(time.Hour)})
+		}
+		clock.Add(g.every)
+	}
+	close(stop)
+	wg.Wait()
+
+	seen := map[int64]bool{}
+	for _, ids := range got {
+		checkIncreasing(t, ids)
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("duplicate id %d", id)
+			}
+			seen[id] = true
+		}
+	}
+}

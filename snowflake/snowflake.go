@@ -1,0 +1,581 @@
+// Package snowflake issues 64-bit ids that grow with time, in the layout of
+// Meituan's Leaf (Twitter's snowflake):
+//
+//	+-------+----------------------------------+-----------+-------------+
+//	| 1 bit | 41 bits                          | 10 bits   | 12 bits     |
+//	| 0     | milliseconds since the epoch     | worker id | sequence    |
+//	+-------+----------------------------------+-----------+-------------+
+//	 bit 63   bits 62..22                        bits 21..12 bits 11..0
+//
+//	id = ms<<22 | worker<<12 | sequence
+//
+// The sign bit is always 0, so every id is a positive int64. The 41 bits of
+// milliseconds last 2^41 ms (about 69.7 years) from the epoch; Exhausts tells
+// when. One worker issues at most 4096 ids per millisecond (4.096 million per
+// second); a caller who finds the millisecond used up waits, asleep, for the
+// next one.
+//
+// # Sequence offset
+//
+// Each new millisecond's sequence starts at Settings.SeqOffset() instead of
+// 0; by default a random number in 0..99, as in Leaf. Under low traffic most
+// milliseconds issue a single id; were its sequence always 0, every such id
+// would be a multiple of 4096 and sharding by `id % n` (n a power of two up to
+// 4096) would send them all to shard 0. The offset spreads them, at the price
+// of up to 99 of the 4096 numbers of a busy millisecond.
+//
+// # Clock
+//
+// The generator keeps the millisecond of the last id it issued and never
+// issues at or below it, whatever the wall clock does. When the clock is found
+// behind that millisecond by at most Settings.Tolerance, the caller waits it
+// out; by more, Next fails with an error wrapping ErrClockBackwards and the
+// generator recovers by itself once the clock has caught up.
+//
+// # Worker leases
+//
+// The worker id is either fixed (Settings.WorkerID) or leased from a
+// LeaseStore. A leaseholder issues only timestamps strictly above the
+// lease's LastTimestamp, renews the lease from a heartbeat goroutine every
+// third of its TTL (recording the last timestamp issued), and stops issuing
+// once LeaseTTL minus a safety margin (a sixth of the TTL) has passed on the
+// local monotonic clock since the start of its last successful renewal: so it
+// stops before the store can give the id to someone else. It resumes after a
+// successful renewal; when the store says the lease is someone else's, it
+// acquires a worker id again. Close stops the heartbeat and releases the
+// lease, recording the last timestamp issued.
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The layout.
+const (
+	timeBits   = 41
+	workerBits = 10
+	seqBits    = 12
+
+	workerShift = seqBits
+	timeShift   = seqBits + workerBits
+	maxMs       = 1<<timeBits - 1
+	usedUp      = 1 << seqBits // next sequence of a millisecond that has none left
+
+	// MaxWorkerID is the largest worker id (1023).
+	MaxWorkerID = 1<<workerBits - 1
+	// MaxSequence is the largest sequence number within a millisecond (4095).
+	MaxSequence = 1<<seqBits - 1
+)
+
+// Defaults of Settings.
+const (
+	// DefaultEpochMs is Twitter's and Leaf's epoch, 2010-11-04T01:42:54.657Z.
+	DefaultEpochMs   = 1288834974657
+	DefaultLeaseTTL  = 30 * time.Second
+	DefaultTolerance = 5 * time.Millisecond
+)
+
+// Settings configures a Generator. Zero fields take the documented defaults.
+type Settings struct {
+	// EpochMs is the epoch in Unix milliseconds; 0 means DefaultEpochMs.
+	// It may not be negative nor in the future, and the 41-bit range it
+	// starts must not have run out.
+	EpochMs int64
+	// WorkerID is the fixed worker id, 0..MaxWorkerID, used when Leases is
+	// nil and ignored otherwise.
+	WorkerID int64
+	// Leases, when set, is where the worker id is leased from.
+	Leases LeaseStore
+	// Holder identifies this process to Leases; required with Leases.
+	Holder string
+	// LeaseTTL is the lease's time to live; 0 means DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Tolerance is the largest backward clock step that is waited out;
+	// 0 means DefaultTolerance.
+	Tolerance time.Duration
+	// Now is the clock; nil means time.Now. Lease ages are measured with
+	// Sub on its values, so time.Now's monotonic reading is used.
+	Now func() time.Time
+	// Sleep waits for d or until ctx is done; nil means a timer. It serves
+	// the waits for the clock and the lease heartbeat's period.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// SeqOffset gives the first sequence number of each new millisecond;
+	// nil means a random number in 0..99. Its result is taken modulo 4096.
+	SeqOffset func() int64
+}
+
+// Stats are a Generator's counters since New.
+type Stats struct {
+	WorkerID int64
+	// Issued counts the ids handed out.
+	Issued uint64
+	// ClockBackwards counts the calls that found the clock behind the last
+	// id's millisecond (whether they waited or failed).
+	ClockBackwards uint64
+	// SequenceWaits counts the waits for the next millisecond because the
+	// current one had no sequence number left.
+	SequenceWaits uint64
+	// LeaseRenewals and LeaseFailures count successful and failed lease
+	// renewals (re-acquisitions included); both stay 0 without Leases.
+	LeaseRenewals uint64
+	LeaseFailures uint64
+}
+
+// Generator issues snowflake ids. It is safe for concurrent use.
+type Generator struct {
+	epochMs   int64
+	tolerance time.Duration
+	now       func() time.Time
+	sleep     func(context.Context, time.Duration) error
+	seqOffset func() int64
+
+	leases LeaseStore // nil with a fixed worker id
+	holder string
+	ttl    time.Duration
+	margin time.Duration // issuing stops ttl-margin after the last renewal began
+	every  time.Duration // heartbeat period
+	retry  time.Duration // heartbeat period after a failure
+
+	issued        atomic.Uint64
+	backwards     atomic.Uint64
+	seqWaits      atomic.Uint64
+	renewals      atomic.Uint64
+	leaseFailures atomic.Uint64
+
+	mu        sync.Mutex
+	lastMs    int64     // ms since the epoch of the last id issued, or the lease's floor
+	next      int64     // next sequence number in lastMs; usedUp when none is left
+	workerID  int64     //
+	lease     Lease     // the lease held (with Leases)
+	renewedAt time.Time // start of the last successful Acquire or Renew
+	lost      bool      // the store said the lease is someone else's
+	leaseErr  error     // the last renewal's error; nil after a success
+	closed    bool
+
+	stop      context.CancelFunc // stops the heartbeat
+	done      chan struct{}      // closed when the heartbeat has returned
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New validates s and returns a Generator. With s.Leases it acquires a worker
+// id (bounded by ctx) and starts the heartbeat that Close stops.
+func New(ctx context.Context, s Settings) (*Generator, error) {
+	g := &Generator{
+		epochMs:   s.EpochMs,
+		tolerance: s.Tolerance,
+		now:       s.Now,
+		sleep:     s.Sleep,
+		seqOffset: s.SeqOffset,
+		leases:    s.Leases,
+		holder:    s.Holder,
+		ttl:       s.LeaseTTL,
+		lastMs:    -1,
+		next:      usedUp,
+	}
+	if g.epochMs == 0 {
+		g.epochMs = DefaultEpochMs
+	}
+	if g.tolerance == 0 {
+		g.tolerance = DefaultTolerance
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	if g.sleep == nil {
+		g.sleep = sleep
+	}
+	if g.seqOffset == nil {
+		g.seqOffset = randomOffset
+	}
+	if g.ttl == 0 {
+		g.ttl = DefaultLeaseTTL
+	}
+	switch {
+	case g.epochMs < 0:
+		return nil, fmt.Errorf("snowflake: epoch %d is negative", g.epochMs)
+	case g.tolerance < 0:
+		return nil, fmt.Errorf("snowflake: clock tolerance %v is negative", g.tolerance)
+	}
+	now := g.now()
+	if g.epochMs > now.UnixMilli() {
+		return nil, fmt.Errorf("snowflake: epoch %s is in the future (now %s)",
+			fmtMs(g.epochMs), now.UTC().Format(time.RFC3339Nano))
+	}
+	if now.UnixMilli()-g.epochMs > maxMs {
+		return nil, fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
+			ErrExhausted, fmtMs(g.epochMs), g.Exhausts().Format(time.RFC3339Nano))
+	}
+
+	if g.leases == nil {
+		if s.WorkerID < 0 || s.WorkerID > MaxWorkerID {
+			return nil, fmt.Errorf("snowflake: worker id %d is outside 0..%d", s.WorkerID, MaxWorkerID)
+		}
+		g.workerID = s.WorkerID
+		return g, nil
+	}
+
+	switch {
+	case g.holder == "":
+		return nil, errors.New("snowflake: a lease holder name is required with a lease store")
+	case g.ttl < 0:
+		return nil, fmt.Errorf("snowflake: lease TTL %v is negative", g.ttl)
+	}
+	g.margin = g.ttl / 6
+	g.every = g.ttl / 3
+	g.retry = max(g.every/3, time.Nanosecond)
+
+	start := g.now()
+	l, err := g.leases.Acquire(ctx, g.holder, MaxWorkerID+1, g.ttl)
+	if err != nil {
+		return nil, fmt.Errorf("snowflake: lease a worker id for %q: %w", g.holder, err)
+	}
+	if l.WorkerID < 0 || l.WorkerID > MaxWorkerID {
+		return nil, fmt.Errorf("snowflake: the lease store gave worker id %d, outside 0..%d", l.WorkerID, MaxWorkerID)
+	}
+	now = g.now()
+	if ahead := time.UnixMilli(l.LastTimestamp).Sub(now); ahead > g.tolerance {
+		err := fmt.Errorf("snowflake: worker id %d was last used at %s, %v ahead of the local clock %s (tolerance %v)",
+			l.WorkerID, fmtMs(l.LastTimestamp), ahead, now.UTC().Format(time.RFC3339Nano), g.tolerance)
+		if rerr := g.leases.Release(ctx, l, l.LastTimestamp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
+		}
+		return nil, err
+	}
+	g.lastMs = l.LastTimestamp - g.epochMs // reported back as is until an id is issued
+	g.adoptLocked(l, start)                // g is not shared yet
+
+	hb, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g.stop = stop
+	g.done = make(chan struct{})
+	go g.heartbeat(hb)
+	return g, nil
+}
+
+// Next returns a new id. ctx bounds the waits for the clock.
+func (g *Generator) Next(ctx context.Context) (int64, error) {
+	id, _, err := g.take(ctx, 1)
+	return id, err
+}
+
+// NextN returns n new ids in increasing order, n >= 1.
+func (g *Generator) NextN(ctx context.Context, n int) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("snowflake: count %d is below 1", n)
+	}
+	ids := make([]int64, 0, n)
+	for len(ids) < n {
+		first, k, err := g.take(ctx, n-len(ids))
+		if err != nil {
+			return nil, err
+		}
+		for i := range int64(k) {
+			ids = append(ids, first+i)
+		}
+	}
+	return ids, nil
+}
+
+// take reserves up to want consecutive ids of one millisecond: first,
+// first+1, ..., first+n-1.
+func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err error) {
+	counted := false
+	for {
+		g.mu.Lock()
+		now := g.now()
+		if err := g.usableLocked(now); err != nil {
+			g.mu.Unlock()
+			return 0, 0, err
+		}
+		ms := now.UnixMilli() - g.epochMs
+		if ms > g.lastMs {
+			if ms > maxMs {
+				g.mu.Unlock()
+				return 0, 0, fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
+					ErrExhausted, fmtMs(g.epochMs), g.Exhausts().Format(time.RFC3339Nano))
+			}
+			g.lastMs = ms
+			g.next = g.seqOffset() & MaxSequence
+		}
+		if ms == g.lastMs && g.next <= MaxSequence {
+			n = int(min(int64(want), MaxSequence+1-g.next))
+			first = ms<<timeShift | g.workerID<<workerShift | g.next
+			g.next += int64(n)
+			g.mu.Unlock()
+			g.issued.Add(uint64(n))
+			return first, n, nil
+		}
+
+		var wait time.Duration
+		if ms == g.lastMs { // no sequence number left in this millisecond
+			g.seqWaits.Add(1)
+			wait = g.untilMs(now, g.lastMs+1)
+		} else { // the clock is behind the last id
+			if !counted {
+				counted = true
+				g.backwards.Add(1)
+			}
+			wait = g.untilMs(now, g.lastMs)
+			if wait > g.tolerance {
+				last := g.lastMs
+				g.mu.Unlock()
+				return 0, 0, fmt.Errorf("%w: the clock reads %s, %v before the last id's millisecond %s (tolerance %v)",
+					ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.epochMs+last), g.tolerance)
+			}
+		}
+		g.mu.Unlock()
+		if err := g.sleep(ctx, wait); err != nil {
+			return 0, 0, fmt.Errorf("snowflake: wait for the clock: %w", err)
+		}
+	}
+}
+
+// untilMs is how long from now until millisecond ms (since the epoch) begins.
+func (g *Generator) untilMs(now time.Time, ms int64) time.Duration {
+	return time.UnixMilli(g.epochMs + ms).Sub(now)
+}
+
+// usableLocked says why no id may be issued at now, or nil.
+func (g *Generator) usableLocked(now time.Time) error {
+	switch {
+	case g.closed:
+		return ErrClosed
+	case g.leases == nil:
+		return nil
+	case g.lost:
+		return fmt.Errorf("%w: worker id %d: %v", ErrLeaseLost, g.workerID, g.leaseErr)
+	}
+	if age, limit := now.Sub(g.renewedAt), g.ttl-g.margin; age >= limit {
+		why := "no renewal has completed"
+		if g.leaseErr != nil {
+			why = "last error: " + g.leaseErr.Error()
+		}
+		return fmt.Errorf("%w: worker id %d not renewed for %v (limit %v); %s",
+			ErrLeaseLost, g.workerID, age, limit, why)
+	}
+	return nil
+}
+
+// Ready returns nil when an id can be issued now without an error: the
+// generator is open, its lease (if any) is held and fresh, the clock is not
+// behind the last id by more than the tolerance and the range has not run out.
+func (g *Generator) Ready() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	if err := g.usableLocked(now); err != nil {
+		return err
+	}
+	if ms := now.UnixMilli() - g.epochMs; ms > maxMs {
+		return fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
+			ErrExhausted, fmtMs(g.epochMs), g.Exhausts().Format(time.RFC3339Nano))
+	}
+	if wait := g.untilMs(now, g.lastMs); wait > g.tolerance {
+		return fmt.Errorf("%w: the clock reads %s, %v before the last id's millisecond %s (tolerance %v)",
+			ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.epochMs+g.lastMs), g.tolerance)
+	}
+	return nil
+}
+
+// Decode takes an id of this generator's layout and epoch apart. Negative
+// ids are ErrInvalidID; every other int64 is a value the layout can hold.
+func (g *Generator) Decode(id int64) (ID, error) {
+	return decode(id, g.epochMs)
+}
+
+func decode(id, epochMs int64) (ID, error) {
+	if id < 0 {
+		return ID{}, fmt.Errorf("%w: %d is negative", ErrInvalidID, id)
+	}
+	return ID{
+		ID:       id,
+		Time:     time.UnixMilli(epochMs + id>>timeShift).UTC(),
+		WorkerID: id >> workerShift & MaxWorkerID,
+		Sequence: id & MaxSequence,
+	}, nil
+}
+
+// compose is the inverse of decode for ms since the epoch.
+func compose(ms, workerID, seq int64) int64 {
+	return ms<<timeShift | workerID<<workerShift | seq
+}
+
+// WorkerID is the worker id in use; with leases it may change after the
+// lease was lost and acquired again.
+func (g *Generator) WorkerID() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.workerID
+}
+
+// Stats returns the generator's counters.
+func (g *Generator) Stats() Stats {
+	return Stats{
+		WorkerID:       g.WorkerID(),
+		Issued:         g.issued.Load(),
+		ClockBackwards: g.backwards.Load(),
+		SequenceWaits:  g.seqWaits.Load(),
+		LeaseRenewals:  g.renewals.Load(),
+		LeaseFailures:  g.leaseFailures.Load(),
+	}
+}
+
+// Exhausts is the first instant (UTC) at which the 41-bit range of
+// milliseconds has run out and no id can be issued.
+func (g *Generator) Exhausts() time.Time {
+	return time.UnixMilli(g.epochMs + maxMs + 1).UTC()
+}
+
+// Close stops issuing; with leases it stops the heartbeat, waiting for it
+// within ctx, and releases the lease recording the last timestamp issued.
+// Calls after the first return the first's result.
+func (g *Generator) Close(ctx context.Context) error {
+	g.closeOnce.Do(func() { g.closeErr = g.close(ctx) })
+	return g.closeErr
+}
+
+func (g *Generator) close(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	if g.leases == nil {
+		return nil
+	}
+	g.stop()
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		return fmt.Errorf("snowflake: stop the lease heartbeat: %w", ctx.Err())
+	}
+	g.mu.Lock()
+	l, lost, last := g.lease, g.lost, g.epochMs+g.lastMs
+	g.mu.Unlock()
+	if lost {
+		return nil // nothing of ours to release
+	}
+	if err := g.leases.Release(ctx, l, last); err != nil {
+		return fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, err)
+	}
+	return nil
+}
+
+// heartbeat renews the lease until ctx is cancelled.
+func (g *Generator) heartbeat(ctx context.Context) {
+	defer close(g.done)
+	wait := g.every
+	for {
+		if g.sleep(ctx, wait) != nil || ctx.Err() != nil {
+			return
+		}
+		if g.renew(ctx) {
+			wait = g.every
+		} else {
+			wait = g.retry
+		}
+	}
+}
+
+// renew renews the lease, or acquires one again when it was lost, and
+// reports whether that worked.
+func (g *Generator) renew(ctx context.Context) bool {
+	g.mu.Lock()
+	l, lost, last := g.lease, g.lost, g.epochMs+g.lastMs
+	g.mu.Unlock()
+	if lost {
+		return g.reacquire(ctx)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, g.every)
+	defer cancel()
+	start := g.now()
+	nl, err := g.leases.Renew(ctx, l, last, g.ttl)
+	if err == nil && nl.WorkerID != l.WorkerID {
+		err = fmt.Errorf("the lease store renewed worker id %d as %d", l.WorkerID, nl.WorkerID)
+	}
+	if err != nil {
+		g.leaseFailures.Add(1)
+		g.mu.Lock()
+		lost := errors.Is(err, ErrLeaseLost)
+		g.leaseErr = fmt.Errorf("renew: %w", err)
+		g.lost = lost
+		g.mu.Unlock()
+		if lost {
+			return g.reacquire(ctx)
+		}
+		return false
+	}
+	g.renewals.Add(1)
+	g.mu.Lock()
+	g.lease = nl
+	g.renewedAt = start
+	g.leaseErr = nil
+	g.raiseFloorLocked(nl.LastTimestamp)
+	g.mu.Unlock()
+	return true
+}
+
+// reacquire asks the store for a worker id again after the lease was lost.
+func (g *Generator) reacquire(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, g.every)
+	defer cancel()
+	start := g.now()
+	l, err := g.leases.Acquire(ctx, g.holder, MaxWorkerID+1, g.ttl)
+	if err == nil && (l.WorkerID < 0 || l.WorkerID > MaxWorkerID) {
+		err = fmt.Errorf("the lease store gave worker id %d, outside 0..%d", l.WorkerID, MaxWorkerID)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err != nil {
+		g.leaseFailures.Add(1)
+		g.leaseErr = fmt.Errorf("acquire again: %w", err)
+		return false
+	}
+	g.renewals.Add(1)
+	g.adoptLocked(l, start)
+	return true
+}
+
+// adoptLocked takes l, acquired at start, as the lease in use.
+func (g *Generator) adoptLocked(l Lease, start time.Time) {
+	g.lease = l
+	g.workerID = l.WorkerID
+	g.renewedAt = start
+	g.lost = false
+	g.leaseErr = nil
+	g.raiseFloorLocked(l.LastTimestamp)
+	// The worker id may have changed: the next id goes to a later
+	// millisecond, so that ids keep increasing.
+	g.next = usedUp
+}
+
+// raiseFloorLocked makes sure no id is issued at or below lastTimestamp
+// (Unix ms).
+func (g *Generator) raiseFloorLocked(lastTimestamp int64) {
+	if floor := lastTimestamp - g.epochMs; floor > g.lastMs {
+		g.lastMs = floor
+		g.next = usedUp
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func randomOffset() int64 { return rand.Int64N(100) }
+
+func fmtMs(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)
+}
