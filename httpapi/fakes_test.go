@@ -1,0 +1,351 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+)
+
+// fakeSegments issues ids per tag from 1 upwards. A tag must be in next
+// unless anyTag is set; errs makes a tag fail; panicTag panics.
+type fakeSegments struct {
+	mu     sync.Mutex
+	next   map[string]int64
+	errs   map[string]error
+	anyTag bool
+	issued map[string]uint64
+	seen   []string
+}
+
+func newFakeSegments(tags ...string) *fakeSegments {
+	f := &fakeSegments{next: map[string]int64{}, errs: map[string]error{}, issued: map[string]uint64{}}
+	for _, t := range tags {
+		f.next[t] = 1
+	}
+	return f
+}
+
+func (f *fakeSegments) NextN(ctx context.Context, tag string, n int) ([]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen = append(f.seen, tag)
+	if tag == "boom" {
+		panic("fake segment panic")
+	}
+	if err := f.errs[tag]; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start, ok := f.next[tag]
+	if !ok {
+		if !f.anyTag {
+			return nil, segment.ErrUnknownTag
+		}
+		start = 1
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = start + int64(i)
+	}
+	f.next[tag] = start + int64(n)
+	f.issued[tag] += uint64(n)
+	return ids, nil
+}
+
+func (f *fakeSegments) Next(ctx context.Context, tag string) (int64, error) {
+	ids, err := f.NextN(ctx, tag, 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+func (f *fakeSegments) Snapshot() []segment.BufferState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []segment.BufferState
+	for tag, next := range f.next {
+		out = append(out, segment.BufferState{
+			Tag: tag,
+			Segments: [2]*segment.SegmentState{
+				{Start: 1, End: 1001, Next: next, Remaining: 1001 - next, LoadedAt: time.Unix(1700000000, 0)},
+				{Start: 1001, End: 2001, Next: 1001, Remaining: 1000},
+			},
+			Step: 1000, MinStep: 1000,
+			LastLoad: time.Unix(1700000000, 0),
+			Issued:   f.issued[tag],
+			Loads:    2, LoadFailures: 1, Waits: 3,
+		})
+	}
+	return out
+}
+
+func (f *fakeSegments) setErr(tag string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs[tag] = err
+}
+
+// Leaf's layout: 41 bits of ms, 10 of worker, 12 of sequence.
+const fakeEpoch = 1288834974657
+
+type fakeSnowflake struct {
+	mu   sync.Mutex
+	next int64
+	err  error
+}
+
+func (f *fakeSnowflake) NextN(ctx context.Context, n int) ([]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		f.next++
+		ids[i] = (1000 << 22) | (7 << 12) | f.next
+	}
+	return ids, nil
+}
+
+func (f *fakeSnowflake) Next(ctx context.Context) (int64, error) {
+	ids, err := f.NextN(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+func (f *fakeSnowflake) Decode(id int64) (snowflake.ID, error) {
+	if id < 0 {
+		return snowflake.ID{}, snowflake.ErrInvalidID
+	}
+	return snowflake.ID{
+		ID:       id,
+		Time:     time.UnixMilli(fakeEpoch + id>>22).UTC(),
+		WorkerID: (id >> 12) & 1023,
+		Sequence: id & 4095,
+	}, nil
+}
+
+type fakeTags struct {
+	mu   sync.Mutex
+	tags map[string]segment.Tag
+	err  error
+}
+
+var fakeNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newFakeTags() *fakeTags {
+	return &fakeTags{tags: map[string]segment.Tag{
+		"orders": {Name: "orders", MaxID: 2001, Step: 1000, Description: "order ids", UpdateTime: fakeNow},
+	}}
+}
+
+func (f *fakeTags) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return segment.Tag{}, f.err
+	}
+	if _, ok := f.tags[t.Name]; ok {
+		return segment.Tag{}, segment.ErrTagExists
+	}
+	t.UpdateTime = fakeNow
+	f.tags[t.Name] = t
+	return t, nil
+}
+
+func (f *fakeTags) UpdateTag(_ context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.tags[name]
+	if !ok {
+		return segment.Tag{}, segment.ErrUnknownTag
+	}
+	if u.MaxID != nil {
+		if *u.MaxID < t.MaxID {
+			return segment.Tag{}, segment.ErrInvalidMaxID
+		}
+		t.MaxID = *u.MaxID
+	}
+	if u.Step != nil {
+		t.Step = *u.Step
+	}
+	if u.Description != nil {
+		t.Description = *u.Description
+	}
+	f.tags[name] = t
+	return t, nil
+}
+
+func (f *fakeTags) Tag(_ context.Context, name string) (segment.Tag, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.tags[name]
+	if !ok {
+		return segment.Tag{}, segment.ErrUnknownTag
+	}
+	return t, nil
+}
+
+func (f *fakeTags) Tags(context.Context) ([]segment.Tag, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := make([]segment.Tag, 0, len(f.tags))
+	for _, t := range f.tags {
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+const testToken = "s3cret-admin-token"
+
+type env struct {
+	e    *echo.Echo
+	seg  *fakeSegments
+	snow *fakeSnowflake
+	tags *fakeTags
+	reg  *prometheus.Registry
+	logs *syncBuffer
+}
+
+// newEnv builds a server with every mode on and the admin API mounted;
+// edit applies changes to the config first.
+func newEnv(tb testing.TB, edit ...func(*httpapi.Config)) *env {
+	tb.Helper()
+	v := &env{
+		seg:  newFakeSegments("orders", "users"),
+		snow: &fakeSnowflake{},
+		tags: newFakeTags(),
+		reg:  prometheus.NewRegistry(),
+		logs: &syncBuffer{},
+	}
+	cfg := httpapi.Config{
+		Segments:   v.seg,
+		Snowflake:  v.snow,
+		Tags:       v.tags,
+		AdminToken: testToken,
+		Registry:   v.reg,
+		Logger:     slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	for _, f := range edit {
+		f(&cfg)
+	}
+	v.e = httpapi.New(cfg)
+	return v
+}
+
+type reqOpt func(*http.Request)
+
+func withToken(tok string) reqOpt {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
+}
+
+func (v *env) do(tb testing.TB, method, target string, body io.Reader, opts ...reqOpt) *httptest.ResponseRecorder {
+	tb.Helper()
+	req := httptest.NewRequest(method, target, body)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, o := range opts {
+		o(req)
+	}
+	rec := httptest.NewRecorder()
+	v.e.ServeHTTP(rec, req)
+	return rec
+}
+
+func (v *env) admin(tb testing.TB, method, target, body string) *httptest.ResponseRecorder {
+	tb.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	return v.do(tb, method, target, r, withToken(testToken))
+}
+
+type apiErr struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// wantError checks the status and that the body is exactly the error shape
+// with code.
+func wantError(tb testing.TB, rec *httptest.ResponseRecorder, status int, code string) apiErr {
+	tb.Helper()
+	if rec.Code != status {
+		tb.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		tb.Fatalf("Content-Type = %q, want JSON; body %s", ct, rec.Body)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		tb.Fatalf("body %q is not JSON: %v", rec.Body, err)
+	}
+	if _, ok := raw["error"]; !ok || (len(raw) != 1) {
+		tb.Fatalf("body %s is not {\"error\":{...}}", rec.Body)
+	}
+	var e apiErr
+	dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		tb.Fatalf("body %s: %v", rec.Body, err)
+	}
+	if e.Error.Code != code || e.Error.Message == "" {
+		tb.Fatalf("error = %+v, want code %q and a message", e.Error, code)
+	}
+	if status == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
+		tb.Fatalf("503 without Retry-After")
+	}
+	return e
+}
+
+func decodeBody(tb testing.TB, rec *httptest.ResponseRecorder, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		tb.Fatalf("body %q: %v", rec.Body, err)
+	}
+}

@@ -1,0 +1,189 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// httpMetrics are the request counts and latencies, by route pattern,
+// method and status.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+var httpLabels = []string{"route", "method", "status"}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "leaf_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status.",
+		}, httpLabels),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "leaf_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern, method and status.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, httpLabels),
+	}
+	m.requests = register(reg, m.requests)
+	m.duration = register(reg, m.duration)
+	return m
+}
+
+// register registers c, or returns the collector already registered in its
+// place (New may be called twice with one registry, as tests do).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
+func (m *httpMetrics) observe(route, method string, status int, took time.Duration) {
+	labels := prometheus.Labels{"route": route, "method": methodLabel(method), "status": strconv.Itoa(status)}
+	m.requests.With(labels).Inc()
+	m.duration.With(labels).Observe(took.Seconds())
+}
+
+// methodLabel bounds the method label to the standard methods.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}
+
+// Descriptors of the collectors. leaf_ids_issued_total has mode as a
+// constant label and tag as a variable one in both collectors, so that
+// both can be registered on one registry.
+const issuedHelp = "Ids issued by this process, by mode and biz tag (empty for snowflake)."
+
+var (
+	segIssuedDesc = prometheus.NewDesc("leaf_ids_issued_total", issuedHelp,
+		[]string{"tag"}, prometheus.Labels{"mode": "segment"})
+	segLoadsDesc = prometheus.NewDesc("leaf_segment_loads_total",
+		"Segment loads from the store, by biz tag and result (ok or error).",
+		[]string{"tag", "result"}, nil)
+	segStepDesc = prometheus.NewDesc("leaf_segment_step",
+		"The step the next segment load of a biz tag asks for.",
+		[]string{"tag"}, nil)
+	segRemainingDesc = prometheus.NewDesc("leaf_segment_remaining",
+		"Ids left in both halves of a biz tag's buffer.",
+		[]string{"tag"}, nil)
+	segWaitsDesc = prometheus.NewDesc("leaf_segment_waits_total",
+		"Requests that had to wait for a segment load, by biz tag.",
+		[]string{"tag"}, nil)
+
+	snowIssuedDesc = prometheus.NewDesc("leaf_ids_issued_total", issuedHelp,
+		[]string{"tag"}, prometheus.Labels{"mode": "snowflake"})
+	snowBackwardsDesc = prometheus.NewDesc("leaf_snowflake_clock_backwards_total",
+		"Times the clock was seen moving backwards.", nil, nil)
+	snowWorkerDesc = prometheus.NewDesc("leaf_snowflake_worker_id",
+		"The worker id this process issues snowflake ids with.", nil, nil)
+)
+
+// SegmentSnapshotter is what the segment collector reads at scrape time
+// (segment.Allocator implements it).
+type SegmentSnapshotter interface {
+	Snapshot() []segment.BufferState
+}
+
+type segmentCollector struct{ src SegmentSnapshotter }
+
+// NewSegmentCollector exports the allocator's state at scrape time:
+// leaf_ids_issued_total{mode="segment",tag}, leaf_segment_loads_total{tag,result},
+// leaf_segment_step{tag}, leaf_segment_remaining{tag} and
+// leaf_segment_waits_total{tag}. Only tags present in the snapshot appear.
+func NewSegmentCollector(src SegmentSnapshotter) prometheus.Collector {
+	return segmentCollector{src: src}
+}
+
+func (segmentCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- segIssuedDesc
+	ch <- segLoadsDesc
+	ch <- segStepDesc
+	ch <- segRemainingDesc
+	ch <- segWaitsDesc
+}
+
+func (s segmentCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range s.src.Snapshot() {
+		var remaining int64
+		for _, seg := range b.Segments {
+			if seg != nil {
+				remaining += seg.Remaining
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(segIssuedDesc, prometheus.CounterValue, float64(b.Issued), b.Tag)
+		ch <- prometheus.MustNewConstMetric(segLoadsDesc, prometheus.CounterValue, float64(b.Loads), b.Tag, "ok")
+		ch <- prometheus.MustNewConstMetric(segLoadsDesc, prometheus.CounterValue, float64(b.LoadFailures), b.Tag, "error")
+		ch <- prometheus.MustNewConstMetric(segStepDesc, prometheus.GaugeValue, float64(b.Step), b.Tag)
+		ch <- prometheus.MustNewConstMetric(segRemainingDesc, prometheus.GaugeValue, float64(remaining), b.Tag)
+		ch <- prometheus.MustNewConstMetric(segWaitsDesc, prometheus.CounterValue, float64(b.Waits), b.Tag)
+	}
+}
+
+// SnowflakeStats reports the generator's worker id, ids issued and how
+// often the clock moved backwards.
+type SnowflakeStats func() (workerID int64, issued, clockBackwards uint64)
+
+type snowflakeCollector struct{ stats SnowflakeStats }
+
+// NewSnowflakeCollector exports, at scrape time,
+// leaf_ids_issued_total{mode="snowflake",tag=""},
+// leaf_snowflake_clock_backwards_total and leaf_snowflake_worker_id.
+func NewSnowflakeCollector(stats SnowflakeStats) prometheus.Collector {
+	return snowflakeCollector{stats: stats}
+}
+
+func (snowflakeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- snowIssuedDesc
+	ch <- snowBackwardsDesc
+	ch <- snowWorkerDesc
+}
+
+func (s snowflakeCollector) Collect(ch chan<- prometheus.Metric) {
+	worker, issued, backwards := s.stats()
+	ch <- prometheus.MustNewConstMetric(snowIssuedDesc, prometheus.CounterValue, float64(issued), "")
+	ch <- prometheus.MustNewConstMetric(snowBackwardsDesc, prometheus.CounterValue, float64(backwards))
+	ch <- prometheus.MustNewConstMetric(snowWorkerDesc, prometheus.GaugeValue, float64(worker))
+}
+
+// NewSegmentLoadObserver registers the histogram
+// leaf_segment_load_duration_seconds{result="ok"|"error"} on reg and returns
+// an observer for segment.Options.OnLoad. It has no tag label: the
+// allocator also times lookups of tags that do not exist, and those must
+// not create series.
+func NewSegmentLoadObserver(reg prometheus.Registerer) (func(tag string, took time.Duration, err error), error) {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "leaf_segment_load_duration_seconds",
+		Help:    "Time taken to load a segment from the store, by result (ok or error).",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"result"})
+	if err := reg.Register(h); err != nil {
+		return nil, err
+	}
+	ok, failed := h.WithLabelValues("ok"), h.WithLabelValues("error")
+	return func(_ string, took time.Duration, err error) {
+		if err != nil {
+			failed.Observe(took.Seconds())
+			return
+		}
+		ok.Observe(took.Seconds())
+	}, nil
+}
