@@ -1,0 +1,189 @@
+// Package migrations holds the database schema of leaf as SQL files embedded
+// in the binary, one folder per dialect (mysql/, sqlite/), and applies them
+// with goose.
+//
+// Migration 1 creates Meituan Leaf's leaf_alloc table only when it is
+// missing, so pointing leaf at a database the Java Leaf already uses keeps
+// its rows untouched. Migration 2 creates leaf_worker_lease for snowflake
+// worker ids. The applied versions are recorded in VersionTable.
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// Dialects, as accepted by Up and Status.
+const (
+	MySQL  = "mysql"
+	SQLite = "sqlite"
+)
+
+// VersionTable is where goose records the applied migrations. It has a
+// name of its own so that it cannot clash with a goose table the user's
+// application may keep in the same database.
+const VersionTable = "leaf_schema_version"
+
+//go:embed mysql/*.sql sqlite/*.sql
+var files embed.FS
+
+// Applied is one migration run by Up.
+type Applied struct {
+	Version  int64
+	Name     string // file name, e.g. "00001_leaf_alloc.sql"
+	Duration time.Duration
+}
+
+// Status is the state of one known migration.
+type Status struct {
+	Version   int64
+	Name      string
+	Applied   bool
+	AppliedAt time.Time // zero when not applied
+}
+
+// FS returns the migration files of dialect, for inspection.
+func FS(dialect string) (fs.FS, error) {
+	if dialect != MySQL && dialect != SQLite {
+		return nil, fmt.Errorf("unknown dialect %q (want %q or %q)", dialect, MySQL, SQLite)
+	}
+	return fs.Sub(files, dialect)
+}
+
+// Up applies the pending migrations of dialect ("mysql" or "sqlite") to db
+// and returns those it applied, oldest first; none when the schema is
+// current. On MySQL concurrent callers (several instances starting at once)
+// are serialised with a named lock, GET_LOCK, scoped to the database.
+func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", dialect, err)
+	}
+	results, err := p.Up(ctx)
+	applied := make([]Applied, 0, len(results))
+	for _, r := range results {
+		if r.Error != nil {
+			continue
+		}
+		applied = append(applied, Applied{
+			Version:  r.Source.Version,
+			Name:     path.Base(r.Source.Path),
+			Duration: r.Duration,
+		})
+	}
+	if err != nil {
+		return applied, fmt.Errorf("migrate %s: %w", dialect, err)
+	}
+	return applied, nil
+}
+
+// Statuses reports every known migration of dialect and whether db has it.
+func Statuses(ctx context.Context, db *sql.DB, dialect string) ([]Status, error) {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return nil, fmt.Errorf("migration status %s: %w", dialect, err)
+	}
+	ss, err := p.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migration status %s: %w", dialect, err)
+	}
+	out := make([]Status, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, Status{
+			Version:   s.Source.Version,
+			Name:      path.Base(s.Source.Path),
+			Applied:   s.State == goose.StateApplied,
+			AppliedAt: s.AppliedAt,
+		})
+	}
+	return out, nil
+}
+
+// Latest is the version of the newest migration of dialect.
+func Latest(dialect string) (int64, error) {
+	fsys, err := FS(dialect)
+	if err != nil {
+		return 0, err
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return 0, err
+	}
+	var latest int64
+	for _, n := range names {
+		var v int64
+		if _, err := fmt.Sscanf(n, "%d_", &v); err != nil {
+			return 0, fmt.Errorf("migration file %q: no version prefix", n)
+		}
+		latest = max(latest, v)
+	}
+	return latest, nil
+}
+
+func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
+	if db == nil {
+		return nil, errors.New("nil database")
+	}
+	fsys, err := FS(dialect)
+	if err != nil {
+		return nil, err
+	}
+	opts := []goose.ProviderOption{
+		goose.WithTableName(VersionTable),
+		goose.WithDisableGlobalRegistry(true),
+		// A library does not log; Up returns what it did.
+		goose.WithSlog(slog.New(slog.DiscardHandler)),
+	}
+	gd := goose.DialectSQLite3
+	if dialect == MySQL {
+		gd = goose.DialectMySQL
+		opts = append(opts, goose.WithSessionLocker(mysqlLocker{}))
+	}
+	return goose.NewProvider(gd, db, fsys, opts...)
+}
+
+// mysqlLocker serialises migrations with MySQL's named locks. The lock is
+// held by goose's migration connection and freed with it, even if the
+// process dies. Its name is derived from the current database, so two
+// databases on one server migrate independently.
+type mysqlLocker struct{}
+
+var _ lock.SessionLocker = mysqlLocker{}
+
+const (
+	// GET_LOCK names are at most 64 characters: hash the database name.
+	mysqlLockQuery   = `SELECT GET_LOCK(CONCAT('leaf_migrate_', MD5(COALESCE(DATABASE(), ''))), ?)`
+	mysqlUnlockQuery = `SELECT RELEASE_LOCK(CONCAT('leaf_migrate_', MD5(COALESCE(DATABASE(), ''))))`
+	// mysqlLockWait is how long, in seconds, a second instance waits for
+	// the first to finish migrating.
+	mysqlLockWait = 300
+)
+
+func (mysqlLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, mysqlLockQuery, mysqlLockWait).Scan(&got); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		return fmt.Errorf("take migration lock: not granted within %d s", mysqlLockWait)
+	}
+	return nil
+}
+
+func (mysqlLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	var released sql.NullInt64
+	if err := conn.QueryRowContext(ctx, mysqlUnlockQuery).Scan(&released); err != nil {
+		return fmt.Errorf("release migration lock: %w", err)
+	}
+	return nil
+}

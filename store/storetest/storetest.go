@@ -1,0 +1,308 @@
+// Package storetest gives tests real databases: a fresh MySQL database or
+// SQLite file per test, dropped or deleted when the test ends.
+//
+// MySQL is found in this order (CONTRACT.md, "Tests against MySQL"):
+//
+//  1. LEAF_TEST_MYSQL_DSN, a go-sql-driver DSN of a server whose user may
+//     create and drop databases (the database part of the DSN is ignored);
+//  2. a MySQL 8 container started with testcontainers-go, when a Docker
+//     engine answers: one per test process, shared by its tests;
+//  3. a server on 127.0.0.1:3306 as root with no password, when it answers;
+//  4. otherwise the test is skipped, or fails when CI=true.
+//
+// A test binary that uses the container should terminate it when done:
+//
+//	func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+//
+// (Without it testcontainers' reaper removes the container after the
+// process exits.)
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
+
+	"github.com/leafid/leaf/store"
+)
+
+// Environment read by this package.
+const (
+	// EnvMySQLDSN names a MySQL server for the tests.
+	EnvMySQLDSN = "LEAF_TEST_MYSQL_DSN"
+	// EnvCI, when true, turns "no MySQL" from a skip into a failure.
+	EnvCI = "CI"
+)
+
+// Where MySQL is looked for after EnvMySQLDSN.
+const (
+	// MySQLImage is the image of the testcontainers fallback.
+	MySQLImage = "mysql:8.4"
+	// LocalMySQLDSN is the last resort: a local server, root, no password.
+	LocalMySQLDSN = "root@tcp(127.0.0.1:3306)/"
+)
+
+const (
+	dockerProbeTimeout = 5 * time.Second
+	containerTimeout   = 5 * time.Minute
+	localProbeTimeout  = 2 * time.Second
+	cleanupTimeout     = 30 * time.Second
+	containerPassword  = "leaf"
+)
+
+// server is the MySQL that this test process uses, found once.
+type server struct {
+	source string        // where it came from, for messages
+	cfg    *mysql.Config // DBName empty
+	admin  *sql.DB       // creates and drops the per-test databases
+	ctr    *tcmysql.MySQLContainer
+	err    error  // a server was configured or found but does not work
+	skip   string // no server anywhere: why, and how to provide one
+}
+
+var (
+	serverOnce sync.Once
+	shared     server
+)
+
+// MySQL returns the DSN of a fresh, empty MySQL database (no migrations
+// applied) that is dropped when tb ends. It skips tb when no MySQL can be
+// found, except under CI=true, where it fails.
+func MySQL(tb testing.TB) string {
+	tb.Helper()
+	serverOnce.Do(func() {
+		shared = findServer(os.Getenv(EnvMySQLDSN), dockerAnswers, LocalMySQLDSN)
+	})
+	ci, _ := strconv.ParseBool(os.Getenv(EnvCI))
+	shared.require(tb, ci)
+
+	name := "leaf_test_" + randomHex(8)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if _, err := shared.admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4"); err != nil {
+		tb.Fatalf("storetest: create database %s on %s: %v", name, shared.source, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if _, err := shared.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
+			tb.Errorf("storetest: drop database %s: %v", name, err)
+		}
+	})
+	cfg := shared.cfg.Clone()
+	cfg.DBName = name
+	return cfg.FormatDSN()
+}
+
+// SQLite returns the path of a new SQLite database file in a temporary
+// directory removed when tb ends. The file does not exist yet.
+func SQLite(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(tb.TempDir(), "leaf.db")
+}
+
+// Open opens a store of dialect (store.MySQL or store.SQLite) on dsn (a
+// MySQL DSN or a SQLite path), applies the migrations and closes it when
+// tb ends. Several stores may be opened on one database.
+func Open(tb testing.TB, dialect, dsn string) *store.Store {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	var (
+		s   *store.Store
+		err error
+	)
+	switch dialect {
+	case store.MySQL:
+		s, err = store.OpenMySQL(ctx, dsn)
+	case store.SQLite:
+		s, err = store.OpenSQLite(ctx, dsn)
+	default:
+		tb.Fatalf("storetest: unknown dialect %q", dialect)
+	}
+	if err != nil {
+		tb.Fatalf("storetest: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("storetest: close %s store: %v", dialect, err)
+		}
+	})
+	if err := s.Migrate(ctx); err != nil {
+		tb.Fatalf("storetest: %v", err)
+	}
+	return s
+}
+
+// MySQLStore is a migrated store on a fresh MySQL database (see MySQL).
+func MySQLStore(tb testing.TB) *store.Store {
+	tb.Helper()
+	return Open(tb, store.MySQL, MySQL(tb))
+}
+
+// SQLiteStore is a migrated store on a fresh SQLite file.
+func SQLiteStore(tb testing.TB) *store.Store {
+	tb.Helper()
+	return Open(tb, store.SQLite, SQLite(tb))
+}
+
+// expireLease dates a lease's expiry at the Unix epoch. Args: worker_id.
+const expireLease = `UPDATE leaf_worker_lease SET expires_ms = 0 WHERE worker_id = ?`
+
+// ExpireLease makes the lease of workerID expired, as if its holder had
+// stopped renewing long ago; holder and last timestamp stay.
+func ExpireLease(tb testing.TB, s *store.Store, workerID int64) {
+	tb.Helper()
+	res, err := s.DB().ExecContext(context.Background(), expireLease, workerID)
+	if err != nil {
+		tb.Fatalf("storetest: expire worker id %d: %v", workerID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		tb.Fatalf("storetest: expire worker id %d: %d rows (%v)", workerID, n, err)
+	}
+}
+
+// Main runs the tests of m and then terminates the MySQL container if one
+// was started. Use it from TestMain; it returns the exit code.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.admin != nil {
+		_ = shared.admin.Close()
+	}
+	if shared.ctr != nil {
+		if err := testcontainers.TerminateContainer(shared.ctr); err != nil {
+			fmt.Fprintf(os.Stderr, "storetest: terminate MySQL container: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// require stops tb unless s is usable: a failure when s is broken or,
+// under CI, missing; a skip when it is missing otherwise.
+func (s server) require(tb testing.TB, ci bool) {
+	tb.Helper()
+	switch {
+	case s.err != nil:
+		tb.Fatalf("storetest: MySQL from %s: %v", s.source, s.err)
+	case s.skip != "" && ci:
+		tb.Fatalf("storetest: %s (%s is true, so this is a failure, not a skip)", s.skip, EnvCI)
+	case s.skip != "":
+		tb.Skipf("storetest: %s", s.skip)
+	}
+}
+
+// findServer looks for MySQL in the documented order: envDSN when set,
+// a container when docker answers, then localDSN.
+func findServer(envDSN string, docker func() error, localDSN string) server {
+	if envDSN != "" {
+		return connect("$"+EnvMySQLDSN, envDSN)
+	}
+	dockerErr := docker()
+	if dockerErr == nil {
+		return startContainer()
+	}
+	local := connect("local server "+localDSN, localDSN+"?timeout="+localProbeTimeout.String())
+	if local.err == nil {
+		return local
+	}
+	return server{skip: fmt.Sprintf("no MySQL to test against (Docker: %v; %s: %v): "+
+		"set %s to a DSN such as user:pass@tcp(host:3306)/ whose user may create databases, "+
+		"start a Docker engine, or run MySQL on 127.0.0.1:3306 with user root and no password",
+		dockerErr, localDSN, local.err, EnvMySQLDSN)}
+}
+
+// connect opens the admin pool of a server given by dsn.
+func connect(source, dsn string) server {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return server{source: source, err: fmt.Errorf("parse dsn: %w", err)}
+	}
+	cfg.DBName = ""
+	cfg.ParseTime = true
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return server{source: source, err: err}
+	}
+	admin := sql.OpenDB(connector)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		admin.Close()
+		return server{source: source, err: err}
+	}
+	return server{source: source, cfg: cfg, admin: admin}
+}
+
+// dockerAnswers reports whether a Docker engine answers, quickly: the
+// probe is bounded by dockerProbeTimeout and survives testcontainers
+// panicking when no engine is configured at all.
+func dockerAnswers() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("docker: %v", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), dockerProbeTimeout)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// startContainer runs the shared MySQL container.
+func startContainer() server {
+	const source = "testcontainers " + MySQLImage
+	ctx, cancel := context.WithTimeout(context.Background(), containerTimeout)
+	defer cancel()
+	ctr, err := tcmysql.Run(ctx, MySQLImage,
+		tcmysql.WithUsername("root"),
+		tcmysql.WithPassword(containerPassword),
+		tcmysql.WithDatabase("leaf"),
+	)
+	if err != nil {
+		if ctr != nil {
+			_ = testcontainers.TerminateContainer(ctr)
+		}
+		return server{source: source, err: fmt.Errorf("start container (set %s to use another server): %w", EnvMySQLDSN, err)}
+	}
+	dsn, err := ctr.ConnectionString(ctx)
+	if err != nil {
+		_ = testcontainers.TerminateContainer(ctr)
+		return server{source: source, err: err}
+	}
+	s := connect(source, dsn)
+	if s.err != nil {
+		_ = testcontainers.TerminateContainer(ctr)
+		return s
+	}
+	s.ctr = ctr
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
