@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// env is a fake environment for run.
+type env map[string]string
+
+func (e env) get(k string) string { return e[k] }
+
+// syncBuffer collects a server's log while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func runCmd(t *testing.T, e env, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, e.get, &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+func TestFlagWinsOverEnvironment(t *testing.T) {
+	tests := []struct {
+		name string
+		env  env
+		args []string
+		want string
+	}{
+		{"default", env{}, nil, ":8080"},
+		{"environment", env{"LEAF_ADDR": ":9000"}, nil, ":9000"},
+		{"flag", env{}, []string{"--addr", ":9001"}, ":9001"},
+		{"flag over environment", env{"LEAF_ADDR": ":9000"}, []string{"--addr=:9001"}, ":9001"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c serveConfig
+			if err := parse(c.flags(), tt.args, tt.env.get, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if c.addr != tt.want {
+				t.Fatalf("addr = %q, want %q", c.addr, tt.want)
+			}
+		})
+	}
+}
+
+func TestEveryServeFlagHasItsVariable(t *testing.T) {
+	want := map[string]string{
+		"addr": "LEAF_ADDR", "mysql-dsn": "LEAF_MYSQL_DSN", "sqlite-path": "LEAF_SQLITE_PATH",
+		"segment": "LEAF_SEGMENT", "snowflake": "LEAF_SNOWFLAKE", "snowflake-worker-id": "LEAF_SNOWFLAKE_WORKER_ID",
+		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
+	}
+	var c serveConfig
+	fs := c.flags()
+	for name, variable := range want {
+		if fs.Lookup(name) == nil {
+			t.Errorf("serve has no --%s", name)
+		}
+		if got := envName(name); got != variable {
+			t.Errorf("--%s reads %s, want %s", name, got, variable)
+		}
+	}
+}
+
+func TestBadCommandLines(t *testing.T) {
+	tests := []struct {
+		name string
+		env  env
+		args []string
+	}{
+		{"no command", env{}, nil},
+		{"unknown command", env{}, []string{"launch"}},
+		{"unknown flag", env{}, []string{"serve", "--nope"}},
+		{"bad variable", env{"LEAF_SEGMENT": "maybe"}, []string{"serve"}},
+		{"bad worker id", env{}, []string{"serve", "--snowflake-worker-id", "1024"}},
+		{"bad log format", env{}, []string{"serve", "--log-format", "xml"}},
+		{"both modes off", env{}, []string{"serve", "--segment=false", "--snowflake=false"}},
+		{"tag without subcommand", env{}, []string{"tag"}},
+		{"tag add without name", env{}, []string{"tag", "add", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
+		{"tag add bad name", env{}, []string{"tag", "add", "bad name", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
+		{"tag add bad step", env{}, []string{"tag", "add", "t", "--step", "0", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := runCmd(t, tt.env, tt.args...); !errors.Is(err, errUsage) {
+				t.Fatalf("run(%q) = %v, want a usage error", tt.args, err)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	if _, err := runCmd(t, env{}, "serve", "-h"); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("serve -h = %v, want flag.ErrHelp", err)
+	}
+	out, err := runCmd(t, env{}, "version")
+	if err != nil || !strings.HasPrefix(out, "leaf ") {
+		t.Fatalf("version = %q, %v", out, err)
+	}
+}
+
+func TestTagCommands(t *testing.T) {
+	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db")}
+	if out, err := runCmd(t, e, "tag", "add", "orders", "--step", "50", "--max-id", "1000", "--description", "order ids"); err != nil {
+		t.Fatalf("tag add: %v\n%s", err, out)
+	}
+	if _, err := runCmd(t, e, "tag", "add", "orders"); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("tag add twice = %v, want an error saying it exists", err)
+	}
+	out, err := runCmd(t, e, "tag", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "orders") || !strings.Contains(out, "1000") || !strings.Contains(out, "order ids") {
+		t.Fatalf("tag list =\n%s", out)
+	}
+	if out, err := runCmd(t, e, "migrate"); err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("migrate = %q, %v", out, err)
+	}
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServeAndShutDown runs `leaf serve` on the embedded store, takes ids
+// from both modes and stops it as SIGTERM would.
+func TestServeAndShutDown(t *testing.T) {
+	addr := freeAddr(t)
+	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db"), "LEAF_ADDR": addr, "LEAF_ADMIN_TOKEN": "t0ken-secret"}
+	if out, err := runCmd(t, e, "tag", "add", "orders"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--log-format", "json"}, e.get, io.Discard, logs) }()
+
+	base := "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	for i := 1; i <= 3; i++ {
+		if code, body := get(t, base+"/api/segment/get/orders"); code != 200 || body != strconv.Itoa(i) {
+			t.Fatalf("segment id %d = %d %q", i, code, body)
+		}
+	}
+	code, body := get(t, base+"/api/snowflake/get")
+	if id, err := strconv.ParseInt(body, 10, 64); code != 200 || err != nil || id <= 0 {
+		t.Fatalf("snowflake id = %d %q", code, body)
+	}
+	if code, _ := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("readyz = %d", code)
+	}
+	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, `leaf_ids_issued_total{mode="segment",tag="orders"} 3`) {
+		t.Fatalf("metrics = %d, without the segment ids issued:\n%.2000s", code, body)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	if strings.Contains(logs.String(), "t0ken-secret") {
+		t.Fatal("the admin token appears in the log")
+	}
+}
