@@ -1,0 +1,154 @@
+package segment_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// slowClock advances an hour at every reading, so that every segment seems
+// to have lasted long and the step stays at the row's: many loads.
+func slowClock() func() time.Time {
+	var hours atomic.Int64
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time { return base.Add(time.Duration(hours.Add(1)) * time.Hour) }
+}
+
+// TestInstancesSharingADatabaseNeverRepeat runs three allocators, each on
+// its own connection pool, against one real database, with a step small
+// enough to force thousands of loads, and checks every id issued.
+func TestInstancesSharingADatabaseNeverRepeat(t *testing.T) {
+	tests := []struct {
+		name       string
+		dialect    string
+		dsn        func(testing.TB) string
+		goroutines int // per instance
+		each       int // ids per goroutine
+	}{
+		{"mysql", store.MySQL, storetest.MySQL, 4, 17_000},  // 204,000 ids
+		{"sqlite", store.SQLite, storetest.SQLite, 2, 5_000}, // 30,000 ids
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const instances, step = 3, 100
+			dsn := tt.dsn(t)
+			var allocs []*segment.Allocator
+			for i := range instances {
+				st := storetest.Open(t, tt.dialect, dsn)
+				if i == 0 {
+					if _, err := st.CreateTag(context.Background(), segment.Tag{Name: "shared", MaxID: 1, Step: step}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				a := segment.New(st, segment.Options{Now: slowClock(), RefreshInterval: -1, LoadTimeout: 30 * time.Second})
+				t.Cleanup(func() { _ = a.Close() })
+				allocs = append(allocs, a)
+			}
+
+			got := make([][]int64, instances*tt.goroutines)
+			var wg sync.WaitGroup
+			for g := range got {
+				a := allocs[g%instances]
+				wg.Go(func() {
+					ids := make([]int64, 0, tt.each)
+					for len(ids) < tt.each {
+						if g%3 == 0 {
+							batch, err := a.NextN(context.Background(), "shared", min(250, tt.each-len(ids)))
+							if err != nil {
+								t.Errorf("NextN: %v", err)
+								return
+							}
+							ids = append(ids, batch...)
+							continue
+						}
+						id, err := a.Next(context.Background(), "shared")
+						if err != nil {
+							t.Errorf("Next: %v", err)
+							return
+						}
+						ids = append(ids, id)
+					}
+					got[g] = ids
+				})
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+
+			seen := make(map[int64]struct{}, len(got)*tt.each)
+			for g, ids := range got {
+				for i, id := range ids {
+					if _, dup := seen[id]; dup {
+						t.Fatalf("id %d issued twice", id)
+					}
+					seen[id] = struct{}{}
+					if i > 0 && id <= ids[i-1] {
+						t.Fatalf("goroutine %d: id %d after %d", g, id, ids[i-1])
+					}
+					if id < 1 {
+						t.Fatalf("id %d below 1", id)
+					}
+				}
+			}
+			var loads uint64
+			for _, a := range allocs {
+				loads += state(t, a, "shared").Loads
+			}
+			if want := uint64(len(seen) / step); loads < want {
+				t.Fatalf("%d loads for %d ids: the step grew, the test does not force loads", loads, len(seen))
+			}
+			t.Logf("%d distinct ids from %d instances, %d loads, no duplicate", len(seen), instances, loads)
+		})
+	}
+}
+
+// leafDDL is the leaf_alloc table exactly as Meituan Leaf's README creates it.
+const leafDDL = "CREATE TABLE `leaf_alloc` (" +
+	"`biz_tag` varchar(128)  NOT NULL DEFAULT ''," +
+	"`max_id` bigint(20) NOT NULL DEFAULT '1'," +
+	"`step` int(11) NOT NULL," +
+	"`description` varchar(256)  DEFAULT NULL," +
+	"`update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP," +
+	"PRIMARY KEY (`biz_tag`)" +
+	") ENGINE=InnoDB"
+
+// TestContinuesAnExistingLeafDatabase points the service at a database that
+// Java Leaf has been using: its ids continue above where Leaf stopped.
+func TestContinuesAnExistingLeafDatabase(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.MySQL(t)
+	st, err := store.OpenMySQL(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, q := range []string{leafDDL,
+		"INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('leaf-segment-test', 5000000, 2000, 'Test leaf Segment Mode Get Id')"} {
+		if _, err := st.DB().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrations on an existing Leaf database: %v", err)
+	}
+	a := newAllocator(t, st, newClock())
+	ids, err := a.NextN(ctx, "leaf-segment-test", 5000) // spans three segments
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if id != 5_000_000+int64(i) {
+			t.Fatalf("id %d = %d, want %d: ids must continue at Leaf's max_id", i, id, 5_000_000+int64(i))
+		}
+	}
+}
