@@ -34,7 +34,7 @@ func TestInstancesSharingADatabaseNeverRepeat(t *testing.T) {
 		goroutines int // per instance
 		each       int // ids per goroutine
 	}{
-		{"mysql", store.MySQL, storetest.MySQL, 4, 17_000},  // 204,000 ids
+		{"mysql", store.MySQL, storetest.MySQL, 4, 17_000},   // 204,000 ids
 		{"sqlite", store.SQLite, storetest.SQLite, 2, 5_000}, // 30,000 ids
 	}
 	for _, tt := range tests {

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
+)
+
+// cutProxy forwards TCP to a database until it is cut: then it drops every
+// connection and refuses new ones, as a database host that went away.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	cut   bool
+	conns []net.Conn
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); p.setCut(true) })
+	go p.accept()
+	return p
+}
+
+func (p *cutProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		cut := p.cut
+		p.mu.Unlock()
+		if cut {
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go func() { io.Copy(up, c); up.Close() }()
+		go func() { io.Copy(c, up); c.Close() }()
+	}
+}
+
+func (p *cutProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// batch asks for n segment ids; it returns the status and the ids.
+func batch(t *testing.T, base, tag string, n int) (int, []string) {
+	t.Helper()
+	code, body := get(t, base+"/api/segment/batch/"+tag+"?count="+strconv.Itoa(n))
+	if code != 200 {
+		return code, nil
+	}
+	var v struct{ IDs []string }
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("batch body %q: %v", body, err)
+	}
+	return code, v.IDs
+}
+
+// getQuiet is get without failing the test when the request fails.
+func getQuiet(url string) (int, string) {
+	return getWith(url, "")
+}
+
+// getAuth is get with a bearer token.
+func getAuth(url, token string) (int, string) {
+	return getWith(url, token)
+}
+
+func getWith(url, token string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestDatabaseGoesAway runs `leaf serve` on MySQL behind a proxy, cuts the
+// proxy, and checks: buffered ids keep flowing, then requests fail fast
+// with 503, /readyz names the store, and when the database is back service
+// resumes by itself, with no id repeated or lost from the buffer.
+func TestDatabaseGoesAway(t *testing.T) {
+	dsn := storetest.MySQL(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.Open(t, store.MySQL, dsn)
+	if _, err := st.CreateTag(context.Background(), segment.Tag{Name: "orders", MaxID: 1, Step: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, cfg.Addr)
+	cfg.Addr = proxy.ln.Addr().String()
+	cfg.Timeout = time.Second
+
+	addr := freeAddr(t)
+	e := env{"LEAF_MYSQL_DSN": cfg.FormatDSN(), "LEAF_ADDR": addr, "LEAF_SNOWFLAKE": "false", "LEAF_ADMIN_TOKEN": "tok"}
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, e.get, io.Discard, logs) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	base := "http://" + addr
+	waitUntil(t, "the server to start", func() bool {
+		code, _ := getQuiet(base + "/healthz")
+		return code == 200
+	})
+
+	seen := map[string]bool{}
+	collect := func(ids []string) {
+		t.Helper()
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("id %s issued twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	// Use 20% of the first segment: the next one is prefetched.
+	code, ids := batch(t, base, "orders", 200)
+	if code != 200 {
+		t.Fatalf("first batch: %d", code)
+	}
+	collect(ids)
+	waitUntil(t, "the prefetch", func() bool {
+		_, body := getAuth(base+"/api/admin/segments", "tok")
+		return strings.Count(body, `"start"`) == 2
+	})
+
+	proxy.setCut(true)
+	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "store") {
+		t.Fatalf("readyz with the database gone = %d %s", code, body)
+	}
+	// Both buffered segments are served: 800 + 2000 ids, then 503.
+	for {
+		code, ids := batch(t, base, "orders", 100)
+		if code == 503 {
+			break
+		}
+		if code != 200 {
+			t.Fatalf("batch while the database is gone: %d", code)
+		}
+		collect(ids)
+	}
+	if len(seen) < 2900 {
+		t.Fatalf("only %d ids were served from the buffers, want the 3000 buffered", len(seen))
+	}
+	start := time.Now()
+	for range 20 {
+		if code, _ := get(t, base+"/api/segment/get/orders"); code != 503 {
+			t.Fatalf("with empty buffers and no database = %d, want 503", code)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("20 requests took %v: callers must not hang while the database is gone", took)
+	}
+
+	proxy.setCut(false)
+	waitUntil(t, "service to resume", func() bool {
+		code, body := getQuiet(base + "/api/segment/get/orders")
+		if code == 200 {
+			collect([]string{body})
+		}
+		return code == 200
+	})
+	_, ids = batch(t, base, "orders", 500)
+	collect(ids)
+	if code, body := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("readyz after the database came back = %d %s", code, body)
+	}
+	t.Logf("%d distinct ids across the outage", len(seen))
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
