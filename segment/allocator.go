@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +99,8 @@ type Allocator struct {
 
 	mu       sync.Mutex           // guards the fields below and writes to buffers
 	unknown  map[string]time.Time // negative cache: tag -> expiry
+	forgets  uint64               // Forget calls: a first load older than one writes no negative entry
+	born     uint64               // buffers published; stamps each buffer for Refresh
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
 
@@ -158,7 +161,7 @@ func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
 		s := b.cur.Load()
 		if off := s.used.Add(1) - 1; off < s.size {
 			if off >= s.prefetchAt && b.wantNext.Load() {
-				b.prefetch()
+				b.prefetch(s)
 			}
 			return s.start + int64(off), nil
 		}
@@ -192,7 +195,7 @@ func (a *Allocator) NextN(ctx context.Context, tag string, n int) ([]int64, erro
 				ids = append(ids, s.start+int64(o))
 			}
 			if end > s.prefetchAt && b.wantNext.Load() {
-				b.prefetch()
+				b.prefetch(s)
 			}
 			continue
 		}
@@ -235,6 +238,9 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	if b := a.buffers.Load().get(tag); b != nil {
 		return b, nil
 	}
+	a.mu.Lock()
+	forgets := a.forgets
+	a.mu.Unlock()
 	done := make(chan struct{})
 	var b *buffer
 	var err error
@@ -252,10 +258,12 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	switch {
 	case errors.Is(err, ErrUnknownTag):
 		a.mu.Lock()
-		if len(a.unknown) >= maxNegative {
-			a.purgeNegative()
+		if a.forgets == forgets { // no tag was created while this load ran
+			if len(a.unknown) >= maxNegative {
+				a.purgeNegative()
+			}
+			a.unknown[tag] = a.opts.Now().Add(a.opts.NegativeTTL)
 		}
-		a.unknown[tag] = a.opts.Now().Add(a.opts.NegativeTTL)
 		a.mu.Unlock()
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
 	case err != nil:
@@ -263,7 +271,12 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.closed {
+		return nil, ErrClosed
+	}
 	delete(a.unknown, tag)
+	a.born++
+	b.born = a.born
 	m := maps.Clone(a.buffers.Load().byTag)
 	if m == nil {
 		m = make(map[string]*buffer)
@@ -292,7 +305,9 @@ func (a *Allocator) purgeNegative() {
 func (a *Allocator) Forget(tag string) {
 	a.mu.Lock()
 	delete(a.unknown, tag)
+	a.forgets++
 	a.mu.Unlock()
+	a.first.Forget(tag) // later requests do not join a lookup that began before
 }
 
 // allocate asks the store for a range, timing it for OnLoad.
@@ -347,28 +362,34 @@ func (a *Allocator) refreshLoop() {
 
 // Refresh reads the tag list from the store, drops the buffers of tags no
 // longer there and forgets negative entries for tags that now exist.
+//
+// Names are compared without case: MySQL's default collations do, so a
+// request for "Orders" is served from the row "orders".
 func (a *Allocator) Refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.LoadTimeout)
 	defer cancel()
+	a.mu.Lock()
+	before := a.born // buffers born after the list was read are kept
+	a.mu.Unlock()
 	tags, err := a.store.Tags(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh tags: %w", err)
 	}
 	exists := make(map[string]bool, len(tags))
 	for _, t := range tags {
-		exists[t.Name] = true
+		exists[strings.ToLower(t.Name)] = true
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for tag := range a.unknown {
-		if exists[tag] {
+		if exists[strings.ToLower(tag)] {
 			delete(a.unknown, tag)
 		}
 	}
 	cur := a.buffers.Load().byTag
 	m := make(map[string]*buffer, len(cur))
 	for tag, b := range cur {
-		if exists[tag] {
+		if exists[strings.ToLower(tag)] || b.born > before {
 			m[tag] = b
 		}
 	}

@@ -427,3 +427,42 @@ func FuzzValidateTag(f *testing.F) {
 		}
 	})
 }
+
+// TestNoLoadDuringBackOff: callers past the prefetch mark while a load
+// fails must not start more loads until the back-off ends.
+func TestNoLoadDuringBackOff(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: segment.MaxStep})
+	a := newAllocator(t, st, newClock()) // the clock never moves: the back-off never ends
+	mustNext(t, a, "t")
+	st.set(func(s *memStore) { s.fail = errDown })
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20_000 {
+				if _, err := a.Next(context.Background(), "t"); err != nil {
+					t.Errorf("Next: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := st.allocCalls(); got != 2 {
+		t.Fatalf("store calls = %d, want 2: the first load and one failed prefetch", got)
+	}
+}
+
+// TestRefreshKeepsTagsThatDifferOnlyInCase: MySQL's default collations
+// serve "Orders" from the row "orders"; a refresh must not drop it.
+func TestRefreshKeepsTagsThatDifferOnlyInCase(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 100})
+	st.fold = true
+	a := newAllocator(t, st, newClock())
+	take(t, a, "Orders", 1, 5)
+	for range 3 {
+		if err := a.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(t, a, "Orders", 6, 5) // the same buffer: no id skipped
+}

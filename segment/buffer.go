@@ -51,8 +51,9 @@ func (s *seg) state() *SegmentState {
 // buffer is one tag's double buffer: cur hands out ids, next is the
 // prefetched segment that replaces it.
 type buffer struct {
-	a   *Allocator
-	tag string
+	a    *Allocator
+	tag  string
+	born uint64 // when it was published, for Refresh; set before publishing
 
 	// Read on every id; written only when segments change.
 	cur      atomic.Pointer[seg]
@@ -84,28 +85,35 @@ func newBuffer(a *Allocator, tag string, alloc Allocation) *buffer {
 	return b
 }
 
-// prefetch starts loading the next segment unless one is loaded, loading,
-// or a failed load is still backing off.
-func (b *buffer) prefetch() {
-	if b.a.opts.Now().UnixNano() < b.retryAt.Load() {
+// prefetch starts loading the segment after s unless one is loaded,
+// loading, or a failed load is still backing off, or s is no longer the
+// current segment (the caller's id came from a segment already replaced).
+func (b *buffer) prefetch(s *seg) {
+	if b.backingOff() {
 		return
 	}
 	b.mu.Lock()
-	if b.next == nil && b.loading == nil {
+	if b.cur.Load() == s && b.next == nil && b.loading == nil && !b.backingOff() {
 		b.startLoad()
 	}
 	b.mu.Unlock()
+}
+
+// backingOff reports whether a failed load's back-off is still running.
+func (b *buffer) backingOff() bool {
+	return b.a.opts.Now().UnixNano() < b.retryAt.Load()
 }
 
 // startLoad starts the one background load of the next segment. Called
 // with b.mu held and no load running.
 func (b *buffer) startLoad() {
 	step := b.step
-	if !b.lastLoad.IsZero() {
+	if b.failures == 0 { // an outage is not a slow segment: keep the step
 		step = NextStep(b.step, b.minStep, b.a.opts.Now().Sub(b.lastLoad))
 	}
 	ch := make(chan struct{})
 	if !b.a.spawn(func() { b.load(step, ch) }) {
+		b.wantNext.Store(false) // closed: nothing will be loaded
 		return
 	}
 	b.loading = ch
@@ -114,6 +122,9 @@ func (b *buffer) startLoad() {
 
 func (b *buffer) load(step int64, done chan struct{}) {
 	alloc, err := b.a.allocate(b.tag, step)
+	if errors.Is(err, ErrUnknownTag) {
+		b.a.drop(b.tag, b) // the row is gone: new requests look it up again
+	}
 	now := b.a.opts.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -123,12 +134,12 @@ func (b *buffer) load(step int64, done chan struct{}) {
 		b.failed++
 		b.failures++
 		b.lastErr = err
-		backoff := b.a.opts.RetryMin << min(b.failures-1, 20)
+		backoff := b.a.opts.RetryMin
+		for i := 1; i < b.failures && backoff < b.a.opts.RetryMax; i++ {
+			backoff *= 2
+		}
 		b.retryAt.Store(now.Add(min(backoff, b.a.opts.RetryMax)).UnixNano())
 		b.wantNext.Store(true)
-		if errors.Is(err, ErrUnknownTag) {
-			go b.a.drop(b.tag, b)
-		}
 		return
 	}
 	b.loads++
@@ -159,7 +170,7 @@ func (b *buffer) advance(ctx context.Context, s *seg) error {
 		return nil
 	}
 	if b.loading == nil {
-		if b.a.opts.Now().UnixNano() < b.retryAt.Load() {
+		if b.backingOff() {
 			err := b.lastErr
 			b.mu.Unlock()
 			if errors.Is(err, ErrUnknownTag) {

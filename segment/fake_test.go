@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ type memStore struct {
 	block chan struct{}    // when set, Allocate waits for it to close (or ctx)
 	began chan string      // when set, receives the tag as each Allocate begins
 	after func(tag string) // called after each successful Allocate
+	fold  bool             // compare tags without case, as MySQL's collations do
 }
 
 func newMemStore(rows ...segment.Tag) *memStore {
@@ -54,6 +56,9 @@ func (s *memStore) Allocate(ctx context.Context, tag string, step int64) (segmen
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fold {
+		tag = strings.ToLower(tag)
+	}
 	r, ok := s.rows[tag]
 	if !ok {
 		return segment.Allocation{}, segment.ErrUnknownTag
