@@ -204,6 +204,25 @@ func TestServeAndShutDown(t *testing.T) {
 	if id, err := strconv.ParseInt(body, 10, 64); code != 200 || err != nil || id <= 0 {
 		t.Fatalf("snowflake id = %d %q", code, body)
 	}
+	// a tag created over the admin API is usable at once, even right after
+	// a request found it unknown
+	if code, _ := get(t, base+"/api/segment/get/payments"); code != 404 {
+		t.Fatalf("unknown tag = %d, want 404", code)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/tags", strings.NewReader(`{"tag":"payments","step":10,"max_id":500}`))
+	req.Header.Set("Authorization", "Bearer t0ken-secret")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create tag = %d, want 201", resp.StatusCode)
+	}
+	if code, body := get(t, base+"/api/segment/batch/payments?count=15"); code != 200 || !strings.Contains(body, `"500"`) || !strings.Contains(body, `"514"`) {
+		t.Fatalf("batch of the new tag = %d %s", code, body)
+	}
 	if code, _ := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("readyz = %d", code)
 	}
