@@ -3,7 +3,6 @@ package segment_test
 import (
 	"context"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,60 +53,17 @@ func TestInstancesSharingADatabaseNeverRepeat(t *testing.T) {
 				allocs = append(allocs, a)
 			}
 
-			got := make([][]int64, instances*tt.goroutines)
-			var wg sync.WaitGroup
-			for g := range got {
-				a := allocs[g%instances]
-				wg.Go(func() {
-					ids := make([]int64, 0, tt.each)
-					for len(ids) < tt.each {
-						if g%3 == 0 {
-							batch, err := a.NextN(context.Background(), "shared", min(250, tt.each-len(ids)))
-							if err != nil {
-								t.Errorf("NextN: %v", err)
-								return
-							}
-							ids = append(ids, batch...)
-							continue
-						}
-						id, err := a.Next(context.Background(), "shared")
-						if err != nil {
-							t.Errorf("Next: %v", err)
-							return
-						}
-						ids = append(ids, id)
-					}
-					got[g] = ids
-				})
-			}
-			wg.Wait()
-			if t.Failed() {
-				return
-			}
-
-			seen := make(map[int64]struct{}, len(got)*tt.each)
-			for g, ids := range got {
-				for i, id := range ids {
-					if _, dup := seen[id]; dup {
-						t.Fatalf("id %d issued twice", id)
-					}
-					seen[id] = struct{}{}
-					if i > 0 && id <= ids[i-1] {
-						t.Fatalf("goroutine %d: id %d after %d", g, id, ids[i-1])
-					}
-					if id < 1 {
-						t.Fatalf("id %d below 1", id)
-					}
-				}
-			}
+			got := issueConcurrently(t, func(g int) *segment.Allocator { return allocs[g%instances] },
+				"shared", instances*tt.goroutines, tt.each, 3, 250)
+			n := checkUnique(t, got)
 			var loads uint64
 			for _, a := range allocs {
 				loads += state(t, a, "shared").Loads
 			}
-			if want := uint64(len(seen) / step); loads < want {
-				t.Fatalf("%d loads for %d ids: the step grew, the test does not force loads", loads, len(seen))
+			if want := uint64(n / step); loads < want {
+				t.Fatalf("%d loads for %d ids: the step grew, the test does not force loads", loads, n)
 			}
-			t.Logf("%d distinct ids from %d instances, %d loads, no duplicate", len(seen), instances, loads)
+			t.Logf("%d distinct ids from %d instances, %d loads, no duplicate", n, instances, loads)
 		})
 	}
 }
