@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -70,6 +71,17 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 		return nil, fmt.Errorf("migrate %s: %w", dialect, err)
 	}
 	results, err := p.Up(ctx)
+	// goose creates its version table and that table's first row in two
+	// steps, before the lock: an instance starting at the same moment as
+	// another can read in between. Migrations are idempotent, so try again.
+	for try := 0; err != nil && strings.Contains(err.Error(), "missing zero version") && try < 10; try++ {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("migrate %s: %w", dialect, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+		results, err = p.Up(ctx)
+	}
 	applied := make([]Applied, 0, len(results))
 	for _, r := range results {
 		if r.Error != nil {
