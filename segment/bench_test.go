@@ -2,6 +2,8 @@ package segment_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -35,13 +37,23 @@ func BenchmarkBaselineAtomicAddParallel(b *testing.B) {
 	})
 }
 
-func benchAllocator(b *testing.B) *segment.Allocator {
+// benchAllocator returns an allocator serving the given tags (default
+// "orders"), each loaded once.
+func benchAllocator(b *testing.B, tags ...string) *segment.Allocator {
 	b.Helper()
-	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: segment.MaxStep})
-	a := segment.New(st, segment.Options{RefreshInterval: -1})
+	if len(tags) == 0 {
+		tags = []string{"orders"}
+	}
+	rows := make([]segment.Tag, len(tags))
+	for i, tag := range tags {
+		rows[i] = segment.Tag{Name: tag, MaxID: 1, Step: segment.MaxStep}
+	}
+	a := segment.New(newMemStore(rows...), segment.Options{RefreshInterval: -1})
 	b.Cleanup(func() { _ = a.Close() })
-	if _, err := a.Next(context.Background(), "orders"); err != nil {
-		b.Fatal(err)
+	for _, tag := range tags {
+		if _, err := a.Next(context.Background(), tag); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return a
 }
@@ -70,4 +82,27 @@ func BenchmarkNextParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkNextTags is Next among 1,000 tags, for tags of several lengths:
+// the lookup compares the first and last eight bytes as words, and longer
+// tags byte by byte in between.
+func BenchmarkNextTags(b *testing.B) {
+	probes := []string{"orders", "leaf-segment-test", "payments-settlement-ledger-entries-eu-west"}
+	tags := slices.Clone(probes)
+	for i := range 1000 - len(probes) {
+		tags = append(tags, fmt.Sprintf("service-%d:table-%d", i%37, i))
+	}
+	a := benchAllocator(b, tags...)
+	ctx := context.Background()
+	for _, tag := range probes {
+		b.Run(fmt.Sprintf("len=%d", len(tag)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.Next(ctx, tag); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -57,11 +57,26 @@ func (t *table) lookup(tag string) (e *entry, lo, hi uint64) {
 		}
 	}
 	h := (lo ^ bits.RotateLeft64(hi, 29) ^ uint64(len(tag))<<59) * hashPrime
-	for i := h >> t.shift; ; i = (i + 1) & t.mask {
+probe:
+	for i := h >> (t.shift & 63); ; i = (i + 1) & t.mask {
 		e = &t.entries[i]
-		if e.b == nil || e.lo == lo && e.hi == hi && len(e.tag) == len(tag) && (len(tag) <= 16 || e.tag == tag) {
+		if e.b == nil {
 			return e, lo, hi
 		}
+		if e.lo != lo || e.hi != hi || len(e.tag) != len(tag) {
+			continue
+		}
+		// The first and last eight bytes are equal; compare the rest
+		// eight at a time (the last word may overlap the tail). A loop
+		// rather than ==, which would be a call: lookup calls nothing,
+		// so it needs no stack frame.
+		other := e.tag[:len(tag)]
+		for j := 8; j < len(tag)-8; j += 8 {
+			if load64(tag[j:]) != load64(other[j:]) {
+				continue probe
+			}
+		}
+		return e, lo, hi
 	}
 }
 
