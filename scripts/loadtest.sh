@@ -2,9 +2,11 @@
 # Local load test with wrk, against 127.0.0.1 only.
 # Builds bin/leaf, serves it on a temporary SQLite file, creates tag "bench",
 # then measures /api/segment/get/bench, /api/snowflake/get and the /healthz
-# baseline, and prints each one's requests/s and its ratio to the baseline.
+# baseline in ROUNDS interleaved rounds (after one warm-up round of 2s each),
+# and prints each one's median requests/s and its ratio to the baseline's.
 #   PORT      (default 18080)    DURATION (default 10s)
 #   THREADS   (default 2)        CONNS    (default 64)
+#   ROUNDS    (default 5)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -13,6 +15,7 @@ PORT=${PORT:-18080}
 DURATION=${DURATION:-10s}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-64}
+ROUNDS=${ROUNDS:-5}
 BASE="http://127.0.0.1:${PORT}"
 TOKEN="loadtest-$$-${RANDOM}"
 
@@ -85,23 +88,38 @@ for p in "${paths[@]}"; do
 	curl -fsS -o /dev/null --max-time 5 "${BASE}${p}" || { echo "GET $p failed" >&2; exit 1; }
 done
 
-declare -A rps
-for p in "${paths[@]}"; do
-	echo "==> wrk -t${THREADS} -c${CONNS} -d${DURATION} ${BASE}${p}"
-	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" "${BASE}${p}")
-	echo "$out"
+# measure PATH DURATION: wrk's requests/s for one run.
+measure() {
+	local out r
+	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" "${BASE}$1")
 	if grep -q 'Non-2xx or 3xx responses' <<<"$out"; then
-		echo "warning: $p returned non-2xx responses during the run" >&2
+		echo "warning: $1 returned non-2xx responses during the run" >&2
 	fi
-	rps[$p]=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
-	[[ -n "${rps[$p]}" ]] || { echo "could not read Requests/sec for $p" >&2; exit 1; }
+	r=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	[[ -n "$r" ]] || { echo "could not read Requests/sec for $1" >&2; exit 1; }
+	echo "$r"
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+
+echo "==> warm-up: 2s on each endpoint"
+for p in "${paths[@]}"; do measure "$p" 2s >/dev/null; done
+
+declare -A runs
+for round in $(seq 1 "$ROUNDS"); do
+	for p in "${paths[@]}"; do
+		r=$(measure "$p" "$DURATION")
+		echo "round ${round}: wrk -t${THREADS} -c${CONNS} -d${DURATION} ${BASE}${p}: ${r} requests/s"
+		runs[$p]+="$r "
+	done
 done
 
 echo
-echo "==> results (${THREADS} threads, ${CONNS} connections, ${DURATION} each)"
-base=${rps[/healthz]}
-printf '%-28s %14s %10s\n' endpoint 'requests/s' 'vs /healthz'
+echo "==> medians of ${ROUNDS} rounds (${THREADS} threads, ${CONNS} connections, ${DURATION} each)"
+base=$(tr ' ' '\n' <<<"${runs[/healthz]}" | grep . | median)
+printf '%-28s %14s %10s   %s\n' endpoint 'requests/s' 'vs /healthz' 'runs'
 for p in "${paths[@]}"; do
-	awk -v p="$p" -v r="${rps[$p]}" -v b="$base" \
-		'BEGIN { printf "%-28s %14.0f %9.2fx\n", p, r, (b > 0 ? r / b : 0) }'
+	m=$(tr ' ' '\n' <<<"${runs[$p]}" | grep . | median)
+	awk -v p="$p" -v r="$m" -v b="$base" -v all="${runs[$p]}" \
+		'BEGIN { printf "%-28s %14.0f %9.2fx   %s\n", p, r, (b > 0 ? r / b : 0), all }'
 done
