@@ -5,7 +5,7 @@
 // Migration 1 creates Meituan Leaf's leaf_alloc table only when it is
 // missing, so pointing leaf at a database the Java Leaf already uses keeps
 // its rows untouched. Migration 2 creates leaf_worker_lease for snowflake
-// worker ids. The applied versions are recorded in VersionTable.
+// worker ids; migration 3 adds its instance column. The applied versions are recorded in VersionTable.
 package migrations
 
 import (
@@ -73,8 +73,10 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 	results, err := p.Up(ctx)
 	// goose creates its version table and that table's first row in two
 	// steps, before the lock: an instance starting at the same moment as
-	// another can read in between. Migrations are idempotent, so try again.
-	for try := 0; err != nil && strings.Contains(err.Error(), "missing zero version") && try < 10; try++ {
+	// another can read in between. And SQLite has no lock: two instances
+	// can run one migration at once, and the second's fails (a column
+	// added twice) and is rolled back. Either way, try again.
+	for try := 0; err != nil && try < 10 && (strings.Contains(err.Error(), "missing zero version") || appliedMeanwhile(ctx, p, err)); try++ {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("migrate %s: %w", dialect, ctx.Err())
@@ -97,6 +99,17 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 		return applied, fmt.Errorf("migrate %s: %w", dialect, err)
 	}
 	return applied, nil
+}
+
+// appliedMeanwhile reports whether the migration that failed with err has
+// been applied since, by another instance.
+func appliedMeanwhile(ctx context.Context, p *goose.Provider, err error) bool {
+	var pe *goose.PartialError
+	if !errors.As(err, &pe) || pe.Failed == nil || pe.Failed.Source == nil {
+		return false
+	}
+	v, verr := p.GetDBVersion(ctx)
+	return verr == nil && v >= pe.Failed.Source.Version
 }
 
 // Statuses reports every known migration of dialect and whether db has it.

@@ -89,8 +89,9 @@ func (o Options) withDefaults() Options {
 // Allocator issues segment-mode ids for any number of tags. It is safe for
 // concurrent use. Close stops its goroutines.
 type Allocator struct {
-	store Store
-	opts  Options
+	store  Store
+	opts   Options
+	origin time.Time // opts.Now() at New: back-off deadlines count from it
 
 	// buffers is replaced whole (copy on write) when a tag is added or
 	// dropped, so the hot path reads it without a lock.
@@ -111,6 +112,7 @@ type Allocator struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), unknown: make(map[string]time.Time)}
+	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(nil))
 	if a.opts.RefreshInterval > 0 {
@@ -118,6 +120,11 @@ func New(store Store, opts Options) *Allocator {
 	}
 	return a
 }
+
+// since is t as nanoseconds after a.origin. With the real clock the
+// difference is taken on the monotonic clock, so a step of the wall clock
+// neither stretches nor cuts a back-off.
+func (a *Allocator) since(t time.Time) int64 { return int64(t.Sub(a.origin)) }
 
 // spawn runs f in a goroutine owned by the allocator, unless it is closed.
 func (a *Allocator) spawn(f func()) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,7 @@ type buffer struct {
 	// Read on every id; written only when segments change.
 	cur      atomic.Pointer[seg]
 	wantNext atomic.Bool  // no next segment and no load in flight
-	retryAt  atomic.Int64 // Unix ns before which no load starts (after a failure)
+	retryAt  atomic.Int64 // no load starts before it (after a failure); see Allocator.since
 	waits    atomic.Uint64
 
 	_ [64]byte // keep the mutex's cache line away from the hot fields
@@ -88,6 +89,7 @@ func newBuffer(a *Allocator, tag string, alloc Allocation) *buffer {
 	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, loads: 1}
 	b.cur.Store(newSeg(alloc, now))
 	b.wantNext.Store(true)
+	b.retryAt.Store(math.MinInt64)
 	return b
 }
 
@@ -107,7 +109,7 @@ func (b *buffer) prefetch(s *seg) {
 
 // backingOff reports whether a failed load's back-off is still running.
 func (b *buffer) backingOff() bool {
-	return b.a.opts.Now().UnixNano() < b.retryAt.Load()
+	return b.a.since(b.a.opts.Now()) < b.retryAt.Load()
 }
 
 // startLoad starts the one background load of the next segment. Called
@@ -144,14 +146,14 @@ func (b *buffer) load(step int64, done chan struct{}) {
 		for i := 1; i < b.failures && backoff < b.a.opts.RetryMax; i++ {
 			backoff *= 2
 		}
-		b.retryAt.Store(now.Add(min(backoff, b.a.opts.RetryMax)).UnixNano())
+		b.retryAt.Store(b.a.since(now.Add(min(backoff, b.a.opts.RetryMax))))
 		b.wantNext.Store(true)
 		return
 	}
 	b.loads++
 	b.failures = 0
 	b.lastErr = nil
-	b.retryAt.Store(0)
+	b.retryAt.Store(math.MinInt64)
 	b.step, b.minStep, b.lastLoad = alloc.Step, alloc.DBStep, now
 	b.next = newSeg(alloc, now)
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -371,8 +372,17 @@ func TestLeaseExpiryAndReclaim(t *testing.T) {
 				})
 			})
 		}},
-		{"generator dies, lease expired at once", func(t *testing.T, st *store.Store) (int64, []int64, int64) {
-			return dieAfterIssuing(t, st, deadTTL, func(w int64) { storetest.ExpireLease(t, st, w) })
+		{"generator dies, lease expired early, heir starts once the reserved time has passed", func(t *testing.T, st *store.Store) (int64, []int64, int64) {
+			return dieAfterIssuing(t, st, deadTTL, func(w int64) {
+				storetest.ExpireLease(t, st, w)
+				// The holder recorded how far ahead it might issue;
+				// before that time an heir is refused (see
+				// TestLeaseRecordedTimestampAhead).
+				reserved := readLease(t, st, w).LastTimestampMS
+				eventually(t, 2*deadTTL, "the reserved time did not pass", func() bool {
+					return time.Now().UnixMilli() > reserved
+				})
+			})
 		}},
 		{"holder dies right after recording a timestamp", func(t *testing.T, st *store.Store) (int64, []int64, int64) {
 			ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
@@ -590,5 +600,110 @@ func TestLeaseExhaustion(t *testing.T) {
 			closeGenerator(t, g)
 		}
 		t.Fatalf("New with every id held again = %v, want ErrNoWorkerID", err)
+	}
+}
+
+// TestLeaseSharedHolderName: a second process that shares the first's
+// holder name (same host and port, say) gets another worker id, and its
+// release does not free the first's, so no third holder can take it while
+// the first still issues.
+func TestLeaseSharedHolderName(t *testing.T) {
+	sts := mysqlStores(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+	defer cancel()
+	a := newGenerator(t, snowflake.Settings{Leases: sts[0], Holder: "host:8080"})
+	issue(t, a, 100)
+
+	b, err := snowflake.New(ctx, snowflake.Settings{Leases: sts[1], Holder: "host:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.WorkerID() == a.WorkerID() {
+		t.Fatalf("a second holder named host:8080 got the live worker id %d", a.WorkerID())
+	}
+	if err := b.Close(ctx); err != nil { // as when its listener fails to bind
+		t.Fatal(err)
+	}
+
+	c := newGenerator(t, snowflake.Settings{Leases: sts[2], Holder: "otherhost:8080"})
+	if c.WorkerID() == a.WorkerID() {
+		t.Fatalf("holder otherhost:8080 got worker id %d, which host:8080 still holds", a.WorkerID())
+	}
+	if r := readLease(t, sts[0], a.WorkerID()); r.ExpiresMS <= dbNowMs(t, sts[0]) {
+		t.Fatalf("the first holder's lease of worker id %d was ended by the second's release", a.WorkerID())
+	}
+	if err := a.Ready(); err != nil {
+		t.Fatalf("the first holder stopped: %v", err)
+	}
+}
+
+// partitioned is a lease store that can be cut off from renewals, as a
+// holder is by a network partition.
+type partitioned struct {
+	snowflake.LeaseStore
+	cut atomic.Bool
+}
+
+func (p *partitioned) Renew(ctx context.Context, l snowflake.Lease, last int64, ttl time.Duration) (snowflake.Lease, error) {
+	if p.cut.Load() {
+		return snowflake.Lease{}, errors.New("network partition")
+	}
+	return p.LeaseStore.Renew(ctx, l, last, ttl)
+}
+
+func (p *partitioned) Release(context.Context, snowflake.Lease, int64) error { return nil }
+
+// TestLeaseSkewedHolderPartitioned: a holder whose clock runs ahead of the
+// next holder's by more than the safety margin is cut off from the
+// database. It issues until its own deadline; the next holder of its id,
+// after the lease expired, must not repeat any of its ids: the renewals
+// recorded how far ahead the first holder could go.
+func TestLeaseSkewedHolderPartitioned(t *testing.T) {
+	sts := mysqlStores(t, 2)
+	const ttl = 6 * time.Second // margin 1s
+	const skew = 2 * time.Second
+	zero := func() int64 { return 0 }
+	cut := &partitioned{LeaseStore: sts[0]}
+	a := newGenerator(t, snowflake.Settings{Leases: cut, Holder: "ahead", LeaseTTL: ttl, SeqOffset: zero,
+		Now: func() time.Time { return time.Now().Add(skew) }, Tolerance: 3 * time.Second})
+	w := a.WorkerID()
+	eventually(t, 2*ttl, "no heartbeat renewed the lease", func() bool { return a.Stats().LeaseRenewals >= 2 })
+	cut.cut.Store(true)
+	ctx := context.Background()
+	issuedA := map[int64]bool{}
+	for {
+		id, err := a.Next(ctx)
+		if errors.Is(err, snowflake.ErrLeaseLost) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		issuedA[id] = true
+		time.Sleep(200 * time.Microsecond)
+	}
+	eventually(t, 3*ttl, "the partitioned holder's lease did not expire", func() bool {
+		return readLease(t, sts[1], w).ExpiresMS <= dbNowMs(t, sts[1])
+	})
+	reserved := readLease(t, sts[1], w).LastTimestampMS
+	eventually(t, 3*ttl, "the reserved time did not pass", func() bool { return time.Now().UnixMilli() > reserved })
+
+	b := newGenerator(t, snowflake.Settings{Leases: sts[1], Holder: "heir", LeaseTTL: ttl, SeqOffset: zero})
+	if b.WorkerID() != w {
+		t.Fatalf("the heir got worker id %d, want the expired %d", b.WorkerID(), w)
+	}
+	repeats := 0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		id, err := b.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if issuedA[id] {
+			repeats++
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if repeats > 0 {
+		t.Errorf("the heir repeated %d of the %d ids the partitioned holder issued on worker id %d", repeats, len(issuedA), w)
 	}
 }

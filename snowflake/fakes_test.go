@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -169,19 +170,20 @@ func (s *fakeStore) Acquire(_ context.Context, holder string, maxWorkers int64, 
 	if s.workers > 0 {
 		n = min(n, s.workers)
 	}
-	for id := range n {
-		if l := s.leases[id]; l.Holder == holder {
-			l.Expires = now.Add(ttl)
-			s.leases[id] = l
-			return l, nil
+	free := func(l Lease, ok bool) bool { return !ok || l.Holder == "" || !now.Before(l.Expires) }
+	take := func(id int64) (Lease, error) {
+		l := Lease{WorkerID: id, Holder: holder, Instance: fmt.Sprint(s.acquires), LastTimestamp: s.leases[id].LastTimestamp, Expires: now.Add(ttl)}
+		s.leases[id] = l
+		return l, nil
+	}
+	for id := range n { // the holder's own id first, if it is free
+		if l, ok := s.leases[id]; ok && l.Holder == holder && free(l, ok) {
+			return take(id)
 		}
 	}
 	for id := range n {
-		l, ok := s.leases[id]
-		if !ok || l.Holder == "" || !now.Before(l.Expires) {
-			l = Lease{WorkerID: id, Holder: holder, LastTimestamp: l.LastTimestamp, Expires: now.Add(ttl)}
-			s.leases[id] = l
-			return l, nil
+		if l, ok := s.leases[id]; free(l, ok) {
+			return take(id)
 		}
 	}
 	return Lease{}, ErrNoWorkerID
@@ -195,7 +197,7 @@ func (s *fakeStore) Renew(_ context.Context, l Lease, lastTimestamp int64, ttl t
 		return Lease{}, s.failRenew
 	}
 	cur, ok := s.leases[l.WorkerID]
-	if !ok || cur.Holder != l.Holder {
+	if !ok || cur.Holder != l.Holder || cur.Instance != l.Instance {
 		return Lease{}, ErrLeaseLost
 	}
 	cur.LastTimestamp = max(cur.LastTimestamp, lastTimestamp)
@@ -208,9 +210,9 @@ func (s *fakeStore) Release(_ context.Context, l Lease, lastTimestamp int64) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.released = append(s.released, Lease{WorkerID: l.WorkerID, Holder: l.Holder, LastTimestamp: lastTimestamp})
-	if cur := s.leases[l.WorkerID]; cur.Holder == l.Holder {
-		cur.Holder = ""
-		cur.LastTimestamp = max(cur.LastTimestamp, lastTimestamp)
+	if cur := s.leases[l.WorkerID]; cur.Holder == l.Holder && cur.Instance == l.Instance {
+		cur.Expires = s.clock.Now()
+		cur.LastTimestamp = lastTimestamp
 		s.leases[l.WorkerID] = cur
 	}
 	return nil

@@ -67,8 +67,8 @@ func TestLeaseLastTimestamp(t *testing.T) {
 						t.Errorf("New: %q, want it to name %s", err, want)
 					}
 				}
-				if l := store.get(0); l.Holder != "" {
-					t.Errorf("the refused lease is still held by %q", l.Holder)
+				if l := store.get(0); clock.Now().Before(l.Expires) {
+					t.Errorf("the refused lease is still live until %s", l.Expires)
 				}
 				return
 			}
@@ -121,7 +121,7 @@ func TestLeaseRenewalFailure(t *testing.T) {
 	if expires := store.get(0).Expires; !clock.Now().Before(expires) {
 		t.Fatalf("stopped at %s, not before the lease expired at %s", clock.Now(), expires)
 	}
-	if st := g.Stats(); st.LeaseFailures < 2 || st.LeaseRenewals != 0 {
+	if st := g.Stats(); st.LeaseFailures < 2 || st.LeaseRenewals != 1 { // the one at start
 		t.Errorf("Stats() = %+v", st)
 	}
 
@@ -134,12 +134,13 @@ func TestLeaseRenewalFailure(t *testing.T) {
 	checkIncreasing(t, []int64{before, last, after})
 	d, _ := g.Decode(last)
 	store.set(func(s *fakeStore) {
-		if got := s.renewedWith[len(s.renewedWith)-1]; got != d.TimestampMs() {
-			t.Errorf("the renewal recorded %d, want the last id's %d", got, d.TimestampMs())
+		// A renewal records how far ahead the holder may issue.
+		if got := s.renewedWith[len(s.renewedWith)-1]; got <= d.TimestampMs() || got <= clock.Now().UnixMilli() {
+			t.Errorf("the renewal recorded %d, want above the last id's %d and the clock's %d", got, d.TimestampMs(), clock.Now().UnixMilli())
 		}
 	})
-	if st := g.Stats(); st.LeaseRenewals != 1 {
-		t.Errorf("Stats().LeaseRenewals = %d, want 1", st.LeaseRenewals)
+	if st := g.Stats(); st.LeaseRenewals != 2 {
+		t.Errorf("Stats().LeaseRenewals = %d, want 2", st.LeaseRenewals)
 	}
 }
 
@@ -268,8 +269,8 @@ func TestLeaseClose(t *testing.T) {
 		if len(s.released) != 1 || s.released[0] != want[0] {
 			t.Errorf("released %+v, want %+v", s.released, want)
 		}
-		if s.leases[0].Holder != "" {
-			t.Errorf("worker id 0 still held by %q", s.leases[0].Holder)
+		if l := s.leases[0]; clock.Now().Before(l.Expires) || l.LastTimestamp != last.TimestampMs() {
+			t.Errorf("after Close, worker id 0 is %+v: live, or not at the last id's timestamp", l)
 		}
 	})
 	if _, err := g.Next(context.Background()); !errors.Is(err, ErrClosed) {
@@ -284,8 +285,8 @@ func TestLeaseClose(t *testing.T) {
 	// A renewal would have happened here had the heartbeat survived.
 	clock.Add(time.Hour)
 	store.set(func(s *fakeStore) {
-		if len(s.renewedWith) != 1 {
-			t.Errorf("%d renewals, want 1", len(s.renewedWith))
+		if len(s.renewedWith) != 2 { // the one at start and one heartbeat
+			t.Errorf("%d renewals, want 2", len(s.renewedWith))
 		}
 	})
 }

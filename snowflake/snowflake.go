@@ -36,14 +36,17 @@
 //
 // The worker id is either fixed (Settings.WorkerID) or leased from a
 // LeaseStore. A leaseholder issues only timestamps strictly above the
-// lease's LastTimestamp, renews the lease from a heartbeat goroutine every
-// third of its TTL (recording the last timestamp issued), and stops issuing
-// once LeaseTTL minus a safety margin (a sixth of the TTL) has passed on the
-// local monotonic clock since the start of its last successful renewal: so it
-// stops before the store can give the id to someone else. It resumes after a
-// successful renewal; when the store says the lease is someone else's, it
-// acquires a worker id again. Close stops the heartbeat and releases the
-// lease, recording the last timestamp issued.
+// lease's LastTimestamp. It renews the lease at once and then from a
+// heartbeat goroutine every third of its TTL; each renewal records, as the
+// lease's LastTimestamp, the renewal's start plus LeaseTTL less a safety
+// margin (a sixth of the TTL), and the holder issues no timestamp beyond
+// what it recorded. It also stops issuing once LeaseTTL less the margin has
+// passed on the local monotonic clock since the start of its last successful
+// renewal: so it stops before the store can give the id to someone else,
+// and the next holder starts above every id it issued, whatever the two
+// clocks say. It resumes after a successful renewal; when the store says the
+// lease is someone else's, it acquires a worker id again. Close stops the
+// heartbeat and releases the lease, recording the last timestamp issued.
 package snowflake
 
 import (
@@ -154,6 +157,7 @@ type Generator struct {
 	workerID  int64     //
 	lease     Lease     // the lease held (with Leases)
 	renewedAt time.Time // start of the last successful Acquire or Renew
+	boundMs   int64     // ms since the epoch: no id above it; recorded in the store by the last Renew
 	lost      bool      // the store said the lease is someone else's
 	leaseErr  error     // the last renewal's error; nil after a success
 	closed    bool
@@ -250,6 +254,13 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	}
 	g.lastMs = l.LastTimestamp - g.epochMs // reported back as is until an id is issued
 	g.adoptLocked(l, start)                // g is not shared yet
+	if ok, _ := g.extend(ctx); !ok {
+		err := fmt.Errorf("snowflake: record the first renewal of worker id %d: %w", l.WorkerID, g.leaseErr)
+		if rerr := g.leases.Release(ctx, g.lease, g.epochMs+g.lastMs); rerr != nil && !errors.Is(rerr, ErrLeaseLost) {
+			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
+		}
+		return nil, err
+	}
 
 	hb, stop := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = stop
@@ -351,15 +362,29 @@ func (g *Generator) usableLocked(now time.Time) error {
 	case g.lost:
 		return fmt.Errorf("%w: worker id %d: %v", ErrLeaseLost, g.workerID, g.leaseErr)
 	}
-	if age, limit := now.Sub(g.renewedAt), g.ttl-g.margin; age >= limit {
-		why := "no renewal has completed"
-		if g.leaseErr != nil {
-			why = "last error: " + g.leaseErr.Error()
-		}
-		return fmt.Errorf("%w: worker id %d not renewed for %v (limit %v); %s",
-			ErrLeaseLost, g.workerID, age, limit, why)
+	age, limit := now.Sub(g.renewedAt), g.ttl-g.margin
+	if age < limit && now.UnixMilli()-g.epochMs <= g.boundMs {
+		return nil
 	}
-	return nil
+	why := "no renewal has completed"
+	if g.leaseErr != nil {
+		why = "last error: " + g.leaseErr.Error()
+	}
+	if age < limit {
+		return fmt.Errorf("%w: worker id %d: the clock reads %s, past %s, the last timestamp recorded as reserved; %s",
+			ErrLeaseLost, g.workerID, now.UTC().Format(time.RFC3339Nano), fmtMs(g.epochMs+g.boundMs), why)
+	}
+	return fmt.Errorf("%w: worker id %d not renewed for %v (limit %v); %s",
+		ErrLeaseLost, g.workerID, age, limit, why)
+}
+
+// reserveLocked is the last timestamp (Unix ms) to record in a renewal that
+// starts at start: the TTL less the margin ahead, as far as the holder may
+// issue without another renewal. Recording it before issuing up to it means
+// a later holder of the id starts above every id this one issued, whatever
+// the two machines' clocks say.
+func (g *Generator) reserveLocked(start time.Time) int64 {
+	return max(start.Add(g.ttl-g.margin).UnixMilli(), g.epochMs+g.lastMs)
 }
 
 // Ready returns nil when an id can be issued now without an error: the
@@ -485,16 +510,29 @@ func (g *Generator) heartbeat(ctx context.Context) {
 // reports whether that worked.
 func (g *Generator) renew(ctx context.Context) bool {
 	g.mu.Lock()
-	l, lost, last := g.lease, g.lost, g.epochMs+g.lastMs
+	lost := g.lost
 	g.mu.Unlock()
-	if lost {
-		return g.reacquire(ctx)
+	if !lost {
+		ok, nowLost := g.extend(ctx)
+		if !nowLost {
+			return ok
+		}
 	}
+	return g.reacquire(ctx)
+}
+
+// extend renews the lease held, recording the bound of this holder's next
+// timestamps, and reports whether that worked and whether the store said
+// the lease is someone else's.
+func (g *Generator) extend(ctx context.Context) (ok, lost bool) {
+	start := g.now()
+	g.mu.Lock()
+	l, reserve := g.lease, g.reserveLocked(start)
+	g.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(ctx, g.every)
 	defer cancel()
-	start := g.now()
-	nl, err := g.leases.Renew(ctx, l, last, g.ttl)
+	nl, err := g.leases.Renew(ctx, l, reserve, g.ttl)
 	if err == nil && nl.WorkerID != l.WorkerID {
 		err = fmt.Errorf("the lease store renewed worker id %d as %d", l.WorkerID, nl.WorkerID)
 	}
@@ -505,19 +543,16 @@ func (g *Generator) renew(ctx context.Context) bool {
 		g.leaseErr = fmt.Errorf("renew: %w", err)
 		g.lost = lost
 		g.mu.Unlock()
-		if lost {
-			return g.reacquire(ctx)
-		}
-		return false
+		return false, lost
 	}
 	g.renewals.Add(1)
 	g.mu.Lock()
 	g.lease = nl
 	g.renewedAt = start
+	g.boundMs = max(g.boundMs, reserve-g.epochMs)
 	g.leaseErr = nil
-	g.raiseFloorLocked(nl.LastTimestamp)
 	g.mu.Unlock()
-	return true
+	return true, false
 }
 
 // reacquire asks the store for a worker id again after the lease was lost.
@@ -530,15 +565,19 @@ func (g *Generator) reacquire(ctx context.Context) bool {
 		err = fmt.Errorf("the lease store gave worker id %d, outside 0..%d", l.WorkerID, MaxWorkerID)
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if err != nil {
 		g.leaseFailures.Add(1)
 		g.leaseErr = fmt.Errorf("acquire again: %w", err)
+		g.mu.Unlock()
 		return false
 	}
 	g.renewals.Add(1)
 	g.adoptLocked(l, start)
-	return true
+	g.mu.Unlock()
+	// Nothing is issued on the new id until a renewal records how far
+	// ahead this holder may go; if this one fails, the next heartbeat's does.
+	ok, _ := g.extend(ctx)
+	return ok
 }
 
 // adoptLocked takes l, acquired at start, as the lease in use.
@@ -549,6 +588,7 @@ func (g *Generator) adoptLocked(l Lease, start time.Time) {
 	g.lost = false
 	g.leaseErr = nil
 	g.raiseFloorLocked(l.LastTimestamp)
+	g.boundMs = g.lastMs // nothing to issue until a renewal records a bound
 	// The worker id may have changed: the next id goes to a later
 	// millisecond, so that ids keep increasing.
 	g.next = usedUp

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ const (
 type leaseRow struct {
 	WorkerID      int64  `db:"worker_id"`
 	Holder        string `db:"holder"`
+	Instance      string `db:"instance"`
 	ExpiresMS     int64  `db:"expires_ms"`
 	LastTimestamp int64  `db:"last_timestamp_ms"`
 }
@@ -37,22 +39,23 @@ func (r leaseRow) lease() snowflake.Lease {
 	return snowflake.Lease{
 		WorkerID:      r.WorkerID,
 		Holder:        r.Holder,
+		Instance:      r.Instance,
 		LastTimestamp: r.LastTimestamp,
 		Expires:       time.UnixMilli(r.ExpiresMS).UTC(),
 	}
 }
 
 // Acquire leases a worker id in [0, maxWorkers) to holder for ttl, judged
-// by the database clock. A holder that has a row (live or expired, and not
-// taken since) gets its id back, renewed. Otherwise it takes an expired id,
-// the longest expired first, or else the lowest id never used. Every take
-// is one conditional statement (an UPDATE that matches only an expired row,
-// or an INSERT that a primary-key conflict refuses), so two holders never
-// get the same live id, however many call at once and from however many
-// processes. When every id is held by a live lease it returns an error
-// wrapping snowflake.ErrNoWorkerID.
-//
-// holder names one process: two processes must not share a holder name.
+// by the database clock, under a new random instance token. It takes an
+// expired id, the holder's own first (a holder restarting after a release
+// or an expiry gets its id back), then the longest expired, or else the
+// lowest id never used. A live lease is never taken, not even one under the
+// same holder name: that may be another process sharing the name. Every
+// take is one conditional statement (an UPDATE that matches only an
+// expired row, or an INSERT that a primary-key conflict refuses), so two
+// acquisitions never get the same live id, however many call at once and
+// from however many processes. When every id is held by a live lease it
+// returns an error wrapping snowflake.ErrNoWorkerID.
 func (s *Store) Acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
 	l, err := s.acquire(ctx, holder, maxWorkers, ttl)
 	if err != nil {
@@ -72,6 +75,7 @@ func (s *Store) acquire(ctx context.Context, holder string, maxWorkers int64, tt
 	if err != nil {
 		return snowflake.Lease{}, err
 	}
+	instance := rand.Text()
 	for range acquireRounds {
 		now, err := s.now(ctx, s.db)
 		if err != nil {
@@ -83,24 +87,12 @@ func (s *Store) acquire(ctx context.Context, holder string, maxWorkers int64, tt
 		}
 		expires := now + ttlMS
 
-		// The holder's own id first.
-		if i := slices.IndexFunc(rows, func(r leaseRow) bool { return r.Holder == holder }); i >= 0 {
-			l, ok, err := s.renew(ctx, rows[i].WorkerID, holder, 0, expires)
-			if err != nil {
-				return snowflake.Lease{}, err
-			}
-			if ok {
-				return l, nil
-			}
-			continue // taken by another holder since the read: start over
-		}
-
-		cands := candidates(rows, maxWorkers, now)
+		cands := candidates(rows, holder, maxWorkers, now)
 		if len(cands) == 0 {
 			return snowflake.Lease{}, fmt.Errorf("all %d worker ids are held by live leases: %w", maxWorkers, snowflake.ErrNoWorkerID)
 		}
 		for _, c := range cands {
-			l, ok, err := s.take(ctx, c, holder, now, expires)
+			l, ok, err := s.take(ctx, c, holder, instance, now, expires)
 			if err != nil {
 				return snowflake.Lease{}, err
 			}
@@ -120,9 +112,10 @@ type candidate struct {
 	expired  bool
 }
 
-// candidates lists the ids that holder may try to take, expired ones first
-// (longest expired first), then the never used ones in increasing order.
-func candidates(rows []leaseRow, maxWorkers, now int64) []candidate {
+// candidates lists the ids that holder may try to take: expired ones first
+// (holder's own, then the longest expired), then the never used ones in
+// increasing order.
+func candidates(rows []leaseRow, holder string, maxWorkers, now int64) []candidate {
 	var expired []leaseRow
 	used := make(map[int64]bool, len(rows))
 	for _, r := range rows {
@@ -132,7 +125,11 @@ func candidates(rows []leaseRow, maxWorkers, now int64) []candidate {
 		}
 	}
 	slices.SortStableFunc(expired, func(a, b leaseRow) int {
-		switch {
+		switch own := holder; {
+		case a.Holder == own && b.Holder != own:
+			return -1
+		case a.Holder != own && b.Holder == own:
+			return 1
 		case a.ExpiresMS < b.ExpiresMS:
 			return -1
 		case a.ExpiresMS > b.ExpiresMS:
@@ -154,9 +151,9 @@ func candidates(rows []leaseRow, maxWorkers, now int64) []candidate {
 
 // take tries to lease one candidate id; ok is false when another holder
 // got it first.
-func (s *Store) take(ctx context.Context, c candidate, holder string, now, expires int64) (snowflake.Lease, bool, error) {
+func (s *Store) take(ctx context.Context, c candidate, holder, instance string, now, expires int64) (snowflake.Lease, bool, error) {
 	if c.expired {
-		res, err := s.db.ExecContext(ctx, takeExpiredLease, holder, expires, c.workerID, now)
+		res, err := s.db.ExecContext(ctx, takeExpiredLease, holder, instance, expires, c.workerID, now)
 		if err != nil {
 			if isContention(err) {
 				return snowflake.Lease{}, false, nil
@@ -168,7 +165,7 @@ func (s *Store) take(ctx context.Context, c candidate, holder string, now, expir
 			return snowflake.Lease{}, false, err
 		}
 	} else {
-		if _, err := s.db.ExecContext(ctx, insertLease, c.workerID, holder, expires); err != nil {
+		if _, err := s.db.ExecContext(ctx, insertLease, c.workerID, holder, instance, expires); err != nil {
 			if isDuplicateKey(err) || isContention(err) {
 				return snowflake.Lease{}, false, nil
 			}
@@ -176,7 +173,7 @@ func (s *Store) take(ctx context.Context, c candidate, holder string, now, expir
 		}
 	}
 	// The row is ours until it expires; read what the last holder left.
-	l, err := s.readLease(ctx, c.workerID, holder)
+	l, err := s.readLease(ctx, c.workerID, holder, instance)
 	if errors.Is(err, snowflake.ErrLeaseLost) {
 		return snowflake.Lease{}, false, nil
 	}
@@ -185,7 +182,7 @@ func (s *Store) take(ctx context.Context, c candidate, holder string, now, expir
 
 // Renew extends l by ttl from the database's now and records lastTimestamp
 // unless a larger one is stored. The lease may have expired, as long as no
-// other holder took the id; otherwise the error wraps
+// other acquisition took the id; otherwise the error wraps
 // snowflake.ErrLeaseLost. The returned LastTimestamp is the stored one.
 func (s *Store) Renew(ctx context.Context, l snowflake.Lease, lastTimestamp int64, ttl time.Duration) (snowflake.Lease, error) {
 	nl, err := s.renewFor(ctx, l, lastTimestamp, ttl)
@@ -204,7 +201,7 @@ func (s *Store) renewFor(ctx context.Context, l snowflake.Lease, lastTimestamp i
 	if err != nil {
 		return snowflake.Lease{}, err
 	}
-	nl, ok, err := s.renew(ctx, l.WorkerID, l.Holder, lastTimestamp, now+ttlMS)
+	nl, ok, err := s.renew(ctx, l, lastTimestamp, now+ttlMS)
 	if err != nil {
 		return snowflake.Lease{}, err
 	}
@@ -214,16 +211,20 @@ func (s *Store) renewFor(ctx context.Context, l snowflake.Lease, lastTimestamp i
 	return nl, nil
 }
 
-// Release records lastTimestamp (unless a larger one is stored) and
-// expires the lease at once, so that the id is free for another holder.
-// It returns an error wrapping snowflake.ErrLeaseLost when the id is no
-// longer l.Holder's.
+// Release records lastTimestamp as the last one used, even below the bound
+// that renewals recorded, and expires the lease at once, so that the id is
+// free for another holder. It returns an error wrapping
+// snowflake.ErrLeaseLost when the id is no longer l's.
 func (s *Store) Release(ctx context.Context, l snowflake.Lease, lastTimestamp int64) error {
 	now, err := s.now(ctx, s.db)
 	if err == nil {
-		var ok bool
-		_, ok, err = s.renew(ctx, l.WorkerID, l.Holder, lastTimestamp, now)
-		if err == nil && !ok {
+		var res sql.Result
+		res, err = s.db.ExecContext(ctx, releaseLease, now, lastTimestamp, l.WorkerID, l.Holder, l.Instance)
+		var n int64
+		if err == nil {
+			n, err = rowsAffected(res)
+		}
+		if err == nil && n == 0 {
 			err = snowflake.ErrLeaseLost
 		}
 	}
@@ -233,28 +234,29 @@ func (s *Store) Release(ctx context.Context, l snowflake.Lease, lastTimestamp in
 	return nil
 }
 
-// renew sets the expiry of holder's row and raises its last timestamp to
-// at least last; ok is false when the row is no longer holder's.
-func (s *Store) renew(ctx context.Context, workerID int64, holder string, last, expires int64) (snowflake.Lease, bool, error) {
-	res, err := s.db.ExecContext(ctx, renewLease, expires, last, last, workerID, holder)
+// renew sets the expiry of l's row and raises its last timestamp to at
+// least last; ok is false when the row is no longer l's.
+func (s *Store) renew(ctx context.Context, l snowflake.Lease, last, expires int64) (snowflake.Lease, bool, error) {
+	res, err := s.db.ExecContext(ctx, renewLease, expires, last, last, l.WorkerID, l.Holder, l.Instance)
 	if err != nil {
-		return snowflake.Lease{}, false, fmt.Errorf("update worker id %d: %w", workerID, err)
+		return snowflake.Lease{}, false, fmt.Errorf("update worker id %d: %w", l.WorkerID, err)
 	}
 	n, err := rowsAffected(res)
 	if err != nil || n == 0 {
 		return snowflake.Lease{}, false, err
 	}
-	l, err := s.readLease(ctx, workerID, holder)
+	l, err = s.readLease(ctx, l.WorkerID, l.Holder, l.Instance)
 	if errors.Is(err, snowflake.ErrLeaseLost) {
 		return snowflake.Lease{}, false, nil
 	}
 	return l, err == nil, err
 }
 
-// readLease reads holder's row of workerID, or snowflake.ErrLeaseLost.
-func (s *Store) readLease(ctx context.Context, workerID int64, holder string) (snowflake.Lease, error) {
+// readLease reads the row of workerID if holder's acquisition instance has
+// it, or returns snowflake.ErrLeaseLost.
+func (s *Store) readLease(ctx context.Context, workerID int64, holder, instance string) (snowflake.Lease, error) {
 	var r leaseRow
-	if err := sqlx.GetContext(ctx, s.db, &r, selectLease, workerID, holder); err != nil {
+	if err := sqlx.GetContext(ctx, s.db, &r, selectLease, workerID, holder, instance); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return snowflake.Lease{}, snowflake.ErrLeaseLost
 		}

@@ -49,28 +49,36 @@ const (
 	sqliteNowMillis = `SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)`
 
 	// selectLeases reads the rows of the ids in range. Args: maxWorkers.
-	selectLeases = `SELECT worker_id, holder, expires_ms, last_timestamp_ms
+	selectLeases = `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms
 FROM leaf_worker_lease WHERE worker_id < ? ORDER BY worker_id`
 
-	// selectLease reads one id if holder has it. Args: worker_id, holder.
-	selectLease = `SELECT worker_id, holder, expires_ms, last_timestamp_ms
-FROM leaf_worker_lease WHERE worker_id = ? AND holder = ?`
+	// selectLease reads one id if this acquisition has it.
+	// Args: worker_id, holder, instance.
+	selectLease = `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms
+FROM leaf_worker_lease WHERE worker_id = ? AND holder = ? AND instance = ?`
 
 	// insertLease takes an id never used before; a primary-key conflict
-	// means another holder was first. Args: worker_id, holder, expires_ms.
-	insertLease = `INSERT INTO leaf_worker_lease (worker_id, holder, expires_ms, last_timestamp_ms)
-VALUES (?, ?, ?, 0)`
+	// means another holder was first.
+	// Args: worker_id, holder, instance, expires_ms.
+	insertLease = `INSERT INTO leaf_worker_lease (worker_id, holder, instance, expires_ms, last_timestamp_ms)
+VALUES (?, ?, ?, ?, 0)`
 
 	// takeExpiredLease takes an id whose lease has run out; it changes
 	// nothing when another holder took or renewed it meanwhile.
-	// Args: holder, expires_ms, worker_id, now.
-	takeExpiredLease = `UPDATE leaf_worker_lease SET holder = ?, expires_ms = ?
+	// Args: holder, instance, expires_ms, worker_id, now.
+	takeExpiredLease = `UPDATE leaf_worker_lease SET holder = ?, instance = ?, expires_ms = ?
 WHERE worker_id = ? AND expires_ms <= ?`
 
-	// renewLease extends holder's lease, live or expired, and records the
-	// larger of the stored and the given last timestamp.
-	// Args: expires_ms, last, last, worker_id, holder.
+	// renewLease extends an acquisition's lease, live or expired, and
+	// records the larger of the stored and the given last timestamp.
+	// Args: expires_ms, last, last, worker_id, holder, instance.
 	renewLease = `UPDATE leaf_worker_lease SET expires_ms = ?,
   last_timestamp_ms = CASE WHEN last_timestamp_ms < ? THEN ? ELSE last_timestamp_ms END
-WHERE worker_id = ? AND holder = ?`
+WHERE worker_id = ? AND holder = ? AND instance = ?`
+
+	// releaseLease ends an acquisition's lease now and records the last
+	// timestamp it used, which may be below the bound its renewals
+	// recorded. Args: expires_ms, last, worker_id, holder, instance.
+	releaseLease = `UPDATE leaf_worker_lease SET expires_ms = ?, last_timestamp_ms = ?
+WHERE worker_id = ? AND holder = ? AND instance = ?`
 )

@@ -453,19 +453,40 @@ func TestLeases(t *testing.T) {
 			}
 		})
 
-		t.Run("same holder gets the same id", func(t *testing.T) {
+		t.Run("same holder gets its id back once released or expired, never while live", func(t *testing.T) {
 			s := b.store(t)
 			acquire(t, s, "other", 8)
 			l := acquire(t, s, "h1", 8)
 			if _, err := s.Renew(ctx, l, 1234, ttl); err != nil {
 				t.Fatal(err)
 			}
-			again := acquire(t, s, "h1", 8)
-			if again.WorkerID != l.WorkerID || again.LastTimestamp != 1234 {
-				t.Fatalf("reacquired %+v, want id %d with last 1234", again, l.WorkerID)
+			// A second process under the same name gets another id, and
+			// cannot renew or release the first one's.
+			twin := acquire(t, s, "h1", 8)
+			if twin.WorkerID == l.WorkerID || twin.Instance == l.Instance {
+				t.Fatalf("second acquisition as h1 got %+v while %+v is live", twin, l)
 			}
-			// Even after its lease expired, if nobody took the id.
-			storetest.ExpireLease(t, s, l.WorkerID)
+			posing := l
+			posing.Instance = twin.Instance
+			if _, err := s.Renew(ctx, posing, 0, ttl); !errors.Is(err, snowflake.ErrLeaseLost) {
+				t.Fatalf("Renew of another acquisition's lease = %v, want ErrLeaseLost", err)
+			}
+			if err := s.Release(ctx, posing, 0); !errors.Is(err, snowflake.ErrLeaseLost) {
+				t.Fatalf("Release of another acquisition's lease = %v, want ErrLeaseLost", err)
+			}
+			if _, err := s.Renew(ctx, l, 0, ttl); err != nil {
+				t.Fatalf("the first acquisition lost its lease: %v", err)
+			}
+			// Released: the holder's own id comes back first.
+			if err := s.Release(ctx, l, 1234); err != nil {
+				t.Fatal(err)
+			}
+			again := acquire(t, s, "h1", 8)
+			if again.WorkerID != l.WorkerID || again.LastTimestamp != 1234 || again.Instance == l.Instance {
+				t.Fatalf("reacquired %+v, want id %d with last 1234 under a new instance", again, l.WorkerID)
+			}
+			// Expired without a release, likewise.
+			storetest.ExpireLease(t, s, again.WorkerID)
 			again = acquire(t, s, "h1", 8)
 			if again.WorkerID != l.WorkerID || again.LastTimestamp != 1234 || !again.Expires.After(time.Now()) {
 				t.Fatalf("reacquired after expiry %+v, want id %d, live, last 1234", again, l.WorkerID)
@@ -546,7 +567,7 @@ func TestLeases(t *testing.T) {
 			}
 		})
 
-		t.Run("release frees at once and keeps the timestamp", func(t *testing.T) {
+		t.Run("release frees at once and records the last timestamp used", func(t *testing.T) {
 			s := b.store(t)
 			l := acquire(t, s, "h1", 1)
 			if _, err := s.Acquire(ctx, "h2", 1, ttl); !errors.Is(err, snowflake.ErrNoWorkerID) {
@@ -559,11 +580,16 @@ func TestLeases(t *testing.T) {
 			if l2.WorkerID != l.WorkerID || l2.LastTimestamp != 2000 {
 				t.Fatalf("after release got %+v, want id %d with last 2000", l2, l.WorkerID)
 			}
-			if err := s.Release(ctx, l2, 1000); err != nil {
+			// A renewal records a bound ahead; the release, the exact
+			// last timestamp used, which may be lower.
+			if _, err := s.Renew(ctx, l2, 5000, ttl); err != nil {
 				t.Fatal(err)
 			}
-			if l3 := acquire(t, s, "h3", 1); l3.LastTimestamp != 2000 {
-				t.Fatalf("release lowered the timestamp: %+v", l3)
+			if err := s.Release(ctx, l2, 3000); err != nil {
+				t.Fatal(err)
+			}
+			if l3 := acquire(t, s, "h3", 1); l3.LastTimestamp != 3000 {
+				t.Fatalf("after a release at 3000 got %+v", l3)
 			}
 		})
 
