@@ -3,7 +3,9 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -50,9 +52,18 @@ func allDigits(s string) bool {
 	return true
 }
 
-// pathTag reads and validates the :tag parameter.
+// pathTag reads, unescapes and validates the :tag parameter: clients that
+// escape every character outside A-Z a-z 0-9 (":" as %3A, say) reach the
+// same tag.
 func pathTag(c echo.Context) (string, error) {
 	tag := c.Param("tag")
+	if strings.Contains(tag, "%") {
+		unescaped, err := url.PathUnescape(tag)
+		if err != nil {
+			return "", fmt.Errorf("%w: %q is not a valid escaped path segment", segment.ErrInvalidTag, tag)
+		}
+		tag = unescaped
+	}
 	if err := segment.ValidateTag(tag); err != nil {
 		return "", err
 	}

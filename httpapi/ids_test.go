@@ -24,6 +24,8 @@ func TestIDRoutes(t *testing.T) {
 	}{
 		{"segment get", "/api/segment/get/orders", "text/plain", "1"},
 		{"segment get, all tag characters", "/api/segment/get/users", "text/plain", "1"},
+		{"segment get, escaped tag", "/api/segment/get/%6Frders", "text/plain", "1"},
+		{"segment batch, escaped tag", "/api/segment/batch/ord%65rs?count=2", "application/json", `{"tag":"orders","ids":["1","2"]}`},
 		{"segment batch", "/api/segment/batch/orders?count=3", "application/json", `{"tag":"orders","ids":["1","2","3"]}`},
 		{"segment batch of max", "/api/segment/batch/orders?count=10000", "application/json", ""},
 		{"snowflake get", "/api/snowflake/get", "text/plain", fmt.Sprint(snowID)},
