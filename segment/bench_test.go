@@ -85,8 +85,8 @@ func BenchmarkNextParallel(b *testing.B) {
 }
 
 // BenchmarkNextTags is Next among 1,000 tags, for tags of several lengths:
-// the lookup compares the first and last eight bytes as words, and longer
-// tags byte by byte in between.
+// the lookup compares the first and last eight bytes as words, and the
+// bytes of longer tags in between eight at a time.
 func BenchmarkNextTags(b *testing.B) {
 	probes := []string{"orders", "leaf-segment-test", "payments-settlement-ledger-entries-eu-west"}
 	tags := slices.Clone(probes)

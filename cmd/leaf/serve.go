@@ -134,9 +134,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		Handler:           httpapi.New(api),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
-
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
