@@ -83,7 +83,7 @@ const leafDDL = "CREATE TABLE `leaf_alloc` (" +
 func TestContinuesAnExistingLeafDatabase(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.MySQL(t)
-	st, err := store.OpenMySQL(ctx, dsn)
+	st, err := store.OpenMySQL(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ type memStore struct {
 	began chan string      // when set, receives the tag as each Allocate begins
 	after func(tag string) // called after each successful Allocate
 	fold  bool             // compare tags without case, as MySQL's collations do
+
+	failAbove error // when set, AllocateAbove fails with it
 }
 
 func newMemStore(rows ...segment.Tag) *memStore {
@@ -36,6 +38,20 @@ func newMemStore(rows ...segment.Tag) *memStore {
 }
 
 func (s *memStore) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
+	return s.allocate(ctx, tag, step, math.MinInt64)
+}
+
+func (s *memStore) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	s.mu.Lock()
+	fail := s.failAbove
+	s.mu.Unlock()
+	if fail != nil {
+		return segment.Allocation{}, fail
+	}
+	return s.allocate(ctx, tag, step, floor)
+}
+
+func (s *memStore) allocate(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
 	s.mu.Lock()
 	s.calls++
 	s.steps = append(s.steps, step)
@@ -66,10 +82,10 @@ func (s *memStore) Allocate(ctx context.Context, tag string, step int64) (segmen
 	if step <= 0 {
 		step = r.Step
 	}
-	if r.MaxID > math.MaxInt64-step {
+	if max(r.MaxID, floor) > math.MaxInt64-step {
 		return segment.Allocation{}, segment.ErrOverflow
 	}
-	r.MaxID += step
+	r.MaxID = max(r.MaxID, floor) + step
 	if s.after != nil {
 		s.after(tag)
 	}

@@ -25,6 +25,9 @@ var (
 	// ErrUnavailable: no id can be issued now (store unreachable and the
 	// buffer empty); retrying later may succeed.
 	ErrUnavailable = errors.New("segment unavailable")
+	// ErrStoreUnavailable: the store did not answer (unreachable, timed
+	// out, no node that may take writes); retrying later may succeed.
+	ErrStoreUnavailable = errors.New("store unavailable")
 	// ErrClosed: the allocator was closed.
 	ErrClosed = errors.New("allocator closed")
 )
@@ -74,6 +77,9 @@ type Store interface {
 	// ErrUnknownTag when the row is missing and ErrOverflow when max_id
 	// would pass the int64 maximum (the row is then left unchanged).
 	Allocate(ctx context.Context, tag string, step int64) (Allocation, error)
+	// AllocateAbove is Allocate after raising max_id to at least floor,
+	// atomically, so that the range starts at floor or above.
+	AllocateAbove(ctx context.Context, tag string, step, floor int64) (Allocation, error)
 	// Tag returns one row, or ErrUnknownTag.
 	Tag(ctx context.Context, tag string) (Tag, error)
 	// Tags returns every row, ordered by name.

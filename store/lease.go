@@ -77,13 +77,23 @@ func (s *Store) acquire(ctx context.Context, holder string, maxWorkers int64, tt
 	}
 	instance := rand.Text()
 	for range acquireRounds {
-		now, err := s.now(ctx, s.db)
+		var (
+			now  int64
+			rows []leaseRow
+		)
+		err := s.call(ctx, true, func(ctx context.Context) error {
+			var err error
+			if now, err = s.now(ctx, s.db); err != nil {
+				return err
+			}
+			rows = rows[:0]
+			if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, maxWorkers); err != nil {
+				return fmt.Errorf("read leases: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
 			return snowflake.Lease{}, err
-		}
-		var rows []leaseRow
-		if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, maxWorkers); err != nil {
-			return snowflake.Lease{}, fmt.Errorf("read leases: %w", err)
 		}
 		expires := now + ttlMS
 
@@ -150,65 +160,111 @@ func candidates(rows []leaseRow, holder string, maxWorkers, now int64) []candida
 }
 
 // take tries to lease one candidate id; ok is false when another holder
-// got it first.
+// got it first. Whether it got the id, and the last timestamp the id's
+// earlier holders recorded, are the answer of the one statement that took
+// it: never a later read, which a multi-primary cluster may answer from a
+// transaction it rolled back. A take whose answer was lost with its
+// connection is retried and then finds the id taken: the id stays unused
+// until its lease expires, and no two acquisitions ever hold it.
 func (s *Store) take(ctx context.Context, c candidate, holder, instance string, now, expires int64) (snowflake.Lease, bool, error) {
-	if c.expired {
-		res, err := s.db.ExecContext(ctx, takeExpiredLease, holder, instance, expires, c.workerID, now)
-		if err != nil {
-			if isContention(err) {
-				return snowflake.Lease{}, false, nil
-			}
-			return snowflake.Lease{}, false, fmt.Errorf("take expired worker id %d: %w", c.workerID, err)
+	var (
+		last int64
+		ok   bool
+	)
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		var err error
+		if c.expired {
+			last, ok, err = s.updateReturning(ctx, s.sql.takeExpiredLease, holder, instance, expires, c.workerID, now)
+			return err
 		}
-		n, err := rowsAffected(res)
-		if err != nil || n == 0 {
-			return snowflake.Lease{}, false, err
+		_, err = s.db.ExecContext(ctx, insertLease, c.workerID, holder, instance, expires)
+		switch {
+		case err == nil:
+			last, ok = 0, true
+		case isDuplicateKey(err):
+			ok, err = false, nil
 		}
-	} else {
-		if _, err := s.db.ExecContext(ctx, insertLease, c.workerID, holder, instance, expires); err != nil {
-			if isDuplicateKey(err) || isContention(err) {
-				return snowflake.Lease{}, false, nil
-			}
-			return snowflake.Lease{}, false, fmt.Errorf("take worker id %d: %w", c.workerID, err)
-		}
+		return err
+	})
+	if err != nil {
+		return snowflake.Lease{}, false, fmt.Errorf("take worker id %d: %w", c.workerID, err)
 	}
-	// The row is ours until it expires; read what the last holder left.
-	l, err := s.readLease(ctx, c.workerID, holder, instance)
-	if errors.Is(err, snowflake.ErrLeaseLost) {
+	if !ok {
 		return snowflake.Lease{}, false, nil
 	}
-	return l, err == nil, err
+	return snowflake.Lease{
+		WorkerID:      c.workerID,
+		Holder:        holder,
+		Instance:      instance,
+		LastTimestamp: last,
+		Expires:       time.UnixMilli(expires).UTC(),
+	}, true, nil
 }
 
 // Renew extends l by ttl from the database's now and records lastTimestamp
 // unless a larger one is stored. The lease may have expired, as long as no
-// other acquisition took the id; otherwise the error wraps
-// snowflake.ErrLeaseLost. The returned LastTimestamp is the stored one.
+// other acquisition took the id. The error wraps snowflake.ErrLeaseLost when
+// the id is no longer l's, and also snowflake.ErrLeaseRegressed when the
+// row is l's but records a last timestamp below l.LastTimestamp, the one
+// the last renewal stored: the database went back in time. The returned
+// LastTimestamp is the one stored by this renewal's own statement.
 func (s *Store) Renew(ctx context.Context, l snowflake.Lease, lastTimestamp int64, ttl time.Duration) (snowflake.Lease, error) {
-	nl, err := s.renewFor(ctx, l, lastTimestamp, ttl)
+	nl, err := s.renew(ctx, l, lastTimestamp, ttl)
 	if err != nil {
 		return snowflake.Lease{}, fmt.Errorf("renew worker id %d for %q: %w", l.WorkerID, l.Holder, err)
 	}
 	return nl, nil
 }
 
-func (s *Store) renewFor(ctx context.Context, l snowflake.Lease, lastTimestamp int64, ttl time.Duration) (snowflake.Lease, error) {
+func (s *Store) renew(ctx context.Context, l snowflake.Lease, last int64, ttl time.Duration) (snowflake.Lease, error) {
 	ttlMS, err := ttlMillis(ttl)
 	if err != nil {
 		return snowflake.Lease{}, err
 	}
-	now, err := s.now(ctx, s.db)
+	var (
+		stored, expires int64
+		ok              bool
+	)
+	// Safe to retry: a second run extends the same row again.
+	err = s.call(ctx, true, func(ctx context.Context) error {
+		now, err := s.now(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		expires = now + ttlMS
+		stored, ok, err = s.updateReturning(ctx, s.sql.renewLease,
+			expires, last, last, l.WorkerID, l.Holder, l.Instance, l.LastTimestamp)
+		return err
+	})
 	if err != nil {
-		return snowflake.Lease{}, err
-	}
-	nl, ok, err := s.renew(ctx, l, lastTimestamp, now+ttlMS)
-	if err != nil {
-		return snowflake.Lease{}, err
+		return snowflake.Lease{}, fmt.Errorf("update worker id %d: %w", l.WorkerID, err)
 	}
 	if !ok {
-		return snowflake.Lease{}, snowflake.ErrLeaseLost
+		return snowflake.Lease{}, s.whyNotRenewed(ctx, l)
 	}
-	return nl, nil
+	l.LastTimestamp, l.Expires = stored, time.UnixMilli(expires).UTC()
+	return l, nil
+}
+
+// whyNotRenewed explains a renewal that matched no row: the lease was lost,
+// or the row went back in time. Either way the holder stops issuing.
+func (s *Store) whyNotRenewed(ctx context.Context, l snowflake.Lease) error {
+	var r leaseRow
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		return sqlx.GetContext(ctx, s.db, &r, selectLease, l.WorkerID)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: %w: the row of worker id %d is gone", snowflake.ErrLeaseLost, snowflake.ErrLeaseRegressed, l.WorkerID)
+	case err != nil:
+		return fmt.Errorf("%w: %w", snowflake.ErrLeaseLost, err)
+	case r.Holder != l.Holder || r.Instance != l.Instance:
+		return fmt.Errorf("%w: worker id %d is held by %q", snowflake.ErrLeaseLost, l.WorkerID, r.Holder)
+	case r.LastTimestamp < l.LastTimestamp:
+		return fmt.Errorf("%w: %w: worker id %d records last timestamp %d, below the %d this holder recorded",
+			snowflake.ErrLeaseLost, snowflake.ErrLeaseRegressed, l.WorkerID, r.LastTimestamp, l.LastTimestamp)
+	}
+	return fmt.Errorf("%w: worker id %d was not renewed", snowflake.ErrLeaseLost, l.WorkerID)
 }
 
 // Release records lastTimestamp as the last one used, even below the bound
@@ -216,53 +272,27 @@ func (s *Store) renewFor(ctx context.Context, l snowflake.Lease, lastTimestamp i
 // free for another holder. It returns an error wrapping
 // snowflake.ErrLeaseLost when the id is no longer l's.
 func (s *Store) Release(ctx context.Context, l snowflake.Lease, lastTimestamp int64) error {
-	now, err := s.now(ctx, s.db)
-	if err == nil {
-		var res sql.Result
-		res, err = s.db.ExecContext(ctx, releaseLease, now, lastTimestamp, l.WorkerID, l.Holder, l.Instance)
-		var n int64
-		if err == nil {
-			n, err = rowsAffected(res)
+	var n int64
+	// Safe to retry: the row stays l's, and a second run matches it again.
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		now, err := s.now(ctx, s.db)
+		if err != nil {
+			return err
 		}
-		if err == nil && n == 0 {
-			err = snowflake.ErrLeaseLost
+		res, err := s.db.ExecContext(ctx, releaseLease, now, lastTimestamp, l.WorkerID, l.Holder, l.Instance)
+		if err != nil {
+			return err
 		}
+		n, err = rowsAffected(res)
+		return err
+	})
+	if err == nil && n == 0 {
+		err = snowflake.ErrLeaseLost
 	}
 	if err != nil {
 		return fmt.Errorf("release worker id %d for %q: %w", l.WorkerID, l.Holder, err)
 	}
 	return nil
-}
-
-// renew sets the expiry of l's row and raises its last timestamp to at
-// least last; ok is false when the row is no longer l's.
-func (s *Store) renew(ctx context.Context, l snowflake.Lease, last, expires int64) (snowflake.Lease, bool, error) {
-	res, err := s.db.ExecContext(ctx, renewLease, expires, last, last, l.WorkerID, l.Holder, l.Instance)
-	if err != nil {
-		return snowflake.Lease{}, false, fmt.Errorf("update worker id %d: %w", l.WorkerID, err)
-	}
-	n, err := rowsAffected(res)
-	if err != nil || n == 0 {
-		return snowflake.Lease{}, false, err
-	}
-	l, err = s.readLease(ctx, l.WorkerID, l.Holder, l.Instance)
-	if errors.Is(err, snowflake.ErrLeaseLost) {
-		return snowflake.Lease{}, false, nil
-	}
-	return l, err == nil, err
-}
-
-// readLease reads the row of workerID if holder's acquisition instance has
-// it, or returns snowflake.ErrLeaseLost.
-func (s *Store) readLease(ctx context.Context, workerID int64, holder, instance string) (snowflake.Lease, error) {
-	var r leaseRow
-	if err := sqlx.GetContext(ctx, s.db, &r, selectLease, workerID, holder, instance); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return snowflake.Lease{}, snowflake.ErrLeaseLost
-		}
-		return snowflake.Lease{}, fmt.Errorf("read worker id %d: %w", workerID, err)
-	}
-	return r.lease(), nil
 }
 
 func validateHolder(holder string) error {

@@ -33,7 +33,7 @@ type allocRow struct {
 func TestExistingLeafDatabase(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.MySQL(t)
-	s, err := store.OpenMySQL(ctx, dsn)
+	s, err := store.OpenMySQL(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,9 +157,9 @@ func TestMigrateConcurrent(t *testing.T) {
 		for i := range stores {
 			var err error
 			if b.dialect == store.MySQL {
-				stores[i], err = store.OpenMySQL(context.Background(), dsn)
+				stores[i], err = store.OpenMySQL(context.Background(), dsn, store.Options{})
 			} else {
-				stores[i], err = store.OpenSQLite(context.Background(), dsn)
+				stores[i], err = store.OpenSQLite(context.Background(), dsn, store.Options{})
 			}
 			if err != nil {
 				t.Fatal(err)

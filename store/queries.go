@@ -5,18 +5,37 @@ package store
 // otherwise.
 
 // leaf_alloc.
+//
+// Every range is taken from the one statement that raised max_id: on MySQL
+// the statement returns the new max_id as its last insert id
+// (LAST_INSERT_ID(expr)), on SQLite with RETURNING. A later statement of the
+// same transaction would not do: on a multi-primary cluster (Galera) a
+// transaction can be aborted by a conflicting write set while a later
+// SELECT runs, and that SELECT still answers the old committed value with
+// no error (see RELIABILITY.md). Each statement runs on its own
+// (autocommit), so its success is the commit.
 const (
-	// allocateByStep raises max_id by an explicit step, unless that would
+	// allocateMySQL raises max_id by an explicit step, unless that would
 	// pass the int64 maximum (the subtraction cannot overflow; the sum is
-	// never computed for a row that would).
-	// Args: step, tag, step.
-	allocateByStep = `UPDATE leaf_alloc SET max_id = max_id + ?
+	// never computed for a row that would). Args: step, tag, step.
+	allocateMySQL = `UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?)
 WHERE biz_tag = ? AND max_id <= 9223372036854775807 - ?`
+	// allocateSQLite is allocateMySQL in SQLite's words.
+	allocateSQLite = `UPDATE leaf_alloc SET max_id = max_id + ?
+WHERE biz_tag = ? AND max_id <= 9223372036854775807 - ?
+RETURNING max_id`
 
-	// allocateByRowStep raises max_id by the row's own step.
-	// Args: tag.
-	allocateByRowStep = `UPDATE leaf_alloc SET max_id = max_id + step
-WHERE biz_tag = ? AND step > 0 AND max_id <= 9223372036854775807 - step`
+	// allocateAbove* first raise max_id to at least a floor, then by the
+	// step. Args: floor, step, tag, floor, step.
+	allocateAboveMySQL = `UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(GREATEST(max_id, ?) + ?)
+WHERE biz_tag = ? AND GREATEST(max_id, ?) <= 9223372036854775807 - ?`
+	allocateAboveSQLite = `UPDATE leaf_alloc SET max_id = MAX(max_id, ?) + ?
+WHERE biz_tag = ? AND MAX(max_id, ?) <= 9223372036854775807 - ?
+RETURNING max_id`
+
+	// selectStep reads the row's step, the floor of the adaptive step and
+	// the step of a first load. Args: tag.
+	selectStep = `SELECT step FROM leaf_alloc WHERE biz_tag = ?`
 
 	// selectTag reads one row. Args: tag.
 	selectTag = `SELECT biz_tag, max_id, step, description, update_time
@@ -52,29 +71,41 @@ const (
 	selectLeases = `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms
 FROM leaf_worker_lease WHERE worker_id < ? ORDER BY worker_id`
 
-	// selectLease reads one id if this acquisition has it.
-	// Args: worker_id, holder, instance.
+	// selectLease reads one id's row, whoever holds it. Args: worker_id.
 	selectLease = `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms
-FROM leaf_worker_lease WHERE worker_id = ? AND holder = ? AND instance = ?`
+FROM leaf_worker_lease WHERE worker_id = ?`
 
 	// insertLease takes an id never used before; a primary-key conflict
-	// means another holder was first.
+	// means another holder was first. The new row's last timestamp is 0.
 	// Args: worker_id, holder, instance, expires_ms.
 	insertLease = `INSERT INTO leaf_worker_lease (worker_id, holder, instance, expires_ms, last_timestamp_ms)
 VALUES (?, ?, ?, ?, 0)`
 
-	// takeExpiredLease takes an id whose lease has run out; it changes
-	// nothing when another holder took or renewed it meanwhile.
+	// takeExpiredLease* take an id whose lease has run out and return the
+	// last timestamp its earlier holders recorded; they change nothing when
+	// another holder took or renewed it meanwhile.
 	// Args: holder, instance, expires_ms, worker_id, now.
-	takeExpiredLease = `UPDATE leaf_worker_lease SET holder = ?, instance = ?, expires_ms = ?
+	takeExpiredLeaseMySQL = `UPDATE leaf_worker_lease SET holder = ?, instance = ?, expires_ms = ?,
+  last_timestamp_ms = LAST_INSERT_ID(last_timestamp_ms)
 WHERE worker_id = ? AND expires_ms <= ?`
+	takeExpiredLeaseSQLite = `UPDATE leaf_worker_lease SET holder = ?, instance = ?, expires_ms = ?
+WHERE worker_id = ? AND expires_ms <= ?
+RETURNING last_timestamp_ms`
 
-	// renewLease extends an acquisition's lease, live or expired, and
-	// records the larger of the stored and the given last timestamp.
-	// Args: expires_ms, last, last, worker_id, holder, instance.
-	renewLease = `UPDATE leaf_worker_lease SET expires_ms = ?,
+	// renewLease* extend an acquisition's lease, live or expired, record
+	// the larger of the stored and the given last timestamp and return it.
+	// They change nothing when the row is no longer the acquisition's, or
+	// when its stored last timestamp is below the one the holder last
+	// recorded: the database went back in time (a failover to a copy that
+	// missed the last writes).
+	// Args: expires_ms, last, last, worker_id, holder, instance, recorded.
+	renewLeaseMySQL = `UPDATE leaf_worker_lease SET expires_ms = ?,
+  last_timestamp_ms = LAST_INSERT_ID(CASE WHEN last_timestamp_ms < ? THEN ? ELSE last_timestamp_ms END)
+WHERE worker_id = ? AND holder = ? AND instance = ? AND last_timestamp_ms >= ?`
+	renewLeaseSQLite = `UPDATE leaf_worker_lease SET expires_ms = ?,
   last_timestamp_ms = CASE WHEN last_timestamp_ms < ? THEN ? ELSE last_timestamp_ms END
-WHERE worker_id = ? AND holder = ? AND instance = ?`
+WHERE worker_id = ? AND holder = ? AND instance = ? AND last_timestamp_ms >= ?
+RETURNING last_timestamp_ms`
 
 	// releaseLease ends an acquisition's lease now and records the last
 	// timestamp it used, which may be below the bound its renewals

@@ -35,51 +35,64 @@ func (r tagRow) tag() segment.Tag {
 }
 
 // Allocate raises the tag's max_id by step (the row's own step when
-// step <= 0) and reads it back in the same transaction, so concurrent
-// callers, in this process or another, get disjoint ranges. It returns
-// segment.ErrUnknownTag for a missing row and segment.ErrOverflow, leaving
-// the row unchanged, when max_id would pass the int64 maximum.
+// step <= 0) and returns the range that this raise covers, so concurrent
+// callers, in this process or another, get disjoint ranges. The range comes
+// from the statement that raised max_id and from nothing else (see
+// queries.go); a statement that failed, or whose answer was lost with its
+// connection, yields no range. It returns segment.ErrUnknownTag for a
+// missing row and segment.ErrOverflow, leaving the row unchanged, when
+// max_id would pass the int64 maximum.
 func (s *Store) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
+	return s.allocate(ctx, tag, step, false, 0)
+}
+
+// AllocateAbove is Allocate after raising max_id to at least floor, in the
+// same statement: the range starts at floor or above. It moves a row
+// forward past a database that went back in time.
+func (s *Store) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	return s.allocate(ctx, tag, step, true, floor)
+}
+
+func (s *Store) allocate(ctx context.Context, tag string, step int64, above bool, floor int64) (segment.Allocation, error) {
 	var a segment.Allocation
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var (
-			res sql.Result
-			err error
-		)
-		if step > 0 {
-			res, err = tx.ExecContext(ctx, allocateByStep, step, tag, step)
-		} else {
-			res, err = tx.ExecContext(ctx, allocateByRowStep, tag)
-		}
-		if err != nil {
-			return err
-		}
-		n, err := rowsAffected(res)
-		if err != nil {
-			return err
-		}
-		var row tagRow
-		if err := sqlx.GetContext(ctx, tx, &row, selectTag, tag); err != nil {
+	// Safe to retry: a raise whose answer was lost only wastes its range.
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		var dbStep int64
+		if err := s.db.GetContext(ctx, &dbStep, selectStep, tag); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return segment.ErrUnknownTag
 			}
 			return err
 		}
+		// The step is always passed explicitly, so a concurrent change of
+		// the row's step cannot shift the range.
 		used := step
 		if used <= 0 {
-			used = row.Step
+			used = dbStep
 		}
-		if n == 0 {
-			switch {
-			case used <= 0:
-				return fmt.Errorf("%w: the row's step is %d", segment.ErrInvalidStep, row.Step)
-			case row.MaxID > math.MaxInt64-used:
-				return fmt.Errorf("%w: max_id %d + step %d", segment.ErrOverflow, row.MaxID, used)
-			default:
-				return fmt.Errorf("no row updated for max_id %d, step %d", row.MaxID, used)
+		if used <= 0 {
+			return fmt.Errorf("%w: the row's step is %d", segment.ErrInvalidStep, dbStep)
+		}
+		var (
+			maxID int64
+			ok    bool
+			err   error
+		)
+		if above {
+			maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
+		} else {
+			maxID, ok, err = s.updateReturning(ctx, s.sql.allocate, used, tag, used)
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if !above {
+				floor = math.MinInt64
 			}
+			return s.whyNotRaised(ctx, tag, used, floor)
 		}
-		a = segment.Allocation{MaxID: row.MaxID, Step: used, DBStep: row.Step}
+		a = segment.Allocation{MaxID: maxID, Step: used, DBStep: dbStep}
 		return nil
 	})
 	if err != nil {
@@ -88,9 +101,26 @@ func (s *Store) Allocate(ctx context.Context, tag string, step int64) (segment.A
 	return a, nil
 }
 
+// whyNotRaised explains an allocation statement that matched no row.
+func (s *Store) whyNotRaised(ctx context.Context, tag string, step, floor int64) error {
+	t, err := s.tag(ctx, s.db, tag)
+	switch {
+	case err != nil:
+		return err
+	case max(t.MaxID, floor) > math.MaxInt64-step:
+		return fmt.Errorf("%w: max_id %d + step %d", segment.ErrOverflow, max(t.MaxID, floor), step)
+	}
+	return fmt.Errorf("no row updated for max_id %d, step %d", t.MaxID, step)
+}
+
 // Tag returns the tag's row, or segment.ErrUnknownTag.
 func (s *Store) Tag(ctx context.Context, tag string) (segment.Tag, error) {
-	t, err := s.tag(ctx, s.db, tag)
+	var t segment.Tag
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		var err error
+		t, err = s.tag(ctx, s.db, tag)
+		return err
+	})
 	if err != nil {
 		return segment.Tag{}, fmt.Errorf("read tag %q: %w", tag, err)
 	}
@@ -112,7 +142,11 @@ func (s *Store) tag(ctx context.Context, q sqlx.QueryerContext, tag string) (seg
 // collation of the column).
 func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 	var rows []tagRow
-	if err := sqlx.SelectContext(ctx, s.db, &rows, selectTags); err != nil {
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		rows = rows[:0]
+		return sqlx.SelectContext(ctx, s.db, &rows, selectTags)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list tags: %w", err)
 	}
 	tags := make([]segment.Tag, len(rows))
@@ -124,7 +158,8 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 }
 
 // CreateTag inserts a tag after t.Validate and returns it as stored. It
-// returns segment.ErrTagExists when the name is taken.
+// returns segment.ErrTagExists when the name is taken. Whether the row was
+// created is the INSERT's own answer; the row is read back only to show it.
 func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
 	if err := t.Validate(); err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
@@ -132,20 +167,24 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 	if err := validateDescription(t.Description); err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
-	var created segment.Tag
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
+	// Not retried after a broken connection: the INSERT may have run, and
+	// a second one would call the caller's own new tag taken.
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		if _, err := s.db.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
 			if isDuplicateKey(err) {
 				return segment.ErrTagExists
 			}
 			return err
 		}
-		var err error
-		created, err = s.tag(ctx, tx, t.Name)
-		return err
+		return nil
 	})
 	if err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	created, err := s.Tag(ctx, t.Name)
+	if err != nil { // created all the same: show what was inserted
+		created = t
+		created.UpdateTime = time.Now().UTC().Truncate(time.Second)
 	}
 	return created, nil
 }
@@ -179,8 +218,10 @@ func (s *Store) UpdateTag(ctx context.Context, name string, u segment.TagUpdate)
 		setDesc, desc = true, nullString(*u.Description)
 	}
 	var updated segment.Tag
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, updateTag, step, setDesc, desc, maxID, name, maxID)
+	// Safe to retry: the statement sets given values, and a second run
+	// matches the row it already changed.
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, updateTag, step, setDesc, desc, maxID, name, maxID)
 		if err != nil {
 			return err
 		}
@@ -188,7 +229,9 @@ func (s *Store) UpdateTag(ctx context.Context, name string, u segment.TagUpdate)
 		if err != nil {
 			return err
 		}
-		updated, err = s.tag(ctx, tx, name)
+		// Whether the row changed is the UPDATE's answer; the row is read
+		// to show it, or to say why nothing changed.
+		updated, err = s.tag(ctx, s.db, name)
 		if err != nil {
 			return err
 		}

@@ -15,12 +15,11 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/leafid/leaf/migrations"
 	"github.com/leafid/leaf/segment"
@@ -40,22 +39,61 @@ var (
 
 // Store is a connection pool to one database with leaf's tables. It is
 // safe for concurrent use, also by several processes on one database.
+//
+// Every call has a deadline (Options.Timeout) and is retried when a retry
+// can help; while the database does not answer, calls fail at once with an
+// error wrapping segment.ErrStoreUnavailable, and a probe brings the store
+// back when it answers again (see Health).
 type Store struct {
 	db        *sqlx.DB
 	dialect   string
 	nowMillis string // the dialect's query for the database clock
+	sql       dialectSQL
+	timeout   time.Duration
+	health    *health
+	nodes     *nodes // MySQL only
+
+	stopProbe context.CancelFunc
+	probed    chan struct{} // closed when the probe loop has returned
 }
+
+// Options tune a Store. Zero fields take the defaults.
+type Options struct {
+	// Addrs are the nodes of a synchronous MySQL cluster (MariaDB Galera,
+	// MySQL Group Replication), host:port each, used in their order: the
+	// store moves to the next when the node in use stops answering or may
+	// not take writes. Empty means the DSN's own address. Never list
+	// asynchronous replicas: a replica that missed the last writes would
+	// hand out ids again (README, "High availability"). Ignored by SQLite.
+	Addrs []string
+	// Timeout bounds each call, retries included; 0 means DefaultTimeout
+	// on MySQL and 10 s on SQLite, whose writers queue for the file.
+	Timeout time.Duration
+	// OnHealth, when set, is called when the database stops answering and
+	// when it answers again, in that order, never concurrently.
+	OnHealth func(Health)
+}
+
+// dialectSQL holds the statements whose text differs by dialect.
+type dialectSQL struct {
+	allocate, allocateAbove, takeExpiredLease, renewLease string
+}
+
+var (
+	mysqlSQL  = dialectSQL{allocateMySQL, allocateAboveMySQL, takeExpiredLeaseMySQL, renewLeaseMySQL}
+	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, takeExpiredLeaseSQLite, renewLeaseSQLite}
+)
 
 // sqliteBusyTimeout is how long a SQLite writer waits for another.
 const sqliteBusyTimeout = 10 * time.Second
 
 // OpenMySQL connects to MySQL with a go-sql-driver DSN
 // (user:pass@tcp(host:3306)/db) and pings it. It always sets
-// parseTime=true and clientFoundRows=true, and, unless the DSN chooses a
-// time_zone or loc itself, runs the session in UTC so that TIMESTAMP
-// columns read back as the right instant. The driver's own logging is
-// discarded. Errors never contain the password.
-func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
+// parseTime=true, clientFoundRows=true and interpolateParams=true, and,
+// unless the DSN chooses a time_zone or loc itself, runs the session in
+// UTC so that TIMESTAMP columns read back as the right instant. The
+// driver's own logging is discarded. Errors never contain the password.
+func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open mysql: parse dsn: %w", err)
@@ -64,6 +102,8 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 	// RowsAffected counts matched rows, not changed ones: a renewal that
 	// writes the same values still proves the row is ours.
 	cfg.ClientFoundRows = true
+	// One round trip per statement instead of prepare, execute and close.
+	cfg.InterpolateParams = true
 	if _, ok := cfg.Params["time_zone"]; !ok && (cfg.Loc == nil || cfg.Loc == time.UTC) {
 		if cfg.Params == nil {
 			cfg.Params = map[string]string{}
@@ -76,21 +116,30 @@ func OpenMySQL(ctx context.Context, dsn string) (*Store, error) {
 	// The driver would print connection trouble to stderr; a library does
 	// not log, and the errors reach the caller anyway.
 	cfg.Logger = discardLogger{}
-	connector, err := mysql.NewConnector(cfg)
+	ns, err := newNodes(cfg, opts.Addrs)
 	if err != nil {
 		return nil, fmt.Errorf("open mysql: %w", err)
 	}
-	db := sql.OpenDB(connector)
+	db := sql.OpenDB(ns)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxLifetime(3 * time.Minute)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &Store{db: sqlx.NewDb(db, "mysql"), dialect: MySQL, nowMillis: mysqlNowMillis}
+	s := newStore(sqlx.NewDb(db, "mysql"), MySQL, opts)
+	s.nodes = ns
 	if err := s.Ping(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open mysql %s/%s: %w", cfg.Addr, cfg.DBName, err)
+		s.Close()
+		return nil, fmt.Errorf("open mysql %s/%s: %w", strings.Join(nodeAddrs(ns), ","), cfg.DBName, err)
 	}
 	return s, nil
+}
+
+func nodeAddrs(ns *nodes) []string {
+	out := make([]string, len(ns.list))
+	for i, n := range ns.list {
+		out[i] = n.addr
+	}
+	return out
 }
 
 type discardLogger struct{}
@@ -101,8 +150,8 @@ func (discardLogger) Print(...any) {}
 // WAL mode with synchronous=FULL, foreign keys on and a busy timeout, so that several
 // connections and processes can share the file. Transactions begin
 // IMMEDIATE: a transaction that reads and then writes never fails with
-// SQLITE_BUSY halfway.
-func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+// SQLITE_BUSY halfway. opts.Addrs is ignored.
+func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open sqlite: empty path")
 	}
@@ -137,12 +186,33 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		db.SetMaxOpenConns(8)
 	}
 	db.SetMaxIdleConns(4)
-	s := &Store{db: sqlx.NewDb(db, "sqlite"), dialect: SQLite, nowMillis: sqliteNowMillis}
+	s := newStore(sqlx.NewDb(db, "sqlite"), SQLite, opts)
 	if err := s.Ping(ctx); err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// newStore wraps db and starts its probe loop.
+func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
+	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth), probed: make(chan struct{})}
+	switch {
+	case s.timeout > 0:
+	case dialect == SQLite:
+		s.timeout = sqliteBusyTimeout // writers queue for the file
+	default:
+		s.timeout = DefaultTimeout
+	}
+	if dialect == MySQL {
+		s.nowMillis, s.sql = mysqlNowMillis, mysqlSQL
+	} else {
+		s.nowMillis, s.sql = sqliteNowMillis, sqliteSQL
+	}
+	var ctx context.Context
+	ctx, s.stopProbe = context.WithCancel(context.Background())
+	go s.probeLoop(ctx)
+	return s
 }
 
 // Migrate applies the pending migrations (see package migrations).
@@ -156,9 +226,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.db.PingContext(ctx)
 }
 
-// Close closes the connection pool.
+// Close stops the probe and closes the connection pool.
 func (s *Store) Close() error {
+	s.stopProbe()
+	<-s.probed
 	return s.db.Close()
+}
+
+// Addr is the address of the MySQL node in use, or "" for SQLite.
+func (s *Store) Addr() string {
+	if s.nodes == nil {
+		return ""
+	}
+	return s.nodes.Addr()
 }
 
 // Dialect is MySQL ("mysql") or SQLite ("sqlite").
@@ -180,51 +260,48 @@ func (s *Store) now(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
 	return ms, nil
 }
 
-// inTx runs fn in a transaction, committed when fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+// updateReturning runs an UPDATE that changes at most one row and returns
+// one integer from it, in the same statement: on MySQL the value of its
+// LAST_INSERT_ID(expr), on SQLite the column of its RETURNING clause. ok is
+// false when no row matched. The statement runs on its own (autocommit),
+// so its success is its commit.
+func (s *Store) updateReturning(ctx context.Context, query string, args ...any) (v int64, ok bool, err error) {
+	if s.dialect == SQLite {
+		err := s.db.QueryRowContext(ctx, query, args...).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		return v, err == nil, err
+	}
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
+	defer conn.Close()
+	res, err := conn.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, false, err
 	}
-	return tx.Commit()
-}
-
-// MySQL error numbers.
-const (
-	mysqlDuplicateKey = 1062
-	mysqlLockTimeout  = 1205
-	mysqlDeadlock     = 1213
-)
-
-// isDuplicateKey reports whether err is a primary-key or unique violation.
-func isDuplicateKey(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == mysqlDuplicateKey
+	n, err := rowsAffected(res)
+	if err != nil || n == 0 {
+		return 0, false, err
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	if n != 1 {
+		return 0, false, fmt.Errorf("%d rows updated, want 1", n)
 	}
-	return false
-}
-
-// isContention reports whether err is a transient lock conflict after
-// which the statement may simply be tried again.
-func isContention(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == mysqlDeadlock || me.Number == mysqlLockTimeout
+	if v, err = res.LastInsertId(); err != nil {
+		return 0, false, fmt.Errorf("last insert id: %w", err)
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code()&0xff == sqlite3.SQLITE_BUSY || se.Code()&0xff == sqlite3.SQLITE_LOCKED
+	if v == 0 {
+		// MariaDB leaves the value out of the statement's answer when the
+		// table has a trigger; the session still holds what the
+		// statement computed (a trigger's own changes are undone when it
+		// ends), so ask for it on the same connection.
+		if err := conn.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&v); err != nil {
+			return 0, false, fmt.Errorf("last insert id: %w", err)
+		}
 	}
-	return false
+	return v, true, nil
 }
 
 // rowsAffected is res.RowsAffected for the statements of this package,

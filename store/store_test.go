@@ -152,6 +152,110 @@ func TestAllocateErrors(t *testing.T) {
 	})
 }
 
+func TestAllocateAbove(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		createTag(t, s, "orders", 1, 100)
+		steps := []struct {
+			name        string
+			step, floor int64
+			want        segment.Allocation
+		}{
+			{"a floor above the row moves it", 10, 1000, segment.Allocation{MaxID: 1010, Step: 10, DBStep: 100}},
+			{"a floor below the row changes nothing", 10, 5, segment.Allocation{MaxID: 1020, Step: 10, DBStep: 100}},
+			{"the row's own step", 0, 5000, segment.Allocation{MaxID: 5100, Step: 100, DBStep: 100}},
+		}
+		for _, tc := range steps {
+			got, err := s.AllocateAbove(ctx, "orders", tc.step, tc.floor)
+			if err != nil || got != tc.want {
+				t.Fatalf("%s: AllocateAbove(%d, %d) = %+v, %v; want %+v", tc.name, tc.step, tc.floor, got, err, tc.want)
+			}
+		}
+		if _, err := s.AllocateAbove(ctx, "orders", 10, math.MaxInt64-5); !errors.Is(err, segment.ErrOverflow) {
+			t.Fatalf("AllocateAbove past the int64 maximum: %v, want ErrOverflow", err)
+		}
+		if _, err := s.AllocateAbove(ctx, "missing", 10, 5); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("AllocateAbove of a missing tag: %v, want ErrUnknownTag", err)
+		}
+	})
+}
+
+// TestFailedAllocationYieldsNoRange makes the allocation statement fail
+// inside the database, and also run past the store's deadline: neither
+// gives a range, and what the database did commit is never handed out by
+// a later allocation.
+func TestFailedAllocationYieldsNoRange(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.MySQL(t)
+	setup := storetest.Open(t, store.MySQL, dsn)
+	s, err := store.OpenMySQL(ctx, dsn, store.Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	createTag(t, setup, "fails", 1, 100)
+	createTag(t, setup, "slow", 1, 100)
+	for _, q := range []string{
+		`CREATE TRIGGER leaf_test_fail BEFORE UPDATE ON leaf_alloc FOR EACH ROW
+BEGIN
+  IF NEW.biz_tag = 'fails' AND NEW.max_id > 200 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test';
+  END IF;
+  IF NEW.biz_tag = 'slow' AND NEW.max_id = 201 THEN
+    SET @leaf_test_slept = SLEEP(1);
+  END IF;
+END`,
+	} {
+		if _, err := setup.DB().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	first, err := s.Allocate(ctx, "fails", 0)
+	if err != nil || first.MaxID != 101 {
+		t.Fatalf("first allocation = %+v, %v", first, err)
+	}
+	for range 3 {
+		if a, err := s.Allocate(ctx, "fails", 0); err == nil {
+			t.Fatalf("allocation refused by the database gave %+v", a)
+		}
+	}
+	if tag, _ := setup.Tag(ctx, "fails"); tag.MaxID != 101 {
+		t.Fatalf("max_id after refused allocations = %d, want 101", tag.MaxID)
+	}
+
+	if _, err := s.Allocate(ctx, "slow", 0); err != nil { // 1..100
+		t.Fatal(err)
+	}
+	a, err := s.Allocate(ctx, "slow", 0) // raises to 201 after the deadline
+	if err == nil || !errors.Is(err, segment.ErrStoreUnavailable) {
+		t.Fatalf("allocation past the deadline = %+v, %v; want ErrStoreUnavailable", a, err)
+	}
+	// The database finished the statement after the client gave up: that
+	// range is lost, never handed out.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if tag, _ := setup.Tag(ctx, "slow"); tag.MaxID == 201 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow statement never committed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for s.Health().Up == false && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond) // the probe brings the store back
+	}
+	next, err := s.Allocate(ctx, "slow", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Start() < 201 {
+		t.Fatalf("allocation after the lost one starts at %d, inside the range the database raised past", next.Start())
+	}
+}
+
 func TestAllocateConcurrent(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		const (
@@ -549,6 +653,24 @@ func TestLeases(t *testing.T) {
 			}
 		})
 
+		t.Run("renew finds a lease gone back in time", func(t *testing.T) {
+			s := b.store(t)
+			l := acquire(t, s, "h", 4)
+			l, err := s.Renew(ctx, l, 500, ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			storetest.RewindLease(t, s, l.WorkerID, 100) // a copy from before the renewal
+			_, err = s.Renew(ctx, l, 600, ttl)
+			if !errors.Is(err, snowflake.ErrLeaseLost) || !errors.Is(err, snowflake.ErrLeaseRegressed) {
+				t.Fatalf("Renew on a row behind the holder's last renewal = %v, want ErrLeaseLost and ErrLeaseRegressed", err)
+			}
+			got := storetest.Leases(t, s)[0]
+			if got.LastTimestamp != 100 || !got.Expires.Equal(l.Expires) {
+				t.Fatalf("the refused renewal changed the row: %+v", got)
+			}
+		})
+
 		t.Run("renew after expiry when nobody took it", func(t *testing.T) {
 			s := b.store(t)
 			l := acquire(t, s, "h", 4)
@@ -637,7 +759,7 @@ func TestLeases(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("mysql dsn password not in errors", func(t *testing.T) {
-		_, err := store.OpenMySQL(ctx, "leafuser:s3cr3t-pw@tcp(127.0.0.1:1)/leaf?timeout=1s")
+		_, err := store.OpenMySQL(ctx, "leafuser:s3cr3t-pw@tcp(127.0.0.1:1)/leaf?timeout=1s", store.Options{})
 		if err == nil {
 			t.Fatal("no error")
 		}
@@ -646,17 +768,17 @@ func TestOpenErrors(t *testing.T) {
 		}
 	})
 	t.Run("mysql bad dsn", func(t *testing.T) {
-		if _, err := store.OpenMySQL(ctx, "not a dsn"); err == nil {
+		if _, err := store.OpenMySQL(ctx, "not a dsn", store.Options{}); err == nil {
 			t.Fatal("no error")
 		}
 	})
 	t.Run("sqlite empty path", func(t *testing.T) {
-		if _, err := store.OpenSQLite(ctx, ""); err == nil {
+		if _, err := store.OpenSQLite(ctx, "", store.Options{}); err == nil {
 			t.Fatal("no error")
 		}
 	})
 	t.Run("sqlite in memory", func(t *testing.T) {
-		s, err := store.OpenSQLite(ctx, ":memory:")
+		s, err := store.OpenSQLite(ctx, ":memory:", store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
 
+	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 )
 
@@ -127,9 +128,9 @@ func Open(tb testing.TB, dialect, dsn string) *store.Store {
 	)
 	switch dialect {
 	case store.MySQL:
-		s, err = store.OpenMySQL(ctx, dsn)
+		s, err = store.OpenMySQL(ctx, dsn, store.Options{})
 	case store.SQLite:
-		s, err = store.OpenSQLite(ctx, dsn)
+		s, err = store.OpenSQLite(ctx, dsn, store.Options{})
 	default:
 		tb.Fatalf("storetest: unknown dialect %q", dialect)
 	}
@@ -172,6 +173,56 @@ func ExpireLease(tb testing.TB, s *store.Store, workerID int64) {
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		tb.Fatalf("storetest: expire worker id %d: %d rows (%v)", workerID, n, err)
+	}
+}
+
+// Leases reads every row of leaf_worker_lease behind the store's back,
+// ordered by worker id.
+func Leases(tb testing.TB, s *store.Store) []snowflake.Lease {
+	tb.Helper()
+	var rows []struct {
+		WorkerID  int64  `db:"worker_id"`
+		Holder    string `db:"holder"`
+		Instance  string `db:"instance"`
+		ExpiresMS int64  `db:"expires_ms"`
+		Last      int64  `db:"last_timestamp_ms"`
+	}
+	err := s.DB().SelectContext(context.Background(), &rows,
+		`SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms FROM leaf_worker_lease ORDER BY worker_id`)
+	if err != nil {
+		tb.Fatalf("storetest: read leaf_worker_lease: %v", err)
+	}
+	out := make([]snowflake.Lease, len(rows))
+	for i, r := range rows {
+		out[i] = snowflake.Lease{WorkerID: r.WorkerID, Holder: r.Holder, Instance: r.Instance,
+			LastTimestamp: r.Last, Expires: time.UnixMilli(r.ExpiresMS).UTC()}
+	}
+	return out
+}
+
+// RewindLease sets the last timestamp recorded for workerID, as a database
+// that went back in time to before the holder's last renewals would.
+func RewindLease(tb testing.TB, s *store.Store, workerID, lastTimestamp int64) {
+	tb.Helper()
+	exec(tb, s, `UPDATE leaf_worker_lease SET last_timestamp_ms = ? WHERE worker_id = ?`, lastTimestamp, workerID)
+}
+
+// RewindTag sets the max_id of a row of leaf_alloc, lower or higher, as a
+// database that went back in time would.
+func RewindTag(tb testing.TB, s *store.Store, tag string, maxID int64) {
+	tb.Helper()
+	exec(tb, s, `UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ?`, maxID, tag)
+}
+
+// exec runs a statement that must change exactly one row.
+func exec(tb testing.TB, s *store.Store, query string, args ...any) {
+	tb.Helper()
+	res, err := s.DB().ExecContext(context.Background(), query, args...)
+	if err != nil {
+		tb.Fatalf("storetest: %s: %v", query, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		tb.Fatalf("storetest: %s: %d rows (%v)", query, n, err)
 	}
 }
 

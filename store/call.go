@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTimeout bounds one call of the store, retries included.
+	DefaultTimeout = 2 * time.Second
+	// probeUp is how often a store that answers is checked when nothing
+	// else calls it; probeDown how often one that failed is checked for
+	// its return. The first bounds how long an outage can go unnoticed
+	// while no range is needed; the second how soon service resumes.
+	probeUp   = 5 * time.Second
+	probeDown = 200 * time.Millisecond
+	// attempts is how often one call is tried: a conflict between cluster
+	// nodes, a lock wait or a dead pooled connection is retried at once
+	// (after a short random pause for conflicts), a few times, before it
+	// counts as failed.
+	attempts = 4
+	// conflictPause is the largest pause before retrying a conflict.
+	conflictPause = 20 * time.Millisecond
+)
+
+// Health is the state of the store as its calls see it.
+type Health struct {
+	// Up is false from the first call that found the database unreachable
+	// (refused, timed out, connection lost, or no node that may take
+	// writes) until a probe gets an answer again.
+	Up bool
+	// Since is when the state began.
+	Since time.Time
+	// Err is why it went down; when it comes back up, why it was down.
+	Err error
+	// Failed counts the calls refused or failed while down; on recovery,
+	// all of them.
+	Failed uint64
+}
+
+// health tracks whether the database answers. While it is down every call
+// fails at once with segment.ErrStoreUnavailable, and the calls in flight
+// when it went down are cancelled: nothing waits on a database known not
+// to answer. A probe loop brings it back up.
+type health struct {
+	onChange func(Health)
+	changeMu sync.Mutex // serialises onChange calls in the order of the changes
+
+	mu     sync.Mutex // protects the fields below
+	up     bool
+	since  time.Time
+	err    error
+	failed uint64
+	gen    context.Context // cancelled when the store goes down
+	cancel context.CancelFunc
+}
+
+func newHealth(onChange func(Health)) *health {
+	h := &health{onChange: onChange, up: true, since: time.Now()}
+	h.gen, h.cancel = context.WithCancel(context.Background())
+	return h
+}
+
+// state returns the current health.
+func (h *health) state() Health {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Health{Up: h.up, Since: h.since, Err: h.err, Failed: h.failed}
+}
+
+// admit returns the context that calls starting now run under (cancelled
+// if the store goes down), or an error while the store is down.
+func (h *health) admit() (context.Context, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.up {
+		h.failed++
+		return nil, fmt.Errorf("%w: down since %s: %w", segment.ErrStoreUnavailable,
+			h.since.UTC().Format(time.RFC3339Nano), h.err)
+	}
+	return h.gen, nil
+}
+
+// down records that the database did not answer.
+func (h *health) down(err error) {
+	h.mu.Lock()
+	if !h.up {
+		h.failed++
+		h.mu.Unlock()
+		return
+	}
+	h.up, h.since, h.err, h.failed = false, time.Now(), err, 1
+	h.cancel()
+	st := Health{Up: false, Since: h.since, Err: err, Failed: 1}
+	h.mu.Unlock()
+	h.notify(st)
+}
+
+// answered records that the database answered.
+func (h *health) answered() {
+	h.mu.Lock()
+	if h.up {
+		h.mu.Unlock()
+		return
+	}
+	st := Health{Up: true, Since: time.Now(), Err: h.err, Failed: h.failed}
+	h.up, h.since, h.err, h.failed = true, st.Since, nil, 0
+	h.gen, h.cancel = context.WithCancel(context.Background())
+	h.mu.Unlock()
+	h.notify(st)
+}
+
+func (h *health) notify(st Health) {
+	if h.onChange == nil {
+		return
+	}
+	h.changeMu.Lock()
+	defer h.changeMu.Unlock()
+	h.onChange(st)
+}
+
+// Health returns the state of the database as the store's calls found it.
+func (s *Store) Health() Health { return s.health.state() }
+
+// kind sorts the errors of a call by what a retry can do about them.
+type kind int
+
+const (
+	// permanent errors are the statement's answer: a duplicate key, a
+	// constraint, a syntax error. Retrying changes nothing.
+	permanent kind = iota
+	// conflict: a deadlock, a certification conflict between cluster
+	// nodes (both 1213) or a lock wait timeout (1205). The statement
+	// changed nothing; run it again.
+	conflict
+	// unreachable: the connection broke, or the node refuses statements
+	// (not in the cluster's primary component, read only). The statement
+	// may have run if the connection broke after it was sent.
+	unreachable
+)
+
+// MySQL error numbers.
+const (
+	mysqlDuplicateKey  = 1062
+	mysqlLockTimeout   = 1205
+	mysqlDeadlock      = 1213
+	mysqlTooManyConns  = 1040
+	mysqlUnknownCom    = 1047 // Galera: "WSREP has not yet prepared node for application use"
+	mysqlReadOnly      = 1290 // --read-only, --super-read-only
+	mysqlReadOnlyMode  = 1836 // a read-only transaction mode
+	mysqlServerGone    = 2006
+	mysqlServerLost    = 2013
+	mysqlQueryShutdown = 1053 // the server is shutting down
+	mysqlConnKilled    = 1927 // connection was killed
+)
+
+func classify(err error) kind {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case mysqlDeadlock, mysqlLockTimeout:
+			return conflict
+		case mysqlTooManyConns, mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode,
+			mysqlServerGone, mysqlServerLost, mysqlQueryShutdown, mysqlConnKilled:
+			return unreachable
+		}
+		return permanent
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return conflict
+		}
+		return permanent
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, mysql.ErrInvalidConn),
+		errors.Is(err, sql.ErrConnDone), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.As(err, &ne):
+		return unreachable
+	}
+	return permanent
+}
+
+// isDuplicateKey reports whether err is a primary-key or unique violation.
+func isDuplicateKey(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == mysqlDuplicateKey
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	}
+	return false
+}
+
+// call runs fn, one or more statements, under the store's deadline and
+// retries it when a retry can help: always after a conflict, and after a
+// broken connection when safe is true (fn may then run twice; it must do
+// no harm, such as a range taken and never used). It fails at once while
+// the database is known to be down, and takes it down when the database
+// does not answer within the deadline or keeps breaking connections.
+//
+// Errors that say the database is unavailable wrap
+// segment.ErrStoreUnavailable; the caller's own cancellation is returned as
+// it is; every other error is the statement's answer.
+func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context) error) error {
+	gen, err := s.health.admit()
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	stop := context.AfterFunc(gen, cancel) // the store went down meanwhile
+	defer stop()
+
+	for try := 1; ; try++ {
+		err = fn(cctx)
+		if err == nil {
+			s.health.answered()
+			return nil
+		}
+		k := classify(err)
+		if cctx.Err() != nil || try == attempts || k == permanent || (k == unreachable && !safe) {
+			break
+		}
+		if k == conflict {
+			pause := time.Duration(rand.Int64N(int64(conflictPause))) + time.Millisecond
+			select {
+			case <-cctx.Done():
+			case <-time.After(pause):
+			}
+		}
+	}
+
+	switch {
+	case ctx.Err() != nil: // the caller gave up: says nothing of the database
+		return err
+	case gen.Err() != nil:
+		return fmt.Errorf("%w: the database went down during the call: %w", segment.ErrStoreUnavailable, err)
+	case cctx.Err() != nil:
+		s.health.down(fmt.Errorf("no answer within %v: %w", s.timeout, err))
+		return fmt.Errorf("%w: no answer within %v: %w", segment.ErrStoreUnavailable, s.timeout, err)
+	}
+	switch classify(err) {
+	case unreachable:
+		if safe { // retried, and it still breaks
+			s.health.down(err)
+		}
+		return fmt.Errorf("%w: %w", segment.ErrStoreUnavailable, err)
+	case conflict:
+		s.health.answered()
+		return fmt.Errorf("%w: conflict persisted over %d attempts: %w", segment.ErrStoreUnavailable, attempts, err)
+	}
+	s.health.answered()
+	return err
+}
+
+// probeLoop checks the database until ctx is cancelled: rarely while it
+// answers, often while it does not, so that service resumes soon after it
+// returns.
+func (s *Store) probeLoop(ctx context.Context) {
+	defer close(s.probed)
+	for {
+		every := probeUp
+		if !s.health.state().Up {
+			every = probeDown
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, s.timeout)
+		err := s.probe(pctx)
+		timedOut := pctx.Err() != nil
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil:
+			s.health.answered()
+		case timedOut:
+			s.health.down(fmt.Errorf("no answer within %v: %w", s.timeout, err))
+		case classify(err) == unreachable:
+			s.health.down(err)
+		}
+	}
+}
+
+// probe runs one statement, on a pooled connection or a new one. On a
+// Galera node outside the primary component it fails (1047), and the
+// connector moves on to the next node.
+func (s *Store) probe(ctx context.Context) error {
+	var one int
+	return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
