@@ -224,6 +224,8 @@ func (b *buffer) state() BufferState {
 	if b.lastErr != nil {
 		st.LastError = b.lastErr.Error()
 	}
+	m := b.a.mark(b.tag)
+	st.HighMaxID, st.Regressions = m.high, m.regressions
 	st.Segments[b.pos] = cur.state()
 	st.Segments[b.pos^1] = b.next.state()
 	return st

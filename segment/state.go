@@ -34,4 +34,9 @@ type BufferState struct {
 	// Issued counts ids handed out; Loads and LoadFailures count loads;
 	// Waits counts requests that had to wait for a load.
 	Issued, Loads, LoadFailures, Waits uint64
+	// HighMaxID is the highest max_id this process received for the tag;
+	// Regressions counts the times the row was found behind it and moved
+	// forward (see the package comment, "Fence").
+	HighMaxID   int64
+	Regressions uint64
 }

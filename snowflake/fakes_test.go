@@ -200,6 +200,9 @@ func (s *fakeStore) Renew(_ context.Context, l Lease, lastTimestamp int64, ttl t
 	if !ok || cur.Holder != l.Holder || cur.Instance != l.Instance {
 		return Lease{}, ErrLeaseLost
 	}
+	if cur.LastTimestamp < l.LastTimestamp {
+		return Lease{}, fmt.Errorf("%w: %w", ErrLeaseLost, ErrLeaseRegressed)
+	}
 	cur.LastTimestamp = max(cur.LastTimestamp, lastTimestamp)
 	cur.Expires = s.clock.Now().Add(ttl)
 	s.leases[l.WorkerID] = cur

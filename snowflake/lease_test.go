@@ -342,3 +342,70 @@ func TestLeaseConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestLeaseRegressed(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	var (
+		mu     sync.Mutex
+		events []LeaseEvent
+	)
+	s := leaseSettings(clock, store)
+	s.OnLease = func(ev LeaseEvent) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}
+	g := newTestGenerator(t, s)
+	clock.waitSleepers(t, 1)
+	before := mustNext(t, g)
+
+	// The store fails over to a copy taken before this holder's renewals:
+	// the same acquisition, with an earlier last timestamp.
+	l := store.get(0)
+	l.LastTimestamp = 0
+	store.put(l)
+	clock.Step(t, g.every)
+
+	mu.Lock()
+	got := append([]LeaseEvent(nil), events...)
+	mu.Unlock()
+	if len(got) != 2 || !errors.Is(got[0].Err, ErrLeaseRegressed) || !got[1].Acquired || got[1].Err != nil || got[1].WorkerID != 1 {
+		t.Fatalf("lease events %+v: want a regression, then worker id 1 acquired", got)
+	}
+	if n := g.Stats().LeaseRegressions; n != 1 {
+		t.Fatalf("LeaseRegressions = %d, want 1", n)
+	}
+	// Acquired again, but quiet until every holder the store forgot must
+	// have stopped: the TTL less the margin after the regression was found.
+	if err := g.Ready(); !errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrLeaseUnrenewed) {
+		t.Fatalf("Ready right after the regression: %v, want ErrLeaseLost (not a renewal failure)", err)
+	}
+	if _, err := g.Next(context.Background()); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Next right after the regression: %v, want ErrLeaseLost", err)
+	}
+	clock.Step(t, g.ttl-g.margin)
+	if err := g.Ready(); err != nil {
+		t.Fatalf("Ready once the quiet time is over: %v", err)
+	}
+	after := mustNext(t, g)
+	checkIncreasing(t, []int64{before, after})
+	if d, _ := g.Decode(after); d.WorkerID != 1 {
+		t.Fatalf("id after the regression: %+v, want worker id 1", d)
+	}
+}
+
+func TestLeaseUnrenewedIsToldApart(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	g := newLeaseGenerator(t, clock, store)
+	store.set(func(s *fakeStore) { s.failRenew = errors.New("connection refused") })
+	for range 10 {
+		clock.Step(t, g.retry)
+	}
+	clock.Step(t, g.ttl)
+	err := g.Ready()
+	if !errors.Is(err, ErrLeaseLost) || !errors.Is(err, ErrLeaseUnrenewed) {
+		t.Fatalf("Ready with renewals failing past the TTL: %v, want ErrLeaseLost and ErrLeaseUnrenewed", err)
+	}
+}

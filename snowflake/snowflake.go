@@ -45,8 +45,17 @@
 // renewal: so it stops before the store can give the id to someone else,
 // and the next holder starts above every id it issued, whatever the two
 // clocks say. It resumes after a successful renewal; when the store says the
-// lease is someone else's, it acquires a worker id again. Close stops the
-// heartbeat and releases the lease, recording the last timestamp issued.
+// lease is someone else's, it stops at once and acquires a worker id again.
+// Close stops the heartbeat and releases the lease, recording the last
+// timestamp issued.
+//
+// When a renewal finds the lease older than the store had confirmed
+// (ErrLeaseRegressed: a failover to a database that missed the last
+// writes), the store can no longer be trusted to know who holds which id:
+// another holder may be issuing on an id the store shows free. So after
+// acquiring again the generator issues nothing until LeaseTTL less the
+// margin has passed since the regression was found, by which time every
+// holder whose renewals the store lost has stopped by itself.
 package snowflake
 
 import (
@@ -111,6 +120,9 @@ type Settings struct {
 	// SeqOffset gives the first sequence number of each new millisecond;
 	// nil means a random number in 0..99. Its result is taken modulo 4096.
 	SeqOffset func() int64
+	// OnLease, when set, is called after each renewal and acquisition made
+	// by the heartbeat, from the heartbeat's goroutine.
+	OnLease func(LeaseEvent)
 }
 
 // Stats are a Generator's counters since New.
@@ -128,6 +140,22 @@ type Stats struct {
 	// renewals (re-acquisitions included); both stay 0 without Leases.
 	LeaseRenewals uint64
 	LeaseFailures uint64
+	// LeaseRegressions counts the renewals that found the lease gone back
+	// in time (ErrLeaseRegressed).
+	LeaseRegressions uint64
+}
+
+// LeaseEvent reports one renewal or acquisition of the worker lease, for
+// Settings.OnLease.
+type LeaseEvent struct {
+	// WorkerID is the worker id after the event.
+	WorkerID int64
+	// Acquired is true for an acquisition after the lease was lost.
+	Acquired bool
+	// Err is nil on success. It wraps ErrLeaseLost when the store says the
+	// lease is not this holder's, and ErrLeaseRegressed as well when the
+	// store went back in time.
+	Err error
 }
 
 // Generator issues snowflake ids. It is safe for concurrent use.
@@ -137,6 +165,7 @@ type Generator struct {
 	now       func() time.Time
 	sleep     func(context.Context, time.Duration) error
 	seqOffset func() int64
+	onLease   func(LeaseEvent)
 
 	leases LeaseStore // nil with a fixed worker id
 	holder string
@@ -150,6 +179,7 @@ type Generator struct {
 	seqWaits      atomic.Uint64
 	renewals      atomic.Uint64
 	leaseFailures atomic.Uint64
+	regressions   atomic.Uint64
 
 	mu        sync.Mutex
 	lastMs    int64     // ms since the epoch of the last id issued, or the lease's floor
@@ -159,6 +189,7 @@ type Generator struct {
 	renewedAt time.Time // start of the last successful Acquire or Renew
 	boundMs   int64     // ms since the epoch: no id above it; recorded in the store by the last Renew
 	lost      bool      // the store said the lease is someone else's
+	quietTill time.Time // after a regression: nothing is issued before it
 	leaseErr  error     // the last renewal's error; nil after a success
 	closed    bool
 
@@ -177,6 +208,7 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 		now:       s.Now,
 		sleep:     s.Sleep,
 		seqOffset: s.SeqOffset,
+		onLease:   s.OnLease,
 		leases:    s.Leases,
 		holder:    s.Holder,
 		ttl:       s.LeaseTTL,
@@ -254,8 +286,8 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	}
 	g.lastMs = l.LastTimestamp - g.epochMs // reported back as is until an id is issued
 	g.adoptLocked(l, start)                // g is not shared yet
-	if ok, _ := g.extend(ctx); !ok {
-		err := fmt.Errorf("snowflake: record the first renewal of worker id %d: %w", l.WorkerID, g.leaseErr)
+	if err := g.extend(ctx); err != nil {
+		err := fmt.Errorf("snowflake: record the first renewal of worker id %d: %w", l.WorkerID, err)
 		if rerr := g.leases.Release(ctx, g.lease, g.epochMs+g.lastMs); rerr != nil && !errors.Is(rerr, ErrLeaseLost) {
 			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
 		}
@@ -361,6 +393,9 @@ func (g *Generator) usableLocked(now time.Time) error {
 		return nil
 	case g.lost:
 		return fmt.Errorf("%w: worker id %d: %v", ErrLeaseLost, g.workerID, g.leaseErr)
+	case now.Before(g.quietTill):
+		return fmt.Errorf("%w: the store went back in time; waiting until %s for every holder it forgot to stop",
+			ErrLeaseLost, g.quietTill.UTC().Format(time.RFC3339Nano))
 	}
 	age, limit := now.Sub(g.renewedAt), g.ttl-g.margin
 	if age < limit && now.UnixMilli()-g.epochMs <= g.boundMs {
@@ -371,11 +406,11 @@ func (g *Generator) usableLocked(now time.Time) error {
 		why = "last error: " + g.leaseErr.Error()
 	}
 	if age < limit {
-		return fmt.Errorf("%w: worker id %d: the clock reads %s, past %s, the last timestamp recorded as reserved; %s",
-			ErrLeaseLost, g.workerID, now.UTC().Format(time.RFC3339Nano), fmtMs(g.epochMs+g.boundMs), why)
+		return fmt.Errorf("%w: %w: worker id %d: the clock reads %s, past %s, the last timestamp recorded as reserved; %s",
+			ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, now.UTC().Format(time.RFC3339Nano), fmtMs(g.epochMs+g.boundMs), why)
 	}
-	return fmt.Errorf("%w: worker id %d not renewed for %v (limit %v); %s",
-		ErrLeaseLost, g.workerID, age, limit, why)
+	return fmt.Errorf("%w: %w: worker id %d not renewed for %v (limit %v); %s",
+		ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, age, limit, why)
 }
 
 // reserveLocked is the last timestamp (Unix ms) to record in a renewal that
@@ -442,12 +477,13 @@ func (g *Generator) WorkerID() int64 {
 // Stats returns the generator's counters.
 func (g *Generator) Stats() Stats {
 	return Stats{
-		WorkerID:       g.WorkerID(),
-		Issued:         g.issued.Load(),
-		ClockBackwards: g.backwards.Load(),
-		SequenceWaits:  g.seqWaits.Load(),
-		LeaseRenewals:  g.renewals.Load(),
-		LeaseFailures:  g.leaseFailures.Load(),
+		WorkerID:         g.WorkerID(),
+		Issued:           g.issued.Load(),
+		ClockBackwards:   g.backwards.Load(),
+		SequenceWaits:    g.seqWaits.Load(),
+		LeaseRenewals:    g.renewals.Load(),
+		LeaseFailures:    g.leaseFailures.Load(),
+		LeaseRegressions: g.regressions.Load(),
 	}
 }
 
@@ -498,7 +534,7 @@ func (g *Generator) heartbeat(ctx context.Context) {
 		if g.sleep(ctx, wait) != nil || ctx.Err() != nil {
 			return
 		}
-		if g.renew(ctx) {
+		if g.renew(ctx) == nil {
 			wait = g.every
 		} else {
 			wait = g.retry
@@ -506,25 +542,35 @@ func (g *Generator) heartbeat(ctx context.Context) {
 	}
 }
 
-// renew renews the lease, or acquires one again when it was lost, and
-// reports whether that worked.
-func (g *Generator) renew(ctx context.Context) bool {
+// renew renews the lease, or acquires one again when it was lost (also by
+// this very renewal), reports each step to OnLease and returns the last
+// step's error.
+func (g *Generator) renew(ctx context.Context) error {
 	g.mu.Lock()
 	lost := g.lost
 	g.mu.Unlock()
 	if !lost {
-		ok, nowLost := g.extend(ctx)
-		if !nowLost {
-			return ok
+		err := g.extend(ctx)
+		g.report(LeaseEvent{WorkerID: g.WorkerID(), Err: err})
+		if !errors.Is(err, ErrLeaseLost) {
+			return err
 		}
 	}
-	return g.reacquire(ctx)
+	ev := g.reacquire(ctx)
+	g.report(ev)
+	return ev.Err
+}
+
+func (g *Generator) report(ev LeaseEvent) {
+	if g.onLease != nil {
+		g.onLease(ev)
+	}
 }
 
 // extend renews the lease held, recording the bound of this holder's next
-// timestamps, and reports whether that worked and whether the store said
-// the lease is someone else's.
-func (g *Generator) extend(ctx context.Context) (ok, lost bool) {
+// timestamps. An error wrapping ErrLeaseLost means the store says the lease
+// is someone else's (or went back in time): issuing stops at once.
+func (g *Generator) extend(ctx context.Context) error {
 	start := g.now()
 	g.mu.Lock()
 	l, reserve := g.lease, g.reserveLocked(start)
@@ -542,8 +588,12 @@ func (g *Generator) extend(ctx context.Context) (ok, lost bool) {
 		lost := errors.Is(err, ErrLeaseLost)
 		g.leaseErr = fmt.Errorf("renew: %w", err)
 		g.lost = lost
+		if errors.Is(err, ErrLeaseRegressed) {
+			g.regressions.Add(1)
+			g.quietTill = g.now().Add(g.ttl - g.margin)
+		}
 		g.mu.Unlock()
-		return false, lost
+		return g.leaseErr
 	}
 	g.renewals.Add(1)
 	g.mu.Lock()
@@ -552,15 +602,15 @@ func (g *Generator) extend(ctx context.Context) (ok, lost bool) {
 	g.boundMs = max(g.boundMs, reserve-g.epochMs)
 	g.leaseErr = nil
 	g.mu.Unlock()
-	return true, false
+	return nil
 }
 
 // reacquire asks the store for a worker id again after the lease was lost.
-func (g *Generator) reacquire(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, g.every)
+func (g *Generator) reacquire(ctx context.Context) LeaseEvent {
+	actx, cancel := context.WithTimeout(ctx, g.every)
 	defer cancel()
 	start := g.now()
-	l, err := g.leases.Acquire(ctx, g.holder, MaxWorkerID+1, g.ttl)
+	l, err := g.leases.Acquire(actx, g.holder, MaxWorkerID+1, g.ttl)
 	if err == nil && (l.WorkerID < 0 || l.WorkerID > MaxWorkerID) {
 		err = fmt.Errorf("the lease store gave worker id %d, outside 0..%d", l.WorkerID, MaxWorkerID)
 	}
@@ -568,16 +618,16 @@ func (g *Generator) reacquire(ctx context.Context) bool {
 	if err != nil {
 		g.leaseFailures.Add(1)
 		g.leaseErr = fmt.Errorf("acquire again: %w", err)
+		ev := LeaseEvent{WorkerID: g.workerID, Acquired: true, Err: g.leaseErr}
 		g.mu.Unlock()
-		return false
+		return ev
 	}
 	g.renewals.Add(1)
 	g.adoptLocked(l, start)
 	g.mu.Unlock()
 	// Nothing is issued on the new id until a renewal records how far
 	// ahead this holder may go; if this one fails, the next heartbeat's does.
-	ok, _ := g.extend(ctx)
-	return ok
+	return LeaseEvent{WorkerID: l.WorkerID, Acquired: true, Err: g.extend(actx)}
 }
 
 // adoptLocked takes l, acquired at start, as the lease in use.
