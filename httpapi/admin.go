@@ -308,6 +308,10 @@ type bufferJSON struct {
 	Loads        uint64          `json:"loads"`
 	LoadFailures uint64          `json:"load_failures"`
 	Waits        uint64          `json:"waits"`
+	// HighMaxID is the highest max_id this process received for the tag;
+	// Regressions counts the times the row was found behind it.
+	HighMaxID   string `json:"high_max_id"`
+	Regressions uint64 `json:"regressions"`
 }
 
 func toBufferJSON(b segment.BufferState) bufferJSON {
@@ -323,6 +327,8 @@ func toBufferJSON(b segment.BufferState) bufferJSON {
 		Loads:        b.Loads,
 		LoadFailures: b.LoadFailures,
 		Waits:        b.Waits,
+		HighMaxID:    strconv.FormatInt(b.HighMaxID, 10),
+		Regressions:  b.Regressions,
 	}
 	for i, seg := range b.Segments {
 		if seg == nil {

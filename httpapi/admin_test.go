@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/segment"
 )
 
 func TestAdminNotMountedWithoutToken(t *testing.T) {
@@ -175,9 +177,27 @@ func TestAdminSegmentsShape(t *testing.T) {
 }
 
 func TestAdminStoreFailure(t *testing.T) {
-	v := newEnv(t)
-	v.tags.err = errors.New("connection refused to db:3306")
-	wantError(t, v.admin(t, "GET", "/api/admin/tags", ""), 500, "internal")
+	t.Run("an unexpected error is a 500", func(t *testing.T) {
+		v := newEnv(t)
+		v.tags.err = errors.New("syntax error near db:3306")
+		wantError(t, v.admin(t, "GET", "/api/admin/tags", ""), 500, "internal")
+	})
+	t.Run("an unreachable store is a 503 with Retry-After", func(t *testing.T) {
+		v := newEnv(t)
+		v.tags.err = fmt.Errorf("%w: dial db:3306: connection refused", segment.ErrStoreUnavailable)
+		for _, r := range []struct{ method, path, body string }{
+			{"GET", "/api/admin/tags", ""},
+			{"GET", "/api/admin/tags/orders", ""},
+			{"POST", "/api/admin/tags", `{"tag":"new"}`},
+			{"PATCH", "/api/admin/tags/orders", `{"step":5}`},
+		} {
+			rec := v.admin(t, r.method, r.path, r.body)
+			wantError(t, rec, 503, "unavailable")
+			if strings.Contains(rec.Body.String(), "3306") {
+				t.Errorf("%s %s leaks the cause: %s", r.method, r.path, rec.Body)
+			}
+		}
+	})
 }
 
 func TestAdminBadBodies(t *testing.T) {

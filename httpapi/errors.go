@@ -116,6 +116,8 @@ func classify(err error) *apiError {
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "biz tag %q has no ids left below the int64 maximum", tag)
 	case errors.Is(err, segment.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "no segment available, the store is unreachable; retry later")
+	case errors.Is(err, segment.ErrStoreUnavailable):
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the store is unreachable; retry later")
 	case errors.Is(err, snowflake.ErrClockBackwards):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the clock moved backwards beyond tolerance; retry later")
 	case errors.Is(err, snowflake.ErrExhausted):
@@ -184,7 +186,10 @@ func (s *server) handleError(err error, c echo.Context) {
 		}
 		s.log.ErrorContext(req.Context(), "request failed", attrs...)
 	case ae.status >= 500:
-		s.log.WarnContext(req.Context(), "request unavailable", "method", req.Method, "route", c.Path(), "err", err)
+		// Unavailability is logged where it starts and ends (the store,
+		// the loads, the lease), not once per request: an outage would
+		// write thousands of lines a second.
+		s.log.DebugContext(req.Context(), "request unavailable", "method", req.Method, "route", c.Path(), "err", err)
 	}
 	if c.Response().Committed {
 		return

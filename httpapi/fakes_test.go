@@ -177,6 +177,9 @@ func (f *fakeTags) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, err
 func (f *fakeTags) UpdateTag(_ context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.err != nil {
+		return segment.Tag{}, f.err
+	}
 	t, ok := f.tags[name]
 	if !ok {
 		return segment.Tag{}, segment.ErrUnknownTag
@@ -200,6 +203,9 @@ func (f *fakeTags) UpdateTag(_ context.Context, name string, u segment.TagUpdate
 func (f *fakeTags) Tag(_ context.Context, name string) (segment.Tag, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.err != nil {
+		return segment.Tag{}, f.err
+	}
 	t, ok := f.tags[name]
 	if !ok {
 		return segment.Tag{}, segment.ErrUnknownTag

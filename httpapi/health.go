@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,8 +12,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// CheckTimeout bounds each readiness check.
-const CheckTimeout = 2 * time.Second
+// checkTimeout bounds each readiness check: /readyz answers within it
+// whatever a check does. Checks read state kept up to date elsewhere; none
+// of them calls the database.
+const checkTimeout = 50 * time.Millisecond
+
+// ErrDegraded marks the error of a readiness check that failed for a
+// reason every instance shares (the store is unreachable): the instance
+// stays ready, for a load balancer would gain nothing by taking every
+// instance out at once, and /readyz names the degradation.
+var ErrDegraded = errors.New("degraded")
 
 func (s *server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -20,29 +29,30 @@ func (s *server) healthz(c echo.Context) error {
 
 type checkJSON struct {
 	Name   string `json:"name"`
-	Status string `json:"status"` // "ok" or "failing"
+	Status string `json:"status"` // "ok", "degraded" or "failing"
 }
 
 type readyJSON struct {
-	Status string      `json:"status"` // "ready" or "not_ready"
+	Status string      `json:"status"` // "ready", "degraded" or "not_ready"
 	Checks []checkJSON `json:"checks"`
+	// Degraded names the checks that failed for a shared reason.
+	Degraded []string `json:"degraded,omitempty"`
 	// Error is set when not ready, in the shape of every error.
 	Error *errorDetail `json:"error,omitempty"`
 }
 
-// readyz runs every check at once, each bounded by CheckTimeout. The
-// reasons of failures are logged, not shown: they may name hosts.
+// readyz runs every check at once, each bounded by checkTimeout. It
+// answers 503 only for this instance's own problems (starting, shutting
+// down, snowflake lease lost, clock behind); a check that fails with
+// ErrDegraded leaves it 200 with the check named. The reasons of failures
+// are not shown: they may name hosts.
 func (s *server) readyz(c echo.Context) error {
 	ctx := c.Request().Context()
 	checks := s.cfg.Checks
 	errs := make([]error, len(checks))
 	var wg sync.WaitGroup
 	for i, ch := range checks {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, CheckTimeout)
-			defer cancel()
-			errs[i] = runCheck(cctx, ch)
-		})
+		wg.Go(func() { errs[i] = runCheck(ctx, ch) })
 	}
 	wg.Wait()
 
@@ -50,11 +60,21 @@ func (s *server) readyz(c echo.Context) error {
 	var failing []string
 	for i, ch := range checks {
 		out.Checks[i] = checkJSON{Name: ch.Name, Status: "ok"}
-		if errs[i] != nil {
+		switch err := errs[i]; {
+		case err == nil:
+		case errors.Is(err, ErrDegraded):
+			out.Checks[i].Status = "degraded"
+			out.Degraded = append(out.Degraded, ch.Name)
+		default:
 			out.Checks[i].Status = "failing"
 			failing = append(failing, ch.Name)
-			s.log.WarnContext(ctx, "readiness check failing", "check", ch.Name, "err", errs[i])
 		}
+		if errs[i] != nil {
+			s.log.DebugContext(ctx, "readiness check", "check", ch.Name, "err", errs[i])
+		}
+	}
+	if len(out.Degraded) > 0 {
+		out.Status = "degraded"
 	}
 	if len(failing) == 0 {
 		return c.JSON(http.StatusOK, out)
@@ -65,17 +85,32 @@ func (s *server) readyz(c echo.Context) error {
 	return c.JSON(http.StatusServiceUnavailable, out)
 }
 
-// runCheck runs one check, turning a panic or a nil func into a failure.
-func runCheck(ctx context.Context, ch Check) (err error) {
+// errCheckTimeout is the failure of a check that did not answer in time.
+var errCheckTimeout = errors.New("check did not answer within " + checkTimeout.String())
+
+// runCheck runs one check, bounded by checkTimeout, turning a panic or a
+// nil func into a failure. A check that overruns is left to finish alone.
+func runCheck(ctx context.Context, ch Check) error {
 	if ch.Func == nil {
 		return errNilCheck
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = &panicError{value: r}
-		}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- &panicError{value: r}
+			}
+		}()
+		done <- ch.Func(ctx)
 	}()
-	return ch.Func(ctx)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errCheckTimeout
+	}
 }
 
 var errNilCheck = newError(http.StatusInternalServerError, CodeInternal, "check has no func")

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
 )
 
 // httpMetrics are the request counts and latencies, by route pattern,
@@ -88,6 +89,9 @@ var (
 	segWaitsDesc = prometheus.NewDesc("leaf_segment_waits_total",
 		"Requests that had to wait for a segment load, by biz tag.",
 		[]string{"tag"}, nil)
+	segRegressionsDesc = prometheus.NewDesc("leaf_segment_regressions_total",
+		"Times a biz tag's row was found behind the highest max_id this process received, and moved forward.",
+		[]string{"tag"}, nil)
 
 	snowIssuedDesc = prometheus.NewDesc("leaf_ids_issued_total", issuedHelp,
 		[]string{"tag"}, prometheus.Labels{"mode": "snowflake"})
@@ -95,6 +99,10 @@ var (
 		"Times the clock was seen moving backwards.", nil, nil)
 	snowWorkerDesc = prometheus.NewDesc("leaf_snowflake_worker_id",
 		"The worker id this process issues snowflake ids with.", nil, nil)
+	snowLeaseFailuresDesc = prometheus.NewDesc("leaf_snowflake_lease_failures_total",
+		"Worker-lease renewals and acquisitions that failed.", nil, nil)
+	snowLeaseRegressionsDesc = prometheus.NewDesc("leaf_snowflake_lease_regressions_total",
+		"Renewals that found the worker lease gone back in time in the store.", nil, nil)
 )
 
 // SegmentSnapshotter is what the segment collector reads at scrape time
@@ -107,8 +115,9 @@ type segmentCollector struct{ src SegmentSnapshotter }
 
 // NewSegmentCollector exports the allocator's state at scrape time:
 // leaf_ids_issued_total{mode="segment",tag}, leaf_segment_loads_total{tag,result},
-// leaf_segment_step{tag}, leaf_segment_remaining{tag} and
-// leaf_segment_waits_total{tag}. Only tags present in the snapshot appear.
+// leaf_segment_step{tag}, leaf_segment_remaining{tag},
+// leaf_segment_waits_total{tag} and leaf_segment_regressions_total{tag}.
+// Only tags present in the snapshot appear.
 func NewSegmentCollector(src SegmentSnapshotter) prometheus.Collector {
 	return segmentCollector{src: src}
 }
@@ -119,6 +128,7 @@ func (segmentCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- segStepDesc
 	ch <- segRemainingDesc
 	ch <- segWaitsDesc
+	ch <- segRegressionsDesc
 }
 
 func (s segmentCollector) Collect(ch chan<- prometheus.Metric) {
@@ -135,33 +145,55 @@ func (s segmentCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(segStepDesc, prometheus.GaugeValue, float64(b.Step), b.Tag)
 		ch <- prometheus.MustNewConstMetric(segRemainingDesc, prometheus.GaugeValue, float64(remaining), b.Tag)
 		ch <- prometheus.MustNewConstMetric(segWaitsDesc, prometheus.CounterValue, float64(b.Waits), b.Tag)
+		ch <- prometheus.MustNewConstMetric(segRegressionsDesc, prometheus.CounterValue, float64(b.Regressions), b.Tag)
 	}
 }
 
-// SnowflakeStats reports the generator's worker id, ids issued and how
-// often the clock moved backwards.
-type SnowflakeStats func() (workerID int64, issued, clockBackwards uint64)
+// SnowflakeStatser is what the snowflake collector reads at scrape time
+// (snowflake.Generator implements it).
+type SnowflakeStatser interface {
+	Stats() snowflake.Stats
+}
 
-type snowflakeCollector struct{ stats SnowflakeStats }
+type snowflakeCollector struct{ src SnowflakeStatser }
 
 // NewSnowflakeCollector exports, at scrape time,
 // leaf_ids_issued_total{mode="snowflake",tag=""},
-// leaf_snowflake_clock_backwards_total and leaf_snowflake_worker_id.
-func NewSnowflakeCollector(stats SnowflakeStats) prometheus.Collector {
-	return snowflakeCollector{stats: stats}
+// leaf_snowflake_clock_backwards_total, leaf_snowflake_worker_id,
+// leaf_snowflake_lease_failures_total and
+// leaf_snowflake_lease_regressions_total.
+func NewSnowflakeCollector(src SnowflakeStatser) prometheus.Collector {
+	return snowflakeCollector{src: src}
 }
 
 func (snowflakeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- snowIssuedDesc
 	ch <- snowBackwardsDesc
 	ch <- snowWorkerDesc
+	ch <- snowLeaseFailuresDesc
+	ch <- snowLeaseRegressionsDesc
 }
 
 func (s snowflakeCollector) Collect(ch chan<- prometheus.Metric) {
-	worker, issued, backwards := s.stats()
-	ch <- prometheus.MustNewConstMetric(snowIssuedDesc, prometheus.CounterValue, float64(issued), "")
-	ch <- prometheus.MustNewConstMetric(snowBackwardsDesc, prometheus.CounterValue, float64(backwards))
-	ch <- prometheus.MustNewConstMetric(snowWorkerDesc, prometheus.GaugeValue, float64(worker))
+	st := s.src.Stats()
+	ch <- prometheus.MustNewConstMetric(snowIssuedDesc, prometheus.CounterValue, float64(st.Issued), "")
+	ch <- prometheus.MustNewConstMetric(snowBackwardsDesc, prometheus.CounterValue, float64(st.ClockBackwards))
+	ch <- prometheus.MustNewConstMetric(snowWorkerDesc, prometheus.GaugeValue, float64(st.WorkerID))
+	ch <- prometheus.MustNewConstMetric(snowLeaseFailuresDesc, prometheus.CounterValue, float64(st.LeaseFailures))
+	ch <- prometheus.MustNewConstMetric(snowLeaseRegressionsDesc, prometheus.CounterValue, float64(st.LeaseRegressions))
+}
+
+// NewStoreUpCollector exports leaf_store_up, 1 while up() is true.
+func NewStoreUpCollector(up func() bool) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "leaf_store_up",
+		Help: "1 while the store answers, 0 from the first call it failed until it answers again.",
+	}, func() float64 {
+		if up() {
+			return 1
+		}
+		return 0
+	})
 }
 
 // NewSegmentLoadObserver registers the histogram

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -16,21 +17,43 @@ import (
 
 // storeFlags are the flags of every command that opens the database.
 type storeFlags struct {
-	mysqlDSN   string
-	sqlitePath string
+	mysqlDSN     string
+	mysqlAddrs   string
+	sqlitePath   string
+	storeTimeout time.Duration
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db?parseTime=true`; empty uses the embedded SQLite store")
+	fs.StringVar(&f.mysqlAddrs, "mysql-addrs", "", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
 	fs.StringVar(&f.sqlitePath, "sqlite-path", "leaf.db", "the embedded SQLite store's `file`")
+	fs.DurationVar(&f.storeTimeout, "store-timeout", 0, "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
+}
+
+func (f *storeFlags) validate() error {
+	if _, err := splitAddrs(f.mysqlAddrs); err != nil {
+		return fmt.Errorf("%w: --mysql-addrs: %v", errUsage, err)
+	}
+	if f.mysqlAddrs != "" && f.mysqlDSN == "" {
+		return fmt.Errorf("%w: --mysql-addrs needs --mysql-dsn for the user, password and database", errUsage)
+	}
+	if f.storeTimeout < 0 {
+		return fmt.Errorf("%w: --store-timeout %v: want 0 or a positive duration", errUsage, f.storeTimeout)
+	}
+	return nil
 }
 
 // open opens the configured store.
-func (f *storeFlags) open(ctx context.Context) (*store.Store, error) {
-	if f.mysqlDSN != "" {
-		return store.OpenMySQL(ctx, f.mysqlDSN)
+func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
 	}
-	return store.OpenSQLite(ctx, f.sqlitePath)
+	opts.Timeout = f.storeTimeout
+	if f.mysqlDSN != "" {
+		opts.Addrs, _ = splitAddrs(f.mysqlAddrs)
+		return store.OpenMySQL(ctx, f.mysqlDSN, opts)
+	}
+	return store.OpenSQLite(ctx, f.sqlitePath, opts)
 }
 
 // describe names the store for logs, without the DSN's password.
@@ -42,7 +65,11 @@ func (f *storeFlags) describe() []any {
 	if err != nil {
 		return []any{"store", "mysql"}
 	}
-	return []any{"store", "mysql", "addr", cfg.Addr, "database", cfg.DBName, "user", cfg.User}
+	addr := cfg.Addr
+	if f.mysqlAddrs != "" {
+		addr = f.mysqlAddrs
+	}
+	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
 }
 
 // envName is the environment variable of a flag: LEAF_ and the flag's name
@@ -77,13 +104,19 @@ func parse(fs *flag.FlagSet, args []string, getenv func(string) string, stderr i
 	return nil
 }
 
-// newLogger returns the slog logger for format "text" or "json".
-func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+// newLogger returns the slog logger for format "text" or "json" at level
+// "debug", "info", "warn" or "error".
+func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", errUsage, level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, format)
 }

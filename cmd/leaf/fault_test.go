@@ -123,8 +123,10 @@ func getWith(url, token string) (int, string) {
 
 // TestDatabaseGoesAway runs `leaf serve` on MySQL behind a proxy, cuts the
 // proxy, and checks: buffered ids keep flowing, then requests fail fast
-// with 503, /readyz names the store, and when the database is back service
-// resumes by itself, with no id repeated or lost from the buffer.
+// with 503, /readyz stays 200 and names the store as degraded (an outage
+// every instance shares must not take them all out of a load balancer),
+// and when the database is back service resumes by itself, with no id
+// repeated or lost from the buffer.
 func TestDatabaseGoesAway(t *testing.T) {
 	dsn := storetest.MySQL(t)
 	cfg, err := mysql.ParseDSN(dsn)
@@ -177,8 +179,8 @@ func TestDatabaseGoesAway(t *testing.T) {
 	})
 
 	proxy.setCut(true)
-	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "store") {
-		t.Fatalf("readyz with the database gone = %d %s", code, body)
+	if code, body := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("readyz with the database gone and ids buffered = %d %s", code, body)
 	}
 	// Both buffered segments are served: 800 + 2000 ids, then 503.
 	for {
@@ -203,6 +205,15 @@ func TestDatabaseGoesAway(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("20 requests took %v: callers must not hang while the database is gone", took)
 	}
+	if code, body := get(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"degraded":["store"]`) {
+		t.Fatalf("readyz with the database gone and the buffers empty = %d %s, want 200 naming the store degraded", code, body)
+	}
+	if _, body := get(t, base+"/metrics"); !strings.Contains(body, "leaf_store_up 0") {
+		t.Fatal("leaf_store_up is not 0 while the database is gone")
+	}
+	if n := strings.Count(logs.String(), "store not answering"); n != 1 {
+		t.Fatalf("%d lines say the store is not answering, want 1:\n%s", n, logs.String())
+	}
 
 	proxy.setCut(false)
 	waitUntil(t, "service to resume", func() bool {
@@ -214,8 +225,11 @@ func TestDatabaseGoesAway(t *testing.T) {
 	})
 	_, ids = batch(t, base, "orders", 500)
 	collect(ids)
-	if code, body := get(t, base+"/readyz"); code != 200 {
+	if code, body := get(t, base+"/readyz"); code != 200 || strings.Contains(body, "degraded") {
 		t.Fatalf("readyz after the database came back = %d %s", code, body)
+	}
+	if !strings.Contains(logs.String(), "store answering again") {
+		t.Fatalf("no line says the store answers again:\n%s", logs.String())
 	}
 	t.Logf("%d distinct ids across the outage", len(seen))
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,23 +20,27 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/store"
 )
 
-// shutdownTimeout bounds the graceful shutdown of the HTTP server.
+// shutdownTimeout bounds the graceful shutdown of the HTTP server and the
+// release of the snowflake lease.
 const shutdownTimeout = 10 * time.Second
 
 type serveConfig struct {
 	storeFlags
-	addr        string
-	migrate     bool
-	segment     bool
-	snowflake   bool
-	workerID    int64
-	epochMs     int64
-	adminToken  string
-	logFormat   string
-	holder      string
-	refreshTags time.Duration
+	addr         string
+	migrate      bool
+	segment      bool
+	snowflake    bool
+	workerID     int64
+	epochMs      int64
+	adminToken   string
+	logFormat    string
+	logLevel     string
+	holder       string
+	refreshTags  time.Duration
+	failoverJump int64
 }
 
 func (c *serveConfig) flags() *flag.FlagSet {
@@ -48,8 +54,10 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Int64Var(&c.epochMs, "snowflake-epoch", snowflake.DefaultEpochMs, "snowflake epoch in Unix `milliseconds`")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
-	fs.DurationVar(&c.refreshTags, "tag-refresh", segment.DefaultRefreshInterval, "how often the tag list is re-read to drop tags gone from the database")
+	fs.DurationVar(&c.refreshTags, "tag-refresh", segment.DefaultRefreshInterval, "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
+	fs.Int64Var(&c.failoverJump, "failover-jump", segment.DefaultFailoverJump, "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
 	return fs
 }
 
@@ -59,98 +67,148 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
+	if err := c.validate(fs); err != nil {
+		return err
 	}
-	if c.workerID < -1 || c.workerID > snowflake.MaxWorkerID {
-		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d", errUsage, c.workerID, snowflake.MaxWorkerID)
-	}
-	log, err := newLogger(c.logFormat, stderr)
+	log, err := newLogger(c.logFormat, c.logLevel, stderr)
 	if err != nil {
 		return err
 	}
-	if !c.segment && !c.snowflake {
-		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)
+	a := &app{cfg: c, log: log}
+	if err := a.open(ctx); err != nil {
+		a.close()
+		return err
 	}
+	err = a.run(ctx)
+	return errors.Join(err, a.close())
+}
 
-	st, err := c.open(ctx)
+func (c *serveConfig) validate(fs *flag.FlagSet) error {
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
+	case c.workerID < -1 || c.workerID > snowflake.MaxWorkerID:
+		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d", errUsage, c.workerID, snowflake.MaxWorkerID)
+	case !c.segment && !c.snowflake:
+		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)
+	case c.failoverJump < 1:
+		return fmt.Errorf("%w: --failover-jump %d: want at least 1", errUsage, c.failoverJump)
+	}
+	return c.storeFlags.validate()
+}
+
+// app is one running `leaf serve`. open starts its parts in this order,
+// each using the ones before it; close stops them in the reverse order:
+//
+//	store (migrated)  ->  segment allocator  ->  snowflake generator
+//	(leases a worker id)  ->  HTTP listener and server
+//
+// So on a clean stop the server first finishes the requests in flight,
+// then the allocator stops loading, then the generator releases its worker
+// id recording the last timestamp it used, and the store closes last.
+type app struct {
+	cfg serveConfig
+	log *slog.Logger
+
+	store    *store.Store
+	alloc    *segment.Allocator   // nil with --segment=false
+	gen      *snowflake.Generator // nil with --snowflake=false
+	ln       net.Listener
+	srv      *http.Server
+	stopping atomic.Bool // set when shutdown begins: /readyz fails
+}
+
+// open starts every part, bounded by ctx. On error the parts opened so far
+// stay for close to stop.
+func (a *app) open(ctx context.Context) error {
+	var err error
+	a.store, err = a.cfg.open(ctx, store.Options{OnHealth: a.logHealth})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	log.Info("store open", c.describe()...)
-	if c.migrate {
-		if err := st.Migrate(ctx); err != nil {
+	a.log.Info("store open", a.cfg.describe()...)
+	if a.cfg.migrate {
+		if err := a.store.Migrate(ctx); err != nil {
 			return err
 		}
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		httpapi.NewStoreUpCollector(func() bool { return a.store.Health().Up }))
 	api := httpapi.Config{
-		AdminToken: c.adminToken,
+		AdminToken: a.cfg.adminToken,
 		Registry:   reg,
-		Logger:     log,
-		Checks:     []httpapi.Check{{Name: "store", Func: st.Ping}},
+		Logger:     a.log,
+		Checks: []httpapi.Check{
+			{Name: "lifecycle", Func: a.lifecycleCheck},
+			{Name: "store", Func: a.storeCheck},
+		},
 	}
 
-	if c.segment {
+	if a.cfg.segment {
 		observe, err := httpapi.NewSegmentLoadObserver(reg)
 		if err != nil {
 			return err
 		}
-		alloc := segment.New(st, segment.Options{RefreshInterval: c.refreshTags, OnLoad: observe})
-		defer alloc.Close()
-		reg.MustRegister(httpapi.NewSegmentCollector(alloc))
-		api.Segments = alloc
-		api.Tags = tagAdmin{TagAdmin: st, alloc: alloc}
+		loadFailed := newLimiter(logEvery)
+		a.alloc = segment.New(a.store, segment.Options{
+			RefreshInterval: a.cfg.refreshTags,
+			FailoverJump:    a.cfg.failoverJump,
+			OnLoad: func(tag string, took time.Duration, err error) {
+				observe(tag, took, err)
+				a.logLoad(loadFailed, tag, err)
+			},
+			OnRegression: a.logRegression,
+		})
+		reg.MustRegister(httpapi.NewSegmentCollector(a.alloc))
+		api.Segments = a.alloc
+		api.Tags = tagAdmin{TagAdmin: a.store, alloc: a.alloc}
 	}
 
-	if c.snowflake {
-		gen, err := c.newGenerator(ctx, st, log)
-		if err != nil {
+	if a.cfg.snowflake {
+		if a.gen, err = a.newGenerator(ctx); err != nil {
 			return err
 		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-			defer cancel()
-			if err := gen.Close(ctx); err != nil {
-				log.Warn("releasing the snowflake worker lease", "err", err)
-			}
-		}()
-		reg.MustRegister(httpapi.NewSnowflakeCollector(func() (int64, uint64, uint64) {
-			s := gen.Stats()
-			return s.WorkerID, s.Issued, s.ClockBackwards
-		}))
-		api.Snowflake = gen
-		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: func(context.Context) error { return gen.Ready() }})
+		reg.MustRegister(httpapi.NewSnowflakeCollector(a.gen))
+		api.Snowflake = a.gen
+		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck})
 	}
 
-	ln, err := net.Listen("tcp", c.addr)
-	if err != nil {
+	if a.ln, err = net.Listen("tcp", a.cfg.addr); err != nil {
 		return err
 	}
-	srv := &http.Server{
+	a.srv = &http.Server{
 		Handler:           httpapi.New(api),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+	return nil
+}
+
+// addr is the address the app listens on, once open.
+func (a *app) addr() string { return a.ln.Addr().String() }
+
+// run serves until ctx is done, then shuts the HTTP server down,
+// finishing the requests in flight.
+func (a *app) run(ctx context.Context) error {
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "version", version,
-		"segment", c.segment, "snowflake", c.snowflake, "admin_api", c.adminToken != "")
+	go func() { served <- a.srv.Serve(a.ln) }()
+	a.log.Info("serving", "addr", a.addr(), "version", version,
+		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "")
 
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
+	a.stopping.Store(true)
+	a.log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := a.srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -159,25 +217,72 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	return nil
 }
 
+// close stops what open started, in the reverse order. It may be called
+// after a failed open.
+func (a *app) close() error {
+	a.stopping.Store(true)
+	var errs []error
+	if a.alloc != nil {
+		errs = append(errs, a.alloc.Close())
+	}
+	if a.gen != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		if err := a.gen.Close(ctx); err != nil {
+			a.log.Warn("releasing the snowflake worker lease", "err", err)
+		}
+		cancel()
+	}
+	if a.store != nil {
+		errs = append(errs, a.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Readiness: only this instance's own problems fail it; an outage of the
+// store, which every instance shares, degrades it (httpapi.ErrDegraded).
+
+func (a *app) lifecycleCheck(context.Context) error {
+	if a.stopping.Load() {
+		return errors.New("shutting down")
+	}
+	return nil
+}
+
+func (a *app) storeCheck(context.Context) error {
+	if h := a.store.Health(); !h.Up {
+		return fmt.Errorf("%w: store down since %s: %w", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339), h.Err)
+	}
+	return nil
+}
+
+func (a *app) snowflakeCheck(context.Context) error {
+	err := a.gen.Ready()
+	if errors.Is(err, snowflake.ErrLeaseUnrenewed) && !a.store.Health().Up {
+		return fmt.Errorf("%w: %w", httpapi.ErrDegraded, err)
+	}
+	return err
+}
+
 // newGenerator starts the snowflake generator with a fixed or leased worker
 // id and warns when the epoch's 41-bit range runs out within a year.
-func (c *serveConfig) newGenerator(ctx context.Context, leases snowflake.LeaseStore, log *slog.Logger) (*snowflake.Generator, error) {
-	s := snowflake.Settings{EpochMs: c.epochMs}
-	if c.workerID >= 0 {
-		s.WorkerID = c.workerID
+func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
+	s := snowflake.Settings{EpochMs: a.cfg.epochMs}
+	if a.cfg.workerID >= 0 {
+		s.WorkerID = a.cfg.workerID
 	} else {
-		s.Leases, s.Holder = leases, c.holder
+		s.Leases, s.Holder = a.store, a.cfg.holder
 		if s.Holder == "" {
-			s.Holder = defaultHolder(c.addr)
+			s.Holder = defaultHolder(a.cfg.addr)
 		}
+		s.OnLease = a.leaseLogger()
 	}
 	gen, err := snowflake.New(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("snowflake: %w", err)
 	}
-	log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder)
+	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder)
 	if ends := gen.Exhausts(); time.Until(ends) < 365*24*time.Hour {
-		log.Warn("the snowflake epoch's 41-bit range runs out within a year: choose a later --snowflake-epoch before then",
+		a.log.Warn("the snowflake epoch's 41-bit range runs out within a year: choose a later --snowflake-epoch before then",
 			"runs_out", ends.UTC().Format(time.RFC3339))
 	}
 	return gen, nil
@@ -210,4 +315,20 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 		t.alloc.Forget(created.Name)
 	}
 	return created, err
+}
+
+// splitAddrs parses a comma-separated list of host:port.
+func splitAddrs(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("%q is not host:port: %v", a, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
