@@ -57,12 +57,8 @@ lint:
 	fi
 	$(GO) vet ./...
 
-# -e: two modules that only other modules' tests or Windows builds import
-# (google/pprof via modernc.org/sqlite, Azure/go-ansiterm via moby) are
-# required at versions the module proxy no longer serves; nothing leaf
-# builds or tests needs them, and tidy is otherwise exact.
 tidy-check:
-	$(GO) mod tidy -e -diff
+	$(GO) mod tidy -diff
 
 compose-check:
 	@if [ -z "$(COMPOSE)" ]; then \
