@@ -126,22 +126,26 @@ func writable(ctx context.Context, c driver.Conn) error {
 	if !ok {
 		return nil
 	}
-	var readOnly string
-	if err := queryRows(ctx, q, "SELECT @@global.read_only", func(v []driver.Value) { readOnly = text(v[0]) }); err != nil {
+	vars := map[string]string{}
+	if err := queryRows(ctx, q, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('read_only', 'wsrep_on')",
+		func(v []driver.Value) { vars[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
 		return err
 	}
-	if readOnly != "0" {
-		return fmt.Errorf("%w: read_only is %s", errNotWritable, readOnly)
+	if ro := vars["read_only"]; !strings.EqualFold(ro, "OFF") && ro != "0" {
+		return fmt.Errorf("%w: read_only is %s", errNotWritable, ro)
+	}
+	if !strings.EqualFold(vars["wsrep_on"], "ON") {
+		return nil // not a Galera node (MariaDB reports wsrep status even then)
 	}
 	status := map[string]string{}
 	if err := queryRows(ctx, q, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state_comment')",
 		func(v []driver.Value) { status[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
 		return err
 	}
-	if r, ok := status["wsrep_ready"]; ok && !strings.EqualFold(r, "ON") {
+	if r := status["wsrep_ready"]; !strings.EqualFold(r, "ON") {
 		return fmt.Errorf("%w: wsrep_ready is %s", errNotWritable, r)
 	}
-	if st, ok := status["wsrep_local_state_comment"]; ok && !strings.EqualFold(st, "Synced") {
+	if st := status["wsrep_local_state_comment"]; !strings.EqualFold(st, "Synced") {
 		return fmt.Errorf("%w: wsrep_local_state_comment is %s", errNotWritable, st)
 	}
 	return nil
