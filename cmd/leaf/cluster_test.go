@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,70 +32,27 @@ var clusterClient = &http.Client{Timeout: clusterTimeout, Transport: &http.Trans
 
 // clusterNode is one `leaf serve` running in this process.
 type clusterNode struct {
-	base   string
-	logs   *syncBuffer
-	cancel context.CancelFunc
-	done   chan error
-
-	stopOnce sync.Once
-	stopErr  error
+	*testApp
 }
 
-// startNode runs `leaf serve` on a free port with the environment e; the
-// node is stopped when t ends if the test has not stopped it.
+// startNode runs `leaf serve` with the environment e; the node is stopped
+// when t ends if the test has not stopped it.
 func startNode(t *testing.T, e env) *clusterNode {
 	t.Helper()
-	addr := freeAddr(t)
-	e["LEAF_ADDR"] = addr
-	ctx, cancel := context.WithCancel(context.Background())
-	n := &clusterNode{base: "http://" + addr, logs: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { n.done <- run(ctx, []string{"serve", "--segment=false"}, e.get, io.Discard, n.logs) }()
-	t.Cleanup(func() {
-		if err := n.stop(); err != nil {
-			t.Errorf("%s: %v\n%s", n.base, err, n.logs.String())
-		}
-	})
-	return n
+	return &clusterNode{startApp(t, e, "--segment=false")}
 }
 
-// stop cancels the node's context, as SIGTERM would, and returns what
-// serve returned.
-func (n *clusterNode) stop() error {
-	n.stopOnce.Do(func() {
-		n.cancel()
-		select {
-		case n.stopErr = <-n.done:
-			if n.stopErr != nil {
-				n.stopErr = fmt.Errorf("serve returned %w", n.stopErr)
-			}
-		case <-time.After(clusterTimeout):
-			n.stopErr = errors.New("serve did not shut down")
-		}
-	})
-	return n.stopErr
-}
-
-// waitReady waits until the node answers /readyz with 200.
+// waitReady checks that the node answers /readyz with 200: open has
+// returned, so it must.
 func (n *clusterNode) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(clusterTimeout)
-	for {
-		select {
-		case err := <-n.done:
-			n.done <- err // for stop
-			t.Fatalf("%s: serve returned %v before it was ready:\n%s", n.base, err, n.logs.String())
-		default:
-		}
-		if resp, err := clusterClient.Get(n.base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not ready after %v:\n%s", n.base, clusterTimeout, n.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	resp, err := clusterClient.Get(n.base + "/readyz")
+	if err != nil {
+		t.Fatalf("%s: %v", n.base, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: readyz %d after open:\n%s", n.base, resp.StatusCode, n.logs.String())
 	}
 }
 

@@ -141,21 +141,8 @@ func TestDatabaseGoesAway(t *testing.T) {
 	cfg.Addr = proxy.ln.Addr().String()
 	cfg.Timeout = time.Second
 
-	addr := freeAddr(t)
-	e := env{"LEAF_MYSQL_DSN": cfg.FormatDSN(), "LEAF_ADDR": addr, "LEAF_SNOWFLAKE": "false", "LEAF_ADMIN_TOKEN": "tok"}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, e.get, io.Discard, logs) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	base := "http://" + addr
-	waitUntil(t, "the server to start", func() bool {
-		code, _ := getQuiet(base + "/healthz")
-		return code == 200
-	})
+	a := startApp(t, env{"LEAF_MYSQL_DSN": cfg.FormatDSN(), "LEAF_SNOWFLAKE": "false", "LEAF_ADMIN_TOKEN": "tok"})
+	base, logs := a.base, a.logs
 
 	seen := map[string]bool{}
 	collect := func(ids []string) {

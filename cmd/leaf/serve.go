@@ -62,25 +62,33 @@ func (c *serveConfig) flags() *flag.FlagSet {
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	var c serveConfig
-	fs := c.flags()
-	if err := parse(fs, args, getenv, stderr); err != nil {
-		return err
-	}
-	if err := c.validate(fs); err != nil {
-		return err
-	}
-	log, err := newLogger(c.logFormat, c.logLevel, stderr)
+	a, err := newApp(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	a := &app{cfg: c, log: log}
 	if err := a.open(ctx); err != nil {
-		a.close()
-		return err
+		return errors.Join(err, a.close())
 	}
 	err = a.run(ctx)
 	return errors.Join(err, a.close())
+}
+
+// newApp reads the configuration of `leaf serve` from args and the
+// environment; nothing is started yet.
+func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, error) {
+	var c serveConfig
+	fs := c.flags()
+	if err := parse(fs, args, getenv, stderr); err != nil {
+		return nil, err
+	}
+	if err := c.validate(fs); err != nil {
+		return nil, err
+	}
+	log, err := newLogger(c.logFormat, c.logLevel, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &app{cfg: c, log: log}, nil
 }
 
 func (c *serveConfig) validate(fs *flag.FlagSet) error {
@@ -100,8 +108,9 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 // app is one running `leaf serve`. open starts its parts in this order,
 // each using the ones before it; close stops them in the reverse order:
 //
-//	store (migrated)  ->  segment allocator  ->  snowflake generator
-//	(leases a worker id)  ->  HTTP listener and server
+//	store (migrated)  ->  listener (bound; its port names the snowflake
+//	holder)  ->  segment allocator  ->  snowflake generator (leases a
+//	worker id)  ->  HTTP server (run)
 //
 // So on a clean stop the server first finishes the requests in flight,
 // then the allocator stops loading, then the generator releases its worker
@@ -115,6 +124,7 @@ type app struct {
 	gen      *snowflake.Generator // nil with --snowflake=false
 	ln       net.Listener
 	srv      *http.Server
+	serving  atomic.Bool // run has handed the listener to the server
 	stopping atomic.Bool // set when shutdown begins: /readyz fails
 }
 
@@ -131,6 +141,12 @@ func (a *app) open(ctx context.Context) error {
 		if err := a.store.Migrate(ctx); err != nil {
 			return err
 		}
+	}
+
+	// Bound before anything is leased, so a port in use fails the start
+	// at once, and the holder name has the port really listened on.
+	if a.ln, err = net.Listen("tcp", a.cfg.addr); err != nil {
+		return err
 	}
 
 	reg := prometheus.NewRegistry()
@@ -175,9 +191,6 @@ func (a *app) open(ctx context.Context) error {
 		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck})
 	}
 
-	if a.ln, err = net.Listen("tcp", a.cfg.addr); err != nil {
-		return err
-	}
 	a.srv = &http.Server{
 		Handler:           httpapi.New(api),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -195,6 +208,7 @@ func (a *app) addr() string { return a.ln.Addr().String() }
 // finishing the requests in flight.
 func (a *app) run(ctx context.Context) error {
 	served := make(chan error, 1)
+	a.serving.Store(true)
 	go func() { served <- a.srv.Serve(a.ln) }()
 	a.log.Info("serving", "addr", a.addr(), "version", version,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "")
@@ -222,6 +236,9 @@ func (a *app) run(ctx context.Context) error {
 func (a *app) close() error {
 	a.stopping.Store(true)
 	var errs []error
+	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
+		_ = a.ln.Close()
+	}
 	if a.alloc != nil {
 		errs = append(errs, a.alloc.Close())
 	}
@@ -272,7 +289,7 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 	} else {
 		s.Leases, s.Holder = a.store, a.cfg.holder
 		if s.Holder == "" {
-			s.Holder = defaultHolder(a.cfg.addr)
+			s.Holder = defaultHolder(a.addr())
 		}
 		s.OnLease = a.leaseLogger()
 	}
