@@ -149,8 +149,9 @@ type Allocator struct {
 	ctx    context.Context // cancelled by Close; parent of every store call
 	cancel context.CancelFunc
 
-	marksMu sync.Mutex // protects marks; taken with no other lock held after it
+	marksMu sync.Mutex // protects marks and rows; taken with no other lock held after it
 	marks   map[string]*mark
+	rows    map[string]string // a tag as asked for -> its row's name, where they differ
 }
 
 // mark is what the allocator remembers of a tag beyond its buffer's life.
@@ -162,7 +163,7 @@ type mark struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), unknown: make(map[string]time.Time),
-		marks: make(map[string]*mark)}
+		marks: make(map[string]*mark), rows: make(map[string]string)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(nil))
@@ -370,20 +371,34 @@ func (a *Allocator) Forget(tag string) {
 
 // allocate asks the store for a range, timing it for OnLoad, and fences
 // against a row that went back in time.
+//
+// The mark is kept per row, under the row's own name: on MySQL "ORDERS"
+// and "orders" are one row, and the fence must compare a range with what
+// both spellings received. The mark is read before the store call, so a
+// range that another load of the same row received meanwhile (a later
+// one, in the database's order) is not taken for a regression.
 func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
 	defer cancel()
 	start := time.Now()
-	high := a.mark(tag).high
+	row := a.rowOf(tag)
+	high := a.mark(row).high
 	alloc, err := a.store.Allocate(ctx, tag, step)
 	if err == nil && alloc.Step <= 0 {
 		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
 	}
-	if err == nil && alloc.Start() < high {
-		alloc, err = a.fence(ctx, tag, high, alloc.Start(), alloc.Step)
+	if err == nil {
+		if alloc.Tag != "" && alloc.Tag != row { // the first load under this spelling
+			row = alloc.Tag
+			a.learnRow(tag, row)
+			high = a.mark(row).high
+		}
+		if alloc.Start() < high {
+			alloc, err = a.fence(ctx, tag, row, high, alloc.Start(), alloc.Step)
+		}
 	}
 	if err == nil {
-		a.received(tag, alloc.MaxID)
+		a.received(row, alloc.MaxID)
 	}
 	if a.opts.OnLoad != nil {
 		a.opts.OnLoad(tag, time.Since(start), err)
@@ -391,9 +406,10 @@ func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 	return alloc, err
 }
 
-// fence moves tag's row past high plus the failover jump, after the store
-// was found at found, below high; the range returned starts above both.
-func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int64) (Allocation, error) {
+// fence moves the row of tag past high plus the failover jump, after the
+// store was found at found, below high; the range returned starts above
+// both.
+func (a *Allocator) fence(ctx context.Context, tag, row string, high, found, step int64) (Allocation, error) {
 	floor := high + a.opts.FailoverJump
 	if floor < high { // past the int64 maximum: the statement refuses it
 		floor = math.MaxInt64
@@ -402,20 +418,37 @@ func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int
 	if err == nil && alloc.Start() < floor {
 		err = fmt.Errorf("store returned a range from %d, below the floor %d", alloc.Start(), floor)
 	}
-	r := Regression{Tag: tag, High: high, Found: found, Err: err}
+	r := Regression{Tag: row, High: high, Found: found, Err: err}
 	if err == nil {
 		r.MaxID = alloc.MaxID
 	}
 	a.marksMu.Lock()
-	a.markLocked(tag).regressions++
+	a.markLocked(row).regressions++
 	a.marksMu.Unlock()
 	if a.opts.OnRegression != nil {
 		a.opts.OnRegression(r)
 	}
 	if err != nil {
-		return Allocation{}, fmt.Errorf("move %q past %d after the store went back to %d: %w", tag, floor, found, err)
+		return Allocation{}, fmt.Errorf("move %q past %d after the store went back to %d: %w", row, floor, found, err)
 	}
 	return alloc, nil
+}
+
+// rowOf is the name of tag's row as the store reported it, or tag itself
+// before the first load.
+func (a *Allocator) rowOf(tag string) string {
+	a.marksMu.Lock()
+	defer a.marksMu.Unlock()
+	if row, ok := a.rows[tag]; ok {
+		return row
+	}
+	return tag
+}
+
+func (a *Allocator) learnRow(tag, row string) {
+	a.marksMu.Lock()
+	defer a.marksMu.Unlock()
+	a.rows[tag] = row
 }
 
 // mark returns a copy of tag's mark, or an empty one (high at the int64
@@ -463,7 +496,7 @@ func (a *Allocator) checkBehind(tag string, high int64) {
 		}
 		return // not behind after all, or not known now: the next load checks again
 	}
-	if alloc, err = a.fence(ctx, tag, high, alloc.Start(), 1); err == nil {
+	if alloc, err = a.fence(ctx, tag, tag, high, alloc.Start(), 1); err == nil {
 		a.received(tag, alloc.MaxID)
 	}
 }

@@ -224,7 +224,7 @@ func (b *buffer) state() BufferState {
 	if b.lastErr != nil {
 		st.LastError = b.lastErr.Error()
 	}
-	m := b.a.mark(b.tag)
+	m := b.a.mark(b.a.rowOf(b.tag))
 	st.HighMaxID, st.Regressions = m.high, m.regressions
 	st.Segments[b.pos] = cur.state()
 	st.Segments[b.pos^1] = b.next.state()

@@ -89,7 +89,7 @@ func (s *memStore) allocate(ctx context.Context, tag string, step, floor int64) 
 	if s.after != nil {
 		s.after(tag)
 	}
-	return segment.Allocation{MaxID: r.MaxID, Step: step, DBStep: r.Step}, nil
+	return segment.Allocation{Tag: r.Name, MaxID: r.MaxID, Step: step, DBStep: r.Step}, nil
 }
 
 func (s *memStore) Tag(_ context.Context, tag string) (segment.Tag, error) {

@@ -58,6 +58,10 @@ type TagUpdate struct {
 
 // Allocation is the result of raising a tag's max_id once.
 type Allocation struct {
+	// Tag is the row's name as stored, which may differ from the name
+	// asked for in case (MySQL's collations ignore it); empty means the
+	// name asked for.
+	Tag string
 	// MaxID is max_id after the raise: the range handed out is
 	// [MaxID-Step, MaxID-1].
 	MaxID int64

@@ -394,8 +394,8 @@ func (g *Generator) usableLocked(now time.Time) error {
 	case g.lost:
 		return fmt.Errorf("%w: worker id %d: %v", ErrLeaseLost, g.workerID, g.leaseErr)
 	case now.Before(g.quietTill):
-		return fmt.Errorf("%w: the store went back in time; waiting until %s for every holder it forgot to stop",
-			ErrLeaseLost, g.quietTill.UTC().Format(time.RFC3339Nano))
+		return fmt.Errorf("%w: %w: waiting until %s for every holder the store forgot to stop",
+			ErrLeaseLost, ErrLeaseRegressed, g.quietTill.UTC().Format(time.RFC3339Nano))
 	}
 	age, limit := now.Sub(g.renewedAt), g.ttl-g.margin
 	if age < limit && now.UnixMilli()-g.epochMs <= g.boundMs {

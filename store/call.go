@@ -52,6 +52,8 @@ type Health struct {
 	// Failed counts the calls refused or failed while down; on recovery,
 	// all of them.
 	Failed uint64
+	// DownFor is, on recovery, how long the store was down.
+	DownFor time.Duration
 }
 
 // health tracks whether the database answers. While it is down every call
@@ -60,7 +62,8 @@ type Health struct {
 // to answer. A probe loop brings it back up.
 type health struct {
 	onChange func(Health)
-	changeMu sync.Mutex // serialises onChange calls in the order of the changes
+	changeMu sync.Mutex    // held across a change and its onChange call, so changes are reported in order
+	wake     chan struct{} // tells the probe loop the store just went down
 
 	mu     sync.Mutex // protects the fields below
 	up     bool
@@ -72,7 +75,7 @@ type health struct {
 }
 
 func newHealth(onChange func(Health)) *health {
-	h := &health{onChange: onChange, up: true, since: time.Now()}
+	h := &health{onChange: onChange, up: true, since: time.Now(), wake: make(chan struct{}, 1)}
 	h.gen, h.cancel = context.WithCancel(context.Background())
 	return h
 }
@@ -97,8 +100,23 @@ func (h *health) admit() (context.Context, error) {
 	return h.gen, nil
 }
 
+// isUp reports whether the store is up, for the fast paths below.
+func (h *health) isUp() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.up
+}
+
 // down records that the database did not answer.
 func (h *health) down(err error) {
+	if !h.isUp() {
+		h.mu.Lock()
+		h.failed++
+		h.mu.Unlock()
+		return
+	}
+	h.changeMu.Lock()
+	defer h.changeMu.Unlock()
 	h.mu.Lock()
 	if !h.up {
 		h.failed++
@@ -109,30 +127,37 @@ func (h *health) down(err error) {
 	h.cancel()
 	st := Health{Up: false, Since: h.since, Err: err, Failed: 1}
 	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 	h.notify(st)
 }
 
 // answered records that the database answered.
 func (h *health) answered() {
+	if h.isUp() {
+		return
+	}
+	h.changeMu.Lock()
+	defer h.changeMu.Unlock()
 	h.mu.Lock()
 	if h.up {
 		h.mu.Unlock()
 		return
 	}
-	st := Health{Up: true, Since: time.Now(), Err: h.err, Failed: h.failed}
-	h.up, h.since, h.err, h.failed = true, st.Since, nil, 0
+	now := time.Now()
+	st := Health{Up: true, Since: now, Err: h.err, Failed: h.failed, DownFor: now.Sub(h.since)}
+	h.up, h.since, h.err, h.failed = true, now, nil, 0
 	h.gen, h.cancel = context.WithCancel(context.Background())
 	h.mu.Unlock()
 	h.notify(st)
 }
 
 func (h *health) notify(st Health) {
-	if h.onChange == nil {
-		return
+	if h.onChange != nil {
+		h.onChange(st)
 	}
-	h.changeMu.Lock()
-	defer h.changeMu.Unlock()
-	h.onChange(st)
 }
 
 // Health returns the state of the database as the store's calls found it.
@@ -192,7 +217,7 @@ func classify(err error) kind {
 	}
 	var ne net.Error
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, mysql.ErrInvalidConn),
+	case errors.Is(err, errNotWritable), errors.Is(err, driver.ErrBadConn), errors.Is(err, mysql.ErrInvalidConn),
 		errors.Is(err, sql.ErrConnDone), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.As(err, &ne):
@@ -259,7 +284,12 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 	case gen.Err() != nil:
 		return fmt.Errorf("%w: the database went down during the call: %w", segment.ErrStoreUnavailable, err)
 	case cctx.Err() != nil:
-		s.health.down(fmt.Errorf("no answer within %v: %w", s.timeout, err))
+		// One slow statement (a row locked by someone else, say) is not an
+		// outage: the store goes down only when a probe cannot get an
+		// answer either.
+		if perr := s.confirm(ctx); perr != nil {
+			s.health.down(fmt.Errorf("no answer within %v: %w", s.timeout, err))
+		}
 		return fmt.Errorf("%w: no answer within %v: %w", segment.ErrStoreUnavailable, s.timeout, err)
 	}
 	switch classify(err) {
@@ -276,14 +306,25 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 	return err
 }
 
+// confirmTimeout bounds the probe that decides whether a call that timed
+// out met a database that does not answer at all.
+const confirmTimeout = 500 * time.Millisecond
+
+// confirm probes the database after a call ran out of time.
+func (s *Store) confirm(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(confirmTimeout, s.timeout))
+	defer cancel()
+	return s.probeFunc(ctx)
+}
+
 // probeLoop checks the database until ctx is cancelled: rarely while it
-// answers, often while it does not, so that service resumes soon after it
-// returns.
+// answers, often while it does not (at once when it has just gone down),
+// so that service resumes soon after it returns.
 func (s *Store) probeLoop(ctx context.Context) {
 	defer close(s.probed)
 	for {
 		every := probeUp
-		if !s.health.state().Up {
+		if !s.health.isUp() {
 			every = probeDown
 		}
 		t := time.NewTimer(every)
@@ -291,10 +332,20 @@ func (s *Store) probeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			t.Stop()
 			return
+		case <-s.health.wake:
+			t.Stop()
+			// Gone down just now: probe from the short period on.
+			t = time.NewTimer(probeDown)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, s.timeout)
-		err := s.probe(pctx)
+		err := s.probeFunc(pctx)
 		timedOut := pctx.Err() != nil
 		cancel()
 		switch {
@@ -310,10 +361,29 @@ func (s *Store) probeLoop(ctx context.Context) {
 	}
 }
 
-// probe runs one statement, on a pooled connection or a new one. On a
-// Galera node outside the primary component it fails (1047), and the
-// connector moves on to the next node.
+// probe asks the database whether it can take writes: on MySQL, whether
+// the node in use is not read only and, on Galera, ready and synced (the
+// connector moves on to the next node if not); on SQLite, whether the file
+// answers.
 func (s *Store) probe(ctx context.Context) error {
-	var one int
-	return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	if s.dialect == SQLite {
+		var one int
+		return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*nodeConn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		if err := writable(ctx, c.conn); err != nil {
+			c.nodes.leave(c.idx)
+			return err
+		}
+		return nil
+	})
 }

@@ -14,9 +14,13 @@ import (
 )
 
 // bareStore has the call machinery of a Store and no database.
+// Its probe fails, as it would on a database that does not answer.
 func bareStore(timeout time.Duration, onHealth func(Health)) *Store {
-	return &Store{timeout: timeout, health: newHealth(onHealth)}
+	return &Store{timeout: timeout, health: newHealth(onHealth),
+		probeFunc: func(context.Context) error { return errNoAnswer }}
 }
+
+var errNoAnswer = errors.New("no answer")
 
 // script is a call body that fails with errs in turn, then succeeds.
 type script struct {
@@ -123,8 +127,20 @@ func TestCallDeadlineTakesTheStoreDown(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(changes) != 2 || changes[0].Up || !changes[1].Up || changes[1].Failed < 2 {
-		t.Fatalf("health changes %+v: want down, then up counting the failed calls", changes)
+	if len(changes) != 2 || changes[0].Up || !changes[1].Up || changes[1].Failed < 2 || changes[1].DownFor <= 0 {
+		t.Fatalf("health changes %+v: want down, then up counting the failed calls and the time down", changes)
+	}
+}
+
+func TestASlowStatementIsNotAnOutage(t *testing.T) {
+	s := bareStore(50*time.Millisecond, nil)
+	s.probeFunc = func(context.Context) error { return nil } // the database answers others
+	err := s.call(context.Background(), true, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	if !errors.Is(err, segment.ErrStoreUnavailable) {
+		t.Fatalf("call past its deadline = %v, want ErrStoreUnavailable", err)
+	}
+	if !s.Health().Up {
+		t.Fatal("one slow statement took the store down while the database answers")
 	}
 }
 
@@ -151,6 +167,7 @@ func TestClassify(t *testing.T) {
 		{errNotReady, unreachable},
 		{mysql.ErrInvalidConn, unreachable},
 		{&mysql.MySQLError{Number: mysqlReadOnly}, unreachable},
+		{errors.Join(fmt.Errorf("node a: %w: read_only is ON", errNotWritable)), unreachable},
 		{errDupKey, permanent},
 		{segment.ErrUnknownTag, permanent},
 	}

@@ -258,6 +258,11 @@ func (s *Store) whyNotRenewed(ctx context.Context, l snowflake.Lease) error {
 		return fmt.Errorf("%w: %w: the row of worker id %d is gone", snowflake.ErrLeaseLost, snowflake.ErrLeaseRegressed, l.WorkerID)
 	case err != nil:
 		return fmt.Errorf("%w: %w", snowflake.ErrLeaseLost, err)
+	case (r.Holder != l.Holder || r.Instance != l.Instance) && r.ExpiresMS < l.Expires.UnixMilli():
+		// A lawful takeover happens only after l expired and writes a
+		// later expiry: this row predates l's last renewal.
+		return fmt.Errorf("%w: %w: worker id %d shows %q expiring at %d, before the %d granted to this holder",
+			snowflake.ErrLeaseLost, snowflake.ErrLeaseRegressed, l.WorkerID, r.Holder, r.ExpiresMS, l.Expires.UnixMilli())
 	case r.Holder != l.Holder || r.Instance != l.Instance:
 		return fmt.Errorf("%w: worker id %d is held by %q", snowflake.ErrLeaseLost, l.WorkerID, r.Holder)
 	case r.LastTimestamp < l.LastTimestamp:

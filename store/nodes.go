@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -29,6 +30,10 @@ import (
 // error handling above.
 type nodes struct {
 	list []node
+	// budget bounds one connection attempt to one node (dial, handshake,
+	// writability check), so that a node that does not answer leaves time
+	// for the next within one call's deadline.
+	budget time.Duration
 	// cur is the index of the node in use; epoch counts the moves, and a
 	// connection made in an earlier epoch is not reused.
 	mu    sync.Mutex // serialises moves
@@ -45,12 +50,15 @@ type node struct {
 var _ driver.Connector = (*nodes)(nil)
 
 // newNodes returns a connector over cfg with its address replaced by each
-// of addrs in turn; no addrs means cfg's own address.
-func newNodes(cfg *mysql.Config, addrs []string) (*nodes, error) {
+// of addrs in turn; no addrs means cfg's own address. timeout is the
+// deadline of a call of the store, shared among the nodes when connecting.
+func newNodes(cfg *mysql.Config, addrs []string, timeout time.Duration) (*nodes, error) {
 	if len(addrs) == 0 {
 		addrs = []string{cfg.Addr}
 	}
-	n := &nodes{}
+	n := &nodes{budget: max(timeout/time.Duration(len(addrs)), 100*time.Millisecond)}
+	cfg = cfg.Clone()
+	cfg.Timeout = min(cfg.Timeout, n.budget)
 	for _, a := range addrs {
 		c := cfg.Clone()
 		c.Addr = a
@@ -73,16 +81,13 @@ func (n *nodes) Addr() string { return n.list[n.cur.Load()].addr }
 // Connect implements driver.Connector: a connection to the node in use, or
 // to the next one that answers and may take writes.
 func (n *nodes) Connect(ctx context.Context) (driver.Conn, error) {
-	start := n.cur.Load()
+	n.mu.Lock()
+	start, epoch := n.cur.Load(), n.epoch.Load()
+	n.mu.Unlock()
 	var errs []error
 	for i := range int64(len(n.list)) {
 		idx := (start + i) % int64(len(n.list))
-		c, err := n.list[idx].conn.Connect(ctx)
-		if err == nil && len(n.list) > 1 {
-			if err = writable(ctx, c); err != nil {
-				c.Close()
-			}
-		}
+		c, err := n.connect(ctx, idx)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.list[idx].addr, err))
 			if ctx.Err() != nil {
@@ -90,22 +95,39 @@ func (n *nodes) Connect(ctx context.Context) (driver.Conn, error) {
 			}
 			continue
 		}
-		if idx != start {
-			n.move(start, idx)
+		if idx != start && n.move(start, idx) {
+			epoch++
 		}
-		return &nodeConn{conn: c, nodes: n, idx: idx, epoch: n.epoch.Load()}, nil
+		return &nodeConn{conn: c, nodes: n, idx: idx, epoch: epoch}, nil
 	}
 	return nil, errors.Join(errs...)
 }
 
-// move makes node to the one in use, if node from still is.
-func (n *nodes) move(from, to int64) {
+// connect opens a connection to node idx within the node's budget and,
+// when there is a choice of nodes, checks that it may take writes.
+func (n *nodes) connect(ctx context.Context, idx int64) (driver.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, n.budget)
+	defer cancel()
+	c, err := n.list[idx].conn.Connect(ctx)
+	if err == nil && len(n.list) > 1 {
+		if err = writable(ctx, c); err != nil {
+			c.Close()
+		}
+	}
+	return c, err
+}
+
+// move makes node to the one in use, if node from still is, and reports
+// whether it did.
+func (n *nodes) move(from, to int64) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cur.Load() == from {
-		n.cur.Store(to)
-		n.epoch.Add(1)
+	if n.cur.Load() != from {
+		return false
 	}
+	n.cur.Store(to)
+	n.epoch.Add(1)
+	return true
 }
 
 // leave moves to the node after idx if idx is the one in use.
@@ -202,7 +224,9 @@ var (
 )
 
 // current reports whether the node of c is still the one in use.
-func (c *nodeConn) current() bool { return c.epoch == c.nodes.epoch.Load() }
+func (c *nodeConn) current() bool {
+	return c.epoch == c.nodes.epoch.Load() && c.idx == c.nodes.cur.Load()
+}
 
 // check looks at the error of a statement on c: it leaves the node when
 // the error is the node's, and turns a refusal that ran nothing into
@@ -218,9 +242,14 @@ func (c *nodeConn) check(ctx context.Context, err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode, mysqlTooManyConns, mysqlQueryShutdown:
+		case mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode:
+			// Refused before running anything: database/sql may run the
+			// statement again on a new connection, to the next node.
 			c.nodes.leave(c.idx)
 			return fmt.Errorf("%w: node %s: %w", driver.ErrBadConn, c.nodes.list[c.idx].addr, err)
+		case mysqlQueryShutdown, mysqlConnKilled:
+			// The statement may have run: leave the node, keep the error.
+			c.nodes.leave(c.idx)
 		}
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,6 +126,47 @@ func TestNodes(t *testing.T) {
 		}
 		if !s.Health().Up {
 			t.Fatal("moving to another node took the store down")
+		}
+	})
+
+	t.Run("a single read-only node keeps the store down until it takes writes", func(t *testing.T) {
+		var (
+			mu      sync.Mutex
+			changes []bool
+		)
+		s, err := store.OpenMySQL(ctx, n0.dsn, store.Options{Timeout: time.Second, OnHealth: func(h store.Health) {
+			mu.Lock()
+			changes = append(changes, h.Up)
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Allocate(ctx, "t", 0); err != nil {
+			t.Fatal(err)
+		}
+		n0.readOnly(t, true)
+		if _, err := s.Allocate(ctx, "t", 0); !errors.Is(err, segment.ErrStoreUnavailable) {
+			t.Fatalf("Allocate on a read-only node = %v, want ErrStoreUnavailable", err)
+		}
+		time.Sleep(time.Second) // five probes: none may say up while writes fail
+		mu.Lock()
+		got := append([]bool(nil), changes...)
+		mu.Unlock()
+		if len(got) != 1 || got[0] {
+			t.Fatalf("health changes %v while the node is read only, want one: down", got)
+		}
+		n0.readOnly(t, false)
+		deadline := time.Now().Add(2 * time.Second)
+		for !s.Health().Up {
+			if time.Now().After(deadline) {
+				t.Fatal("the store did not come back up once the node took writes")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := s.Allocate(ctx, "t", 0); err != nil {
+			t.Fatal(err)
 		}
 	})
 

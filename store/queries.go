@@ -33,9 +33,10 @@ WHERE biz_tag = ? AND GREATEST(max_id, ?) <= 9223372036854775807 - ?`
 WHERE biz_tag = ? AND MAX(max_id, ?) <= 9223372036854775807 - ?
 RETURNING max_id`
 
-	// selectStep reads the row's step, the floor of the adaptive step and
-	// the step of a first load. Args: tag.
-	selectStep = `SELECT step FROM leaf_alloc WHERE biz_tag = ?`
+	// selectStep reads the row's name as stored (MySQL's collations match
+	// "ORDERS" to the row "orders") and its step, the floor of the
+	// adaptive step and the step of a first load. Args: tag.
+	selectStep = `SELECT biz_tag, step FROM leaf_alloc WHERE biz_tag = ?`
 
 	// selectTag reads one row. Args: tag.
 	selectTag = `SELECT biz_tag, max_id, step, description, update_time

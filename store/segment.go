@@ -57,8 +57,11 @@ func (s *Store) allocate(ctx context.Context, tag string, step int64, above bool
 	var a segment.Allocation
 	// Safe to retry: a raise whose answer was lost only wastes its range.
 	err := s.call(ctx, true, func(ctx context.Context) error {
-		var dbStep int64
-		if err := s.db.GetContext(ctx, &dbStep, selectStep, tag); err != nil {
+		var (
+			row    string
+			dbStep int64
+		)
+		if err := s.db.QueryRowContext(ctx, selectStep, tag).Scan(&row, &dbStep); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return segment.ErrUnknownTag
 			}
@@ -92,7 +95,7 @@ func (s *Store) allocate(ctx context.Context, tag string, step int64, above bool
 			}
 			return s.whyNotRaised(ctx, tag, used, floor)
 		}
-		a = segment.Allocation{MaxID: maxID, Step: used, DBStep: dbStep}
+		a = segment.Allocation{Tag: row, MaxID: maxID, Step: used, DBStep: dbStep}
 		return nil
 	})
 	if err != nil {
@@ -218,9 +221,10 @@ func (s *Store) UpdateTag(ctx context.Context, name string, u segment.TagUpdate)
 		setDesc, desc = true, nullString(*u.Description)
 	}
 	var updated segment.Tag
-	// Safe to retry: the statement sets given values, and a second run
-	// matches the row it already changed.
-	err := s.call(ctx, true, func(ctx context.Context) error {
+	// Not retried after a broken connection: if the first run raised
+	// max_id and an allocation raised it further, a second run would refuse
+	// the raise that worked.
+	err := s.call(ctx, false, func(ctx context.Context) error {
 		res, err := s.db.ExecContext(ctx, updateTag, step, setDesc, desc, maxID, name, maxID)
 		if err != nil {
 			return err

@@ -51,7 +51,8 @@ type Store struct {
 	sql       dialectSQL
 	timeout   time.Duration
 	health    *health
-	nodes     *nodes // MySQL only
+	probeFunc func(context.Context) error // asks whether the database can take writes
+	nodes     *nodes                      // MySQL only
 
 	stopProbe context.CancelFunc
 	probed    chan struct{} // closed when the probe loop has returned
@@ -104,11 +105,16 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg.ClientFoundRows = true
 	// One round trip per statement instead of prepare, execute and close.
 	cfg.InterpolateParams = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
 	if _, ok := cfg.Params["time_zone"]; !ok && (cfg.Loc == nil || cfg.Loc == time.UTC) {
-		if cfg.Params == nil {
-			cfg.Params = map[string]string{}
-		}
 		cfg.Params["time_zone"] = "'+00:00'"
+	}
+	// A row lock held by someone else comes back as error 1205 after a
+	// second, which is retried, instead of outlasting the call's deadline.
+	if _, ok := cfg.Params["innodb_lock_wait_timeout"]; !ok {
+		cfg.Params["innodb_lock_wait_timeout"] = "1"
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
@@ -116,7 +122,11 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	// The driver would print connection trouble to stderr; a library does
 	// not log, and the errors reach the caller anyway.
 	cfg.Logger = discardLogger{}
-	ns, err := newNodes(cfg, opts.Addrs)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ns, err := newNodes(cfg, opts.Addrs, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("open mysql: %w", err)
 	}
@@ -197,6 +207,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 // newStore wraps db and starts its probe loop.
 func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
 	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth), probed: make(chan struct{})}
+	s.probeFunc = s.probe
 	switch {
 	case s.timeout > 0:
 	case dialect == SQLite:
@@ -232,6 +243,9 @@ func (s *Store) Close() error {
 	<-s.probed
 	return s.db.Close()
 }
+
+// Timeout is the deadline of each call.
+func (s *Store) Timeout() time.Duration { return s.timeout }
 
 // Addr is the address of the MySQL node in use, or "" for SQLite.
 func (s *Store) Addr() string {

@@ -79,10 +79,10 @@ func TestAllocate(t *testing.T) {
 			want  segment.Allocation
 			start int64
 		}{
-			{"row step first range is 1..2000", 0, segment.Allocation{MaxID: 2001, Step: 2000, DBStep: 2000}, 1},
-			{"explicit step", 500, segment.Allocation{MaxID: 2501, Step: 500, DBStep: 2000}, 2001},
-			{"negative step means row step", -1, segment.Allocation{MaxID: 4501, Step: 2000, DBStep: 2000}, 2501},
-			{"explicit step above the row's", 1_000_000, segment.Allocation{MaxID: 1_004_501, Step: 1_000_000, DBStep: 2000}, 4501},
+			{"row step first range is 1..2000", 0, segment.Allocation{Tag: "orders", MaxID: 2001, Step: 2000, DBStep: 2000}, 1},
+			{"explicit step", 500, segment.Allocation{Tag: "orders", MaxID: 2501, Step: 500, DBStep: 2000}, 2001},
+			{"negative step means row step", -1, segment.Allocation{Tag: "orders", MaxID: 4501, Step: 2000, DBStep: 2000}, 2501},
+			{"explicit step above the row's", 1_000_000, segment.Allocation{Tag: "orders", MaxID: 1_004_501, Step: 1_000_000, DBStep: 2000}, 4501},
 		}
 		for _, tc := range steps {
 			t.Run(tc.name, func(t *testing.T) {
@@ -101,6 +101,11 @@ func TestAllocate(t *testing.T) {
 		}
 		if tag.MaxID != 1_004_501 || tag.Step != 2000 {
 			t.Fatalf("row after allocations: %+v", tag)
+		}
+		if b.dialect == store.MySQL { // its collations ignore case: the row's own name comes back
+			if a, err := s.Allocate(ctx, "ORDERS", 1); err != nil || a.Tag != "orders" {
+				t.Fatalf("Allocate(\"ORDERS\") = %+v, %v; want the row \"orders\"", a, err)
+			}
 		}
 	})
 }
@@ -162,9 +167,9 @@ func TestAllocateAbove(t *testing.T) {
 			step, floor int64
 			want        segment.Allocation
 		}{
-			{"a floor above the row moves it", 10, 1000, segment.Allocation{MaxID: 1010, Step: 10, DBStep: 100}},
-			{"a floor below the row changes nothing", 10, 5, segment.Allocation{MaxID: 1020, Step: 10, DBStep: 100}},
-			{"the row's own step", 0, 5000, segment.Allocation{MaxID: 5100, Step: 100, DBStep: 100}},
+			{"a floor above the row moves it", 10, 1000, segment.Allocation{Tag: "orders", MaxID: 1010, Step: 10, DBStep: 100}},
+			{"a floor below the row changes nothing", 10, 5, segment.Allocation{Tag: "orders", MaxID: 1020, Step: 10, DBStep: 100}},
+			{"the row's own step", 0, 5000, segment.Allocation{Tag: "orders", MaxID: 5100, Step: 100, DBStep: 100}},
 		}
 		for _, tc := range steps {
 			got, err := s.AllocateAbove(ctx, "orders", tc.step, tc.floor)
@@ -253,6 +258,50 @@ END`,
 	}
 	if next.Start() < 201 {
 		t.Fatalf("allocation after the lost one starts at %d, inside the range the database raised past", next.Start())
+	}
+}
+
+// TestRowLockedByAnother holds the row of one tag locked, as a long
+// transaction of someone else's would: its allocations fail after the
+// deadline, retried as lock waits, without taking the store down for
+// every other tag.
+func TestRowLockedByAnother(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.MySQL(t)
+	setup := storetest.Open(t, store.MySQL, dsn)
+	s, err := store.OpenMySQL(ctx, dsn, store.Options{Timeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	createTag(t, setup, "locked", 1, 10)
+	createTag(t, setup, "free", 1, 10)
+
+	tx, err := setup.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT max_id FROM leaf_alloc WHERE biz_tag = 'locked' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Allocate(ctx, "locked", 0); !errors.Is(err, segment.ErrStoreUnavailable) {
+		t.Fatalf("Allocate of a locked row = %v, want ErrStoreUnavailable", err)
+	}
+	if !s.Health().Up {
+		t.Fatal("a row locked by another took the whole store down")
+	}
+	if a, err := s.Allocate(ctx, "free", 0); err != nil || a.MaxID != 11 {
+		t.Fatalf("Allocate of another tag meanwhile = %+v, %v", a, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// A statement that was still waiting on the server when the client
+	// gave up may have run once the lock went: its range is lost, never
+	// handed out.
+	if a, err := s.Allocate(ctx, "locked", 0); err != nil || a.Start() < 11 {
+		t.Fatalf("Allocate once the lock is gone = %+v, %v", a, err)
 	}
 }
 
@@ -668,6 +717,33 @@ func TestLeases(t *testing.T) {
 			got := storetest.Leases(t, s)[0]
 			if got.LastTimestamp != 100 || !got.Expires.Equal(l.Expires) {
 				t.Fatalf("the refused renewal changed the row: %+v", got)
+			}
+		})
+
+		t.Run("a row held by another is a loss, or a regression when it predates the holder's renewal", func(t *testing.T) {
+			s := b.store(t)
+			l := acquire(t, s, "h", 1)
+			l, err := s.Renew(ctx, l, 500, ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A copy from before this holder took the id: another holder,
+			// expiring before the expiry this holder was granted.
+			storetest.SetLease(t, s, snowflake.Lease{WorkerID: l.WorkerID, Holder: "earlier", Instance: "x",
+				LastTimestamp: 400, Expires: l.Expires.Add(-10 * time.Second)})
+			if _, err := s.Renew(ctx, l, 600, ttl); !errors.Is(err, snowflake.ErrLeaseRegressed) {
+				t.Fatalf("Renew on a row from before the holder's renewal = %v, want ErrLeaseRegressed", err)
+			}
+			// A lawful takeover: after the lease expired, with a later expiry.
+			storetest.SetLease(t, s, snowflake.Lease{WorkerID: l.WorkerID, Holder: "h", Instance: l.Instance,
+				LastTimestamp: 500, Expires: l.Expires})
+			storetest.ExpireLease(t, s, l.WorkerID)
+			if other := acquire(t, s, "other", 1); other.WorkerID != l.WorkerID {
+				t.Fatalf("the other holder got worker id %d, want %d", other.WorkerID, l.WorkerID)
+			}
+			_, err = s.Renew(ctx, l, 600, ttl)
+			if !errors.Is(err, snowflake.ErrLeaseLost) || errors.Is(err, snowflake.ErrLeaseRegressed) {
+				t.Fatalf("Renew after a lawful takeover = %v, want ErrLeaseLost alone", err)
 			}
 		})
 

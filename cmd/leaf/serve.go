@@ -169,6 +169,8 @@ func (a *app) open(ctx context.Context) error {
 		}
 		loadFailed := newLimiter(logEvery)
 		a.alloc = segment.New(a.store, segment.Options{
+			// A load is one call of the store, or two when it fences.
+			LoadTimeout:     2*a.store.Timeout() + time.Second,
 			RefreshInterval: a.cfg.refreshTags,
 			FailoverJump:    a.cfg.failoverJump,
 			OnLoad: func(tag string, took time.Duration, err error) {
@@ -272,9 +274,13 @@ func (a *app) storeCheck(context.Context) error {
 	return nil
 }
 
+// snowflakeCheck fails for a lease held by another or a clock behind; a
+// lease that lapsed while the store is down, or that waits out a store gone
+// back in time, is shared by every instance and only degrades.
 func (a *app) snowflakeCheck(context.Context) error {
 	err := a.gen.Ready()
-	if errors.Is(err, snowflake.ErrLeaseUnrenewed) && !a.store.Health().Up {
+	if errors.Is(err, snowflake.ErrLeaseRegressed) ||
+		errors.Is(err, snowflake.ErrLeaseUnrenewed) && !a.store.Health().Up {
 		return fmt.Errorf("%w: %w", httpapi.ErrDegraded, err)
 	}
 	return err

@@ -207,6 +207,14 @@ func RewindLease(tb testing.TB, s *store.Store, workerID, lastTimestamp int64) {
 	exec(tb, s, `UPDATE leaf_worker_lease SET last_timestamp_ms = ? WHERE worker_id = ?`, lastTimestamp, workerID)
 }
 
+// SetLease overwrites the row of l.WorkerID with l, as a database that went
+// back in time would show it.
+func SetLease(tb testing.TB, s *store.Store, l snowflake.Lease) {
+	tb.Helper()
+	exec(tb, s, `UPDATE leaf_worker_lease SET holder = ?, instance = ?, expires_ms = ?, last_timestamp_ms = ?
+WHERE worker_id = ?`, l.Holder, l.Instance, l.Expires.UnixMilli(), l.LastTimestamp, l.WorkerID)
+}
+
 // RewindTag sets the max_id of a row of leaf_alloc, lower or higher, as a
 // database that went back in time would.
 func RewindTag(tb testing.TB, s *store.Store, tag string, maxID int64) {
