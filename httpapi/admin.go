@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,11 +28,11 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
 		scheme, token, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return newError(http.StatusUnauthorized, CodeUnauthorized, "missing bearer token")
+			return newError(http.StatusUnauthorized, codeUnauthorized, "missing bearer token")
 		}
 		got := tokenSum(strings.TrimSpace(token))
 		if subtle.ConstantTimeCompare(got[:], s.tokenSum[:]) != 1 {
-			return newError(http.StatusUnauthorized, CodeUnauthorized, "wrong bearer token")
+			return newError(http.StatusUnauthorized, codeUnauthorized, "wrong bearer token")
 		}
 		return next(c)
 	}
@@ -116,7 +115,7 @@ type updateTagRequest struct {
 func decodeJSON(c echo.Context, v any) error {
 	body := c.Request().Body
 	if body == nil {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "a JSON body is required")
+		return newError(http.StatusBadRequest, codeInvalidRequest, "a JSON body is required")
 	}
 	b, err := io.ReadAll(body) // bounded by bodyLimit
 	if err != nil {
@@ -124,10 +123,10 @@ func decodeJSON(c echo.Context, v any) error {
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "a JSON body is required")
+		return newError(http.StatusBadRequest, codeInvalidRequest, "a JSON body is required")
 	}
 	if b[0] != '{' {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "the body must be a JSON object")
+		return newError(http.StatusBadRequest, codeInvalidRequest, "the body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -135,7 +134,7 @@ func decodeJSON(c echo.Context, v any) error {
 		return bodyError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "the body must hold one JSON object and nothing after it")
+		return newError(http.StatusBadRequest, codeInvalidRequest, "the body must hold one JSON object and nothing after it")
 	}
 	return nil
 }
@@ -167,21 +166,11 @@ func bodyError(err error) error {
 	default:
 		msg = "invalid JSON body: " + strings.TrimPrefix(errs, "json: ")
 	}
-	return newError(http.StatusBadRequest, CodeInvalidRequest, "%s", msg)
-}
-
-// MaxDescriptionLen is the width of leaf_alloc.description, in characters.
-const MaxDescriptionLen = 256
-
-func validateDescription(d string) error {
-	if n := utf8.RuneCountInString(d); n > MaxDescriptionLen {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "description has %d characters, more than %d", n, MaxDescriptionLen)
-	}
-	return nil
+	return newError(http.StatusBadRequest, codeInvalidRequest, "%s", msg)
 }
 
 func (s *server) tagsOff() error {
-	return newError(http.StatusNotFound, CodeNotFound, "tag administration is not enabled")
+	return newError(http.StatusNotFound, codeNotFound, "tag administration is not enabled")
 }
 
 func (s *server) adminCreateTag(c echo.Context) error {
@@ -200,9 +189,6 @@ func (s *server) adminCreateTag(c echo.Context) error {
 		t.MaxID = req.MaxID.v
 	}
 	if err := t.Validate(); err != nil {
-		return err
-	}
-	if err := validateDescription(t.Description); err != nil {
 		return err
 	}
 	created, err := s.cfg.Tags.CreateTag(c.Request().Context(), t)
@@ -258,25 +244,19 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	}
 	var u segment.TagUpdate
 	if req.Step.set {
-		if err := segment.ValidateStep(req.Step.v); err != nil {
-			return err
-		}
 		u.Step = &req.Step.v
 	}
 	if req.MaxID.set {
-		if req.MaxID.v < 1 {
-			return fmt.Errorf("%w: %d is below 1", segment.ErrInvalidMaxID, req.MaxID.v)
-		}
 		u.MaxID = &req.MaxID.v
 	}
 	if req.Description.set {
-		if err := validateDescription(req.Description.v); err != nil {
-			return err
-		}
 		u.Description = &req.Description.v
 	}
 	if u.Step == nil && u.MaxID == nil && u.Description == nil {
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "nothing to update: give step, max_id or description")
+		return newError(http.StatusBadRequest, codeInvalidRequest, "nothing to update: give step, max_id or description")
+	}
+	if err := u.Validate(); err != nil {
+		return err
 	}
 	t, err := s.cfg.Tags.UpdateTag(c.Request().Context(), name, u)
 	if err != nil {

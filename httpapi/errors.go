@@ -14,17 +14,17 @@ import (
 
 // Error codes of the API (CONTRACT.md, "Errors").
 const (
-	CodeInvalidTag       = "invalid_tag"
-	CodeInvalidID        = "invalid_id"
-	CodeInvalidCount     = "invalid_count"
-	CodeInvalidRequest   = "invalid_request"
-	CodeUnauthorized     = "unauthorized"
-	CodeUnknownTag       = "unknown_tag"
-	CodeNotFound         = "not_found"
-	CodeMethodNotAllowed = "method_not_allowed"
-	CodeTagExists        = "tag_exists"
-	CodeUnavailable      = "unavailable"
-	CodeInternal         = "internal"
+	codeInvalidTag       = "invalid_tag"
+	codeInvalidID        = "invalid_id"
+	codeInvalidCount     = "invalid_count"
+	codeInvalidRequest   = "invalid_request"
+	codeUnauthorized     = "unauthorized"
+	codeUnknownTag       = "unknown_tag"
+	codeNotFound         = "not_found"
+	codeMethodNotAllowed = "method_not_allowed"
+	codeTagExists        = "tag_exists"
+	codeUnavailable      = "unavailable"
+	codeInternal         = "internal"
 )
 
 // retryAfter is the Retry-After of every 503, in seconds.
@@ -95,41 +95,41 @@ func classify(err error) *apiError {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &mbe):
-		return newError(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body larger than %d bytes", mbe.Limit)
+		return newError(http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body larger than %d bytes", mbe.Limit)
 	case errors.As(err, &he):
 		return classifyEcho(he)
 
 	case errors.Is(err, segment.ErrInvalidTag):
-		return newError(http.StatusBadRequest, CodeInvalidTag, "%s", err.Error())
-	case errors.Is(err, segment.ErrInvalidStep), errors.Is(err, segment.ErrInvalidMaxID):
-		return newError(http.StatusBadRequest, CodeInvalidRequest, "%s", unwrapTag(err).Error())
+		return newError(http.StatusBadRequest, codeInvalidTag, "%s", err.Error())
+	case errors.Is(err, segment.ErrInvalidStep), errors.Is(err, segment.ErrInvalidMaxID), errors.Is(err, segment.ErrInvalidDescription):
+		return newError(http.StatusBadRequest, codeInvalidRequest, "%s", unwrapTag(err).Error())
 	case errors.Is(err, snowflake.ErrInvalidID):
-		return newError(http.StatusBadRequest, CodeInvalidID, "%s", err.Error())
+		return newError(http.StatusBadRequest, codeInvalidID, "%s", err.Error())
 	case errors.Is(err, segment.ErrUnknownTag):
-		return newError(http.StatusNotFound, CodeUnknownTag, "biz tag %q does not exist", tag)
+		return newError(http.StatusNotFound, codeUnknownTag, "biz tag %q does not exist", tag)
 	case errors.Is(err, segment.ErrTagExists):
-		return newError(http.StatusConflict, CodeTagExists, "biz tag %q already exists", tag)
+		return newError(http.StatusConflict, codeTagExists, "biz tag %q already exists", tag)
 
 	// Unavailable: retrying later may succeed. Messages are fixed so no
 	// detail of the store (addresses, drivers) reaches the client.
 	case errors.Is(err, segment.ErrOverflow):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "biz tag %q has no ids left below the int64 maximum", tag)
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "biz tag %q has no ids left below the int64 maximum", tag)
 	case errors.Is(err, segment.ErrUnavailable):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "no segment available, the store is unreachable; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "no segment available, the store is unreachable; retry later")
 	case errors.Is(err, segment.ErrStoreUnavailable):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the store is unreachable; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the store is unreachable; retry later")
 	case errors.Is(err, snowflake.ErrClockBackwards):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the clock moved backwards beyond tolerance; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the clock moved backwards beyond tolerance; retry later")
 	case errors.Is(err, snowflake.ErrExhausted):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the snowflake epoch's 41-bit timestamp range has run out")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the snowflake epoch's 41-bit timestamp range has run out")
 	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "no snowflake worker id is held; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "no snowflake worker id is held; retry later")
 	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the service is shutting down; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the service is shutting down; retry later")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the request timed out; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the request timed out; retry later")
 	}
-	return newError(http.StatusInternalServerError, CodeInternal, "internal error")
+	return newError(http.StatusInternalServerError, codeInternal, "internal error")
 }
 
 // unwrapTag drops the tagError wrapper from a message.
@@ -146,20 +146,20 @@ func unwrapTag(err error) error {
 func classifyEcho(he *echo.HTTPError) *apiError {
 	switch he.Code {
 	case http.StatusNotFound:
-		return newError(http.StatusNotFound, CodeNotFound, "no such route")
+		return newError(http.StatusNotFound, codeNotFound, "no such route")
 	case http.StatusMethodNotAllowed:
-		return newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method not allowed on this route")
+		return newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "method not allowed on this route")
 	case http.StatusRequestEntityTooLarge:
-		return newError(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request body too large")
+		return newError(http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body too large")
 	case http.StatusUnauthorized:
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "missing or wrong bearer token")
+		return newError(http.StatusUnauthorized, codeUnauthorized, "missing or wrong bearer token")
 	case http.StatusServiceUnavailable:
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "service unavailable; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "service unavailable; retry later")
 	}
 	if he.Code >= 400 && he.Code < 500 {
-		return newError(he.Code, CodeInvalidRequest, "%s", lower(http.StatusText(he.Code)))
+		return newError(he.Code, codeInvalidRequest, "%s", lower(http.StatusText(he.Code)))
 	}
-	return newError(http.StatusInternalServerError, CodeInternal, "internal error")
+	return newError(http.StatusInternalServerError, codeInternal, "internal error")
 }
 
 func lower(s string) string {
@@ -178,7 +178,7 @@ func (s *server) handleError(err error, c echo.Context) {
 	ae := classify(err)
 	req := c.Request()
 	switch {
-	case ae.status >= 500 && ae.code == CodeInternal:
+	case ae.status >= 500 && ae.code == codeInternal:
 		attrs := []any{"method", req.Method, "route", c.Path(), "err", err}
 		var pe *panicError
 		if errors.As(err, &pe) {

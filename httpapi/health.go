@@ -80,7 +80,7 @@ func (s *server) readyz(c echo.Context) error {
 		return c.JSON(http.StatusOK, out)
 	}
 	out.Status = "not_ready"
-	out.Error = &errorDetail{Code: CodeUnavailable, Message: "failing checks: " + strings.Join(failing, ", ")}
+	out.Error = &errorDetail{Code: codeUnavailable, Message: "failing checks: " + strings.Join(failing, ", ")}
 	c.Response().Header().Set("Retry-After", retryAfter)
 	return c.JSON(http.StatusServiceUnavailable, out)
 }
@@ -113,7 +113,7 @@ func runCheck(ctx context.Context, ch Check) error {
 	}
 }
 
-var errNilCheck = newError(http.StatusInternalServerError, CodeInternal, "check has no func")
+var errNilCheck = newError(http.StatusInternalServerError, codeInternal, "check has no func")
 
 func (s *server) metricsHandler() echo.HandlerFunc {
 	h := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{

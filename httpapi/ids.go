@@ -19,14 +19,14 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // parseCount reads a batch size: 1..MaxCount in plain decimal digits.
 func parseCount(s string) (int, error) {
 	if s == "" {
-		return 0, newError(http.StatusBadRequest, CodeInvalidCount, "count is required, 1 to %d", MaxCount)
+		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count is required, 1 to %d", MaxCount)
 	}
 	if !allDigits(s) {
-		return 0, newError(http.StatusBadRequest, CodeInvalidCount, "count must be a whole number from 1 to %d", MaxCount)
+		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count must be a whole number from 1 to %d", MaxCount)
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxCount {
-		return 0, newError(http.StatusBadRequest, CodeInvalidCount, "count must be a whole number from 1 to %d", MaxCount)
+		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count must be a whole number from 1 to %d", MaxCount)
 	}
 	return n, nil
 }
@@ -34,11 +34,11 @@ func parseCount(s string) (int, error) {
 // parseID reads a snowflake id: a non-negative base-10 int64, digits only.
 func parseID(s string) (int64, error) {
 	if s == "" || !allDigits(s) {
-		return 0, newError(http.StatusBadRequest, CodeInvalidID, "id must be a non-negative base-10 64-bit integer")
+		return 0, newError(http.StatusBadRequest, codeInvalidID, "id must be a non-negative base-10 64-bit integer")
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, newError(http.StatusBadRequest, CodeInvalidID, "id must be a non-negative base-10 64-bit integer")
+		return 0, newError(http.StatusBadRequest, codeInvalidID, "id must be a non-negative base-10 64-bit integer")
 	}
 	return id, nil
 }
@@ -71,7 +71,7 @@ func pathTag(c echo.Context) (string, error) {
 }
 
 func modeOff(mode string) error {
-	return newError(http.StatusNotFound, CodeNotFound, "%s mode is not enabled", mode)
+	return newError(http.StatusNotFound, codeNotFound, "%s mode is not enabled", mode)
 }
 
 // appendIDs writes ids as a JSON array of strings.

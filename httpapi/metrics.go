@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -105,20 +104,14 @@ var (
 		"Renewals that found the worker lease gone back in time in the store.", nil, nil)
 )
 
-// SegmentSnapshotter is what the segment collector reads at scrape time
-// (segment.Allocator implements it).
-type SegmentSnapshotter interface {
-	Snapshot() []segment.BufferState
-}
-
-type segmentCollector struct{ src SegmentSnapshotter }
+type segmentCollector struct{ src SegmentIDs }
 
 // NewSegmentCollector exports the allocator's state at scrape time:
 // leaf_ids_issued_total{mode="segment",tag}, leaf_segment_loads_total{tag,result},
 // leaf_segment_step{tag}, leaf_segment_remaining{tag},
 // leaf_segment_waits_total{tag} and leaf_segment_regressions_total{tag}.
 // Only tags present in the snapshot appear.
-func NewSegmentCollector(src SegmentSnapshotter) prometheus.Collector {
+func NewSegmentCollector(src SegmentIDs) prometheus.Collector {
 	return segmentCollector{src: src}
 }
 

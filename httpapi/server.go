@@ -72,8 +72,8 @@ type Config struct {
 
 // Body and batch limits.
 const (
-	// MaxBodyBytes bounds a request body; larger is 413.
-	MaxBodyBytes = 64 << 10
+	// maxBodyBytes bounds a request body; larger is 413.
+	maxBodyBytes = 64 << 10
 	// MaxCount is the largest batch.
 	MaxCount = 10000
 )
@@ -110,7 +110,7 @@ func New(cfg Config) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.observe, s.recover, bodyLimit(MaxBodyBytes))
+	e.Use(s.observe, s.recover, bodyLimit(maxBodyBytes))
 	s.routes(e)
 	return e
 }

@@ -310,7 +310,7 @@ func TestLeaseSameHolderRestart(t *testing.T) {
 			// Another holder takes id 0 and releases it before the restarting
 			// holder stops: the longest-expired id, the one a new holder
 			// would get, so getting the old id back is the holder's own.
-			other, err := st.Acquire(ctx, "other", store.MaxWorkers, time.Minute)
+			other, err := st.Acquire(ctx, "other", (snowflake.MaxWorkerID + 1), time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,7 +387,7 @@ func TestLeaseExpiryAndReclaim(t *testing.T) {
 		{"holder dies right after recording a timestamp", func(t *testing.T, st *store.Store) (int64, []int64, int64) {
 			ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
 			defer cancel()
-			l, err := st.Acquire(ctx, "dead", store.MaxWorkers, time.Minute)
+			l, err := st.Acquire(ctx, "dead", (snowflake.MaxWorkerID + 1), time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -487,7 +487,7 @@ func TestLeaseRecordedTimestampAhead(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
 			defer cancel()
 			// The only row, expired: the id any new holder takes.
-			dead, err := st.Acquire(ctx, "dead", store.MaxWorkers, time.Minute)
+			dead, err := st.Acquire(ctx, "dead", (snowflake.MaxWorkerID + 1), time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -547,8 +547,8 @@ func TestLeaseExhaustion(t *testing.T) {
 	var wg sync.WaitGroup
 	for s := range squatters {
 		wg.Go(func() {
-			for i := s; i < store.MaxWorkers; i += squatters {
-				l, err := st.Acquire(ctx, fmt.Sprintf("squatter-%04d", i), store.MaxWorkers, time.Minute)
+			for i := s; i < (snowflake.MaxWorkerID + 1); i += squatters {
+				l, err := st.Acquire(ctx, fmt.Sprintf("squatter-%04d", i), (snowflake.MaxWorkerID + 1), time.Minute)
 				if err != nil {
 					errs[s] = err
 					return
@@ -561,8 +561,8 @@ func TestLeaseExhaustion(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d leases taken in %v", store.MaxWorkers, time.Since(start))
-	leases := make([]snowflake.Lease, store.MaxWorkers)
+	t.Logf("%d leases taken in %v", (snowflake.MaxWorkerID + 1), time.Since(start))
+	leases := make([]snowflake.Lease, (snowflake.MaxWorkerID + 1))
 	for _, l := range slices.Concat(taken...) {
 		if leases[l.WorkerID].Holder != "" {
 			t.Fatalf("worker id %d was handed to %q and %q", l.WorkerID, leases[l.WorkerID].Holder, l.Holder)

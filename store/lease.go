@@ -17,8 +17,8 @@ import (
 
 // Limits of the lease calls.
 const (
-	// MaxWorkers is the number of worker ids of snowflake's 10-bit field.
-	MaxWorkers = 1024
+	// maxWorkers is the number of worker ids of snowflake's 10-bit field.
+	maxWorkers = snowflake.MaxWorkerID + 1
 	// MaxHolderLen is the width of leaf_worker_lease.holder.
 	MaxHolderLen = 191
 	// acquireRounds bounds how often Acquire re-reads the table after
@@ -64,12 +64,12 @@ func (s *Store) Acquire(ctx context.Context, holder string, maxWorkers int64, tt
 	return l, nil
 }
 
-func (s *Store) acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
+func (s *Store) acquire(ctx context.Context, holder string, n int64, ttl time.Duration) (snowflake.Lease, error) {
 	if err := validateHolder(holder); err != nil {
 		return snowflake.Lease{}, err
 	}
-	if maxWorkers < 1 || maxWorkers > MaxWorkers {
-		return snowflake.Lease{}, fmt.Errorf("max workers %d is outside 1..%d", maxWorkers, MaxWorkers)
+	if n < 1 || n > maxWorkers {
+		return snowflake.Lease{}, fmt.Errorf("max workers %d is outside 1..%d", n, maxWorkers)
 	}
 	ttlMS, err := ttlMillis(ttl)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Store) acquire(ctx context.Context, holder string, maxWorkers int64, tt
 				return err
 			}
 			rows = rows[:0]
-			if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, maxWorkers); err != nil {
+			if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, n); err != nil {
 				return fmt.Errorf("read leases: %w", err)
 			}
 			return nil
@@ -97,9 +97,9 @@ func (s *Store) acquire(ctx context.Context, holder string, maxWorkers int64, tt
 		}
 		expires := now + ttlMS
 
-		cands := candidates(rows, holder, maxWorkers, now)
+		cands := candidates(rows, holder, n, now)
 		if len(cands) == 0 {
-			return snowflake.Lease{}, fmt.Errorf("all %d worker ids are held by live leases: %w", maxWorkers, snowflake.ErrNoWorkerID)
+			return snowflake.Lease{}, fmt.Errorf("all %d worker ids are held by live leases: %w", n, snowflake.ErrNoWorkerID)
 		}
 		for _, c := range cands {
 			l, ok, err := s.take(ctx, c, holder, instance, now, expires)

@@ -167,9 +167,6 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 	if err := t.Validate(); err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
-	if err := validateDescription(t.Description); err != nil {
-		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
-	}
 	// Not retried after a broken connection: the INSERT may have run, and
 	// a second one would call the caller's own new tag taken.
 	err := s.call(ctx, false, func(ctx context.Context) error {
@@ -192,32 +189,26 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 	return created, nil
 }
 
-// UpdateTag changes the fields of u that are set, atomically, and returns
-// the tag as stored. The step must be within segment.MinStep..MaxStep;
-// max_id may only be raised (or set to its current value), anything else
-// is segment.ErrInvalidMaxID. A missing row is segment.ErrUnknownTag.
+// UpdateTag changes the fields of u that are set, atomically, after
+// u.Validate, and returns the tag as stored. max_id may only be raised (or
+// set to its current value), anything else is segment.ErrInvalidMaxID. A
+// missing row is segment.ErrUnknownTag.
 func (s *Store) UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
 	var (
 		step, maxID sql.NullInt64
 		setDesc     bool
 		desc        sql.NullString
 	)
+	if err := u.Validate(); err != nil {
+		return segment.Tag{}, fmt.Errorf("update tag %q: %w", name, err)
+	}
 	if u.Step != nil {
-		if err := segment.ValidateStep(*u.Step); err != nil {
-			return segment.Tag{}, fmt.Errorf("update tag %q: %w", name, err)
-		}
 		step = sql.NullInt64{Int64: *u.Step, Valid: true}
 	}
 	if u.MaxID != nil {
-		if *u.MaxID < 1 {
-			return segment.Tag{}, fmt.Errorf("update tag %q: %w: %d is below 1", name, segment.ErrInvalidMaxID, *u.MaxID)
-		}
 		maxID = sql.NullInt64{Int64: *u.MaxID, Valid: true}
 	}
 	if u.Description != nil {
-		if err := validateDescription(*u.Description); err != nil {
-			return segment.Tag{}, fmt.Errorf("update tag %q: %w", name, err)
-		}
 		setDesc, desc = true, nullString(*u.Description)
 	}
 	var updated segment.Tag

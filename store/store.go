@@ -332,13 +332,3 @@ func rowsAffected(res sql.Result) (int64, error) {
 func nullString(s string) sql.NullString {
 	return sql.NullString{String: s, Valid: s != ""}
 }
-
-// maxDescription is the width of leaf_alloc.description.
-const maxDescription = 256
-
-func validateDescription(d string) error {
-	if n := len([]rune(d)); n > maxDescription {
-		return fmt.Errorf("description of %d characters is longer than %d", n, maxDescription)
-	}
-	return nil
-}

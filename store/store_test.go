@@ -819,7 +819,7 @@ func TestLeases(t *testing.T) {
 				{"empty holder", "", 4, ttl},
 				{"holder too long", strings.Repeat("h", store.MaxHolderLen+1), 4, ttl},
 				{"no workers", "h", 0, ttl},
-				{"too many workers", "h", store.MaxWorkers + 1, ttl},
+				{"too many workers", "h", snowflake.MaxWorkerID + 2, ttl},
 				{"zero ttl", "h", 4, 0},
 			} {
 				t.Run(tc.name, func(t *testing.T) {

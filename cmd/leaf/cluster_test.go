@@ -290,7 +290,7 @@ func TestClusterOfThreeOnOneMySQL(t *testing.T) {
 	defer cancel()
 	var got []int64
 	for i := range nodes {
-		l, err := st.Acquire(ctx, fmt.Sprintf("newcomer-%d", i), store.MaxWorkers, time.Minute)
+		l, err := st.Acquire(ctx, fmt.Sprintf("newcomer-%d", i), (snowflake.MaxWorkerID + 1), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors of segment mode. The store returns them too, so callers compare
@@ -20,6 +21,8 @@ var (
 	ErrInvalidStep = errors.New("invalid step")
 	// ErrInvalidMaxID: a max_id below 1, or lower than the current one.
 	ErrInvalidMaxID = errors.New("invalid max_id")
+	// ErrInvalidDescription: a description longer than MaxDescriptionLen.
+	ErrInvalidDescription = errors.New("invalid description")
 	// ErrOverflow: raising max_id would pass the int64 maximum.
 	ErrOverflow = errors.New("max_id would overflow int64")
 	// ErrUnavailable: no id can be issued now (store unreachable and the
@@ -32,12 +35,15 @@ var (
 	ErrClosed = errors.New("allocator closed")
 )
 
-// Limits of a tag's step, as in the admin API and `leaf tag add`.
+// Limits of a tag, as in the admin API and `leaf tag add`.
 const (
 	MinStep = 1
 	MaxStep = 1_000_000
 	// MaxTagLen is the width of leaf_alloc.biz_tag.
 	MaxTagLen = 128
+	// MaxDescriptionLen is the width of leaf_alloc.description, in
+	// characters.
+	MaxDescriptionLen = 256
 )
 
 // Tag is one row of leaf_alloc.
@@ -123,7 +129,8 @@ func ValidateStep(step int64) error {
 const DefaultStep = 1000
 
 // Validate checks a tag about to be created: its name, a step within
-// MinStep..MaxStep and a max_id of at least 1.
+// MinStep..MaxStep, a max_id of at least 1 and a description of at most
+// MaxDescriptionLen characters.
 func (t Tag) Validate() error {
 	if err := ValidateTag(t.Name); err != nil {
 		return err
@@ -131,8 +138,41 @@ func (t Tag) Validate() error {
 	if err := ValidateStep(t.Step); err != nil {
 		return err
 	}
-	if t.MaxID < 1 {
-		return fmt.Errorf("%w: %d is below 1", ErrInvalidMaxID, t.MaxID)
+	if err := validateMaxID(t.MaxID); err != nil {
+		return err
+	}
+	return validateDescription(t.Description)
+}
+
+// Validate checks the fields of an update that are set, by the rules of
+// Tag.Validate. That max_id is only raised is checked against the row.
+func (u TagUpdate) Validate() error {
+	if u.Step != nil {
+		if err := ValidateStep(*u.Step); err != nil {
+			return err
+		}
+	}
+	if u.MaxID != nil {
+		if err := validateMaxID(*u.MaxID); err != nil {
+			return err
+		}
+	}
+	if u.Description != nil {
+		return validateDescription(*u.Description)
+	}
+	return nil
+}
+
+func validateMaxID(maxID int64) error {
+	if maxID < 1 {
+		return fmt.Errorf("%w: %d is below 1", ErrInvalidMaxID, maxID)
+	}
+	return nil
+}
+
+func validateDescription(d string) error {
+	if n := utf8.RuneCountInString(d); n > MaxDescriptionLen {
+		return fmt.Errorf("%w: %d characters, more than %d", ErrInvalidDescription, n, MaxDescriptionLen)
 	}
 	return nil
 }
