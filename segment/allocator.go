@@ -319,7 +319,7 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 		a.mu.Lock()
 		if a.forgets == forgets { // no tag was created while this load ran
 			if len(a.unknown) >= maxNegative {
-				a.purgeNegative()
+				a.purgeNegativeLocked()
 			}
 			a.unknown[tag] = a.opts.Now().Add(a.opts.NegativeTTL)
 		}
@@ -345,9 +345,9 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	return b, nil
 }
 
-// purgeNegative drops expired entries of the negative cache, or all of
+// purgeNegativeLocked drops expired entries of the negative cache, or all of
 // them if none has expired. Called with a.mu held.
-func (a *Allocator) purgeNegative() {
+func (a *Allocator) purgeNegativeLocked() {
 	now := a.opts.Now()
 	for tag, exp := range a.unknown {
 		if !now.Before(exp) {

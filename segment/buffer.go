@@ -70,7 +70,7 @@ type buffer struct {
 
 	_ [64]byte // keep the mutex's cache line away from the hot fields
 
-	mu       sync.Mutex
+	mu       sync.Mutex    // protects the fields below
 	next     *seg          // the prefetched half, nil when empty
 	loading  chan struct{} // non-nil while a load runs; closed when it ends
 	pos      int           // index of cur in the two halves, for State
@@ -102,7 +102,7 @@ func (b *buffer) prefetch(s *seg) {
 	}
 	b.mu.Lock()
 	if b.cur.Load() == s && b.next == nil && b.loading == nil && !b.backingOff() {
-		b.startLoad()
+		b.startLoadLocked()
 	}
 	b.mu.Unlock()
 }
@@ -112,9 +112,9 @@ func (b *buffer) backingOff() bool {
 	return b.a.since(b.a.opts.Now()) < b.retryAt.Load()
 }
 
-// startLoad starts the one background load of the next segment. Called
+// startLoadLocked starts the one background load of the next segment. Called
 // with b.mu held and no load running.
-func (b *buffer) startLoad() {
+func (b *buffer) startLoadLocked() {
 	step := b.step
 	if b.failures == 0 { // an outage is not a slow segment: keep the step
 		step = NextStep(b.step, b.minStep, b.a.opts.Now().Sub(b.lastLoad))
@@ -186,7 +186,7 @@ func (b *buffer) advance(ctx context.Context, s *seg) error {
 			}
 			return b.a.unavailable(b.tag, err)
 		}
-		b.startLoad()
+		b.startLoadLocked()
 		if b.loading == nil {
 			b.mu.Unlock()
 			return ErrClosed

@@ -2,34 +2,7 @@ package snowflake
 
 import (
 	"context"
-	"errors"
 	"time"
-)
-
-// Errors of snowflake mode.
-var (
-	// ErrClockBackwards: the clock moved back by more than the tolerance.
-	ErrClockBackwards = errors.New("clock moved backwards")
-	// ErrLeaseLost: the worker-id lease could not be renewed in time, or
-	// another holder has it; no id is issued until it is renewed.
-	ErrLeaseLost = errors.New("worker lease lost")
-	// ErrLeaseRegressed: the lease store answered with a lease older than
-	// one it had already confirmed (a failover to a database that missed
-	// the last writes). It comes wrapped with ErrLeaseLost.
-	ErrLeaseRegressed = errors.New("worker lease went back in time")
-	// ErrLeaseUnrenewed: the lease could not be renewed in time, most
-	// likely because the store does not answer; no id is issued until a
-	// renewal succeeds. It comes wrapped with ErrLeaseLost.
-	ErrLeaseUnrenewed = errors.New("worker lease not renewed in time")
-	// ErrNoWorkerID: every worker id is held by a live lease.
-	ErrNoWorkerID = errors.New("no free worker id")
-	// ErrInvalidID: an id that this layout cannot have produced.
-	ErrInvalidID = errors.New("invalid snowflake id")
-	// ErrClosed: the generator was closed.
-	ErrClosed = errors.New("generator closed")
-	// ErrExhausted: the 41-bit range of milliseconds from the epoch has run
-	// out; no id can be issued with this epoch any more.
-	ErrExhausted = errors.New("timestamp range exhausted")
 )
 
 // Lease is a worker id held by one holder until it expires.

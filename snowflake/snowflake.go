@@ -68,6 +68,34 @@ import (
 	"time"
 )
 
+// Errors of snowflake mode.
+var (
+	// ErrInvalidSettings: Settings that cannot work (see New).
+	ErrInvalidSettings = errors.New("invalid snowflake settings")
+	// ErrClockBackwards: the clock moved back by more than the tolerance.
+	ErrClockBackwards = errors.New("clock moved backwards")
+	// ErrLeaseLost: the worker-id lease could not be renewed in time, or
+	// another holder has it; no id is issued until it is renewed.
+	ErrLeaseLost = errors.New("worker lease lost")
+	// ErrLeaseRegressed: the lease store answered with a lease older than
+	// one it had already confirmed (a failover to a database that missed
+	// the last writes). It comes wrapped with ErrLeaseLost.
+	ErrLeaseRegressed = errors.New("worker lease went back in time")
+	// ErrLeaseUnrenewed: the lease could not be renewed in time, most
+	// likely because the store does not answer; no id is issued until a
+	// renewal succeeds. It comes wrapped with ErrLeaseLost.
+	ErrLeaseUnrenewed = errors.New("worker lease not renewed in time")
+	// ErrNoWorkerID: every worker id is held by a live lease.
+	ErrNoWorkerID = errors.New("no free worker id")
+	// ErrInvalidID: an id that this layout cannot have produced.
+	ErrInvalidID = errors.New("invalid snowflake id")
+	// ErrClosed: the generator was closed.
+	ErrClosed = errors.New("generator closed")
+	// ErrExhausted: the 41-bit range of milliseconds from the epoch has run
+	// out; no id can be issued with this epoch any more.
+	ErrExhausted = errors.New("timestamp range exhausted")
+)
+
 // The layout.
 const (
 	timeBits   = 41
@@ -145,19 +173,6 @@ type Stats struct {
 	LeaseRegressions uint64
 }
 
-// LeaseEvent reports one renewal or acquisition of the worker lease, for
-// Settings.OnLease.
-type LeaseEvent struct {
-	// WorkerID is the worker id after the event.
-	WorkerID int64
-	// Acquired is true for an acquisition after the lease was lost.
-	Acquired bool
-	// Err is nil on success. It wraps ErrLeaseLost when the store says the
-	// lease is not this holder's, and ErrLeaseRegressed as well when the
-	// store went back in time.
-	Err error
-}
-
 // Generator issues snowflake ids. It is safe for concurrent use.
 type Generator struct {
 	epochMs   int64
@@ -181,16 +196,16 @@ type Generator struct {
 	leaseFailures atomic.Uint64
 	regressions   atomic.Uint64
 
-	mu        sync.Mutex
-	lastMs    int64     // ms since the epoch of the last id issued, or the lease's floor
-	next      int64     // next sequence number in lastMs; usedUp when none is left
-	workerID  int64     //
-	lease     Lease     // the lease held (with Leases)
-	renewedAt time.Time // start of the last successful Acquire or Renew
-	boundMs   int64     // ms since the epoch: no id above it; recorded in the store by the last Renew
-	lost      bool      // the store said the lease is someone else's
-	quietTill time.Time // after a regression: nothing is issued before it
-	leaseErr  error     // the last renewal's error; nil after a success
+	mu        sync.Mutex // protects the fields below
+	lastMs    int64      // ms since the epoch of the last id issued, or the lease's floor
+	next      int64      // next sequence number in lastMs; usedUp when none is left
+	workerID  int64      //
+	lease     Lease      // the lease held (with Leases)
+	renewedAt time.Time  // start of the last successful Acquire or Renew
+	boundMs   int64      // ms since the epoch: no id above it; recorded in the store by the last Renew
+	lost      bool       // the store said the lease is someone else's
+	quietTill time.Time  // after a regression: nothing is issued before it
+	leaseErr  error      // the last renewal's error; nil after a success
 	closed    bool
 
 	stop      context.CancelFunc // stops the heartbeat
@@ -201,7 +216,14 @@ type Generator struct {
 
 // New validates s and returns a Generator. With s.Leases it acquires a worker
 // id (bounded by ctx) and starts the heartbeat that Close stops.
+//
+// Settings that cannot work are errors wrapping ErrInvalidSettings (a
+// negative epoch, tolerance or lease TTL, an epoch in the future, a worker
+// id outside 0..MaxWorkerID, leases without a holder name); an epoch whose
+// range has run out is ErrExhausted. With leases, the errors of the lease
+// store are returned wrapped, ErrNoWorkerID among them.
 func New(ctx context.Context, s Settings) (*Generator, error) {
+	s = s.withDefaults()
 	g := &Generator{
 		epochMs:   s.EpochMs,
 		tolerance: s.Tolerance,
@@ -215,90 +237,69 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 		lastMs:    -1,
 		next:      usedUp,
 	}
-	if g.epochMs == 0 {
-		g.epochMs = DefaultEpochMs
+	if err := s.validate(g.now()); err != nil {
+		return nil, err
 	}
-	if g.tolerance == 0 {
-		g.tolerance = DefaultTolerance
-	}
-	if g.now == nil {
-		g.now = time.Now
-	}
-	if g.sleep == nil {
-		g.sleep = sleep
-	}
-	if g.seqOffset == nil {
-		g.seqOffset = randomOffset
-	}
-	if g.ttl == 0 {
-		g.ttl = DefaultLeaseTTL
-	}
-	switch {
-	case g.epochMs < 0:
-		return nil, fmt.Errorf("snowflake: epoch %d is negative", g.epochMs)
-	case g.tolerance < 0:
-		return nil, fmt.Errorf("snowflake: clock tolerance %v is negative", g.tolerance)
-	}
-	now := g.now()
-	if g.epochMs > now.UnixMilli() {
-		return nil, fmt.Errorf("snowflake: epoch %s is in the future (now %s)",
-			fmtMs(g.epochMs), now.UTC().Format(time.RFC3339Nano))
-	}
-	if now.UnixMilli()-g.epochMs > maxMs {
-		return nil, fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
-			ErrExhausted, fmtMs(g.epochMs), g.Exhausts().Format(time.RFC3339Nano))
-	}
-
 	if g.leases == nil {
-		if s.WorkerID < 0 || s.WorkerID > MaxWorkerID {
-			return nil, fmt.Errorf("snowflake: worker id %d is outside 0..%d", s.WorkerID, MaxWorkerID)
-		}
 		g.workerID = s.WorkerID
 		return g, nil
-	}
-
-	switch {
-	case g.holder == "":
-		return nil, errors.New("snowflake: a lease holder name is required with a lease store")
-	case g.ttl < 0:
-		return nil, fmt.Errorf("snowflake: lease TTL %v is negative", g.ttl)
 	}
 	g.margin = g.ttl / 6
 	g.every = g.ttl / 3
 	g.retry = max(g.every/3, time.Nanosecond)
-
-	start := g.now()
-	l, err := g.leases.Acquire(ctx, g.holder, MaxWorkerID+1, g.ttl)
-	if err != nil {
-		return nil, fmt.Errorf("snowflake: lease a worker id for %q: %w", g.holder, err)
-	}
-	if l.WorkerID < 0 || l.WorkerID > MaxWorkerID {
-		return nil, fmt.Errorf("snowflake: the lease store gave worker id %d, outside 0..%d", l.WorkerID, MaxWorkerID)
-	}
-	now = g.now()
-	if ahead := time.UnixMilli(l.LastTimestamp).Sub(now); ahead > g.tolerance {
-		err := fmt.Errorf("snowflake: worker id %d was last used at %s, %v ahead of the local clock %s (tolerance %v)",
-			l.WorkerID, fmtMs(l.LastTimestamp), ahead, now.UTC().Format(time.RFC3339Nano), g.tolerance)
-		if rerr := g.leases.Release(ctx, l, l.LastTimestamp); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
-		}
+	if err := g.acquireFirst(ctx); err != nil {
 		return nil, err
 	}
-	g.lastMs = l.LastTimestamp - g.epochMs // reported back as is until an id is issued
-	g.adoptLocked(l, start)                // g is not shared yet
-	if err := g.extend(ctx); err != nil {
-		err := fmt.Errorf("snowflake: record the first renewal of worker id %d: %w", l.WorkerID, err)
-		if rerr := g.leases.Release(ctx, g.lease, g.epochMs+g.lastMs); rerr != nil && !errors.Is(rerr, ErrLeaseLost) {
-			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
-		}
-		return nil, err
-	}
-
 	hb, stop := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = stop
 	g.done = make(chan struct{})
 	go g.heartbeat(hb)
 	return g, nil
+}
+
+// withDefaults fills the zero fields of s with the documented defaults.
+func (s Settings) withDefaults() Settings {
+	if s.EpochMs == 0 {
+		s.EpochMs = DefaultEpochMs
+	}
+	if s.Tolerance == 0 {
+		s.Tolerance = DefaultTolerance
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.Sleep == nil {
+		s.Sleep = sleep
+	}
+	if s.SeqOffset == nil {
+		s.SeqOffset = randomOffset
+	}
+	if s.LeaseTTL == 0 {
+		s.LeaseTTL = DefaultLeaseTTL
+	}
+	return s
+}
+
+// validate checks s, with its defaults, at now.
+func (s Settings) validate(now time.Time) error {
+	switch {
+	case s.EpochMs < 0:
+		return fmt.Errorf("%w: epoch %d is negative", ErrInvalidSettings, s.EpochMs)
+	case s.Tolerance < 0:
+		return fmt.Errorf("%w: clock tolerance %v is negative", ErrInvalidSettings, s.Tolerance)
+	case s.EpochMs > now.UnixMilli():
+		return fmt.Errorf("%w: epoch %s is in the future (now %s)",
+			ErrInvalidSettings, fmtMs(s.EpochMs), now.UTC().Format(time.RFC3339Nano))
+	case now.UnixMilli()-s.EpochMs > maxMs:
+		return errExhausted(s.EpochMs)
+	case s.Leases == nil:
+		return checkWorkerID(s.WorkerID, "")
+	case s.Holder == "":
+		return fmt.Errorf("%w: a lease holder name is required with a lease store", ErrInvalidSettings)
+	case s.LeaseTTL < 0:
+		return fmt.Errorf("%w: lease TTL %v is negative", ErrInvalidSettings, s.LeaseTTL)
+	}
+	return nil
 }
 
 // Next returns a new id. ctx bounds the waits for the clock.
@@ -340,15 +341,14 @@ func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err
 		if ms > g.lastMs {
 			if ms > maxMs {
 				g.mu.Unlock()
-				return 0, 0, fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
-					ErrExhausted, fmtMs(g.epochMs), g.Exhausts().Format(time.RFC3339Nano))
+				return 0, 0, errExhausted(g.epochMs)
 			}
 			g.lastMs = ms
 			g.next = g.seqOffset() & MaxSequence
 		}
 		if ms == g.lastMs && g.next <= MaxSequence {
 			n = int(min(int64(want), MaxSequence+1-g.next))
-			first = ms<<timeShift | g.workerID<<workerShift | g.next
+			first = compose(ms, g.workerID, g.next)
 			g.next += int64(n)
 			g.mu.Unlock()
 			g.issued.Add(uint64(n))
@@ -366,10 +366,9 @@ func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err
 			}
 			wait = g.untilMs(now, g.lastMs)
 			if wait > g.tolerance {
-				last := g.lastMs
+				err := g.errBackwardsLocked(now, wait)
 				g.mu.Unlock()
-				return 0, 0, fmt.Errorf("%w: the clock reads %s, %v before the last id's millisecond %s (tolerance %v)",
-					ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.epochMs+last), g.tolerance)
+				return 0, 0, err
 			}
 		}
 		g.mu.Unlock()
@@ -413,15 +412,6 @@ func (g *Generator) usableLocked(now time.Time) error {
 		ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, age, limit, why)
 }
 
-// reserveLocked is the last timestamp (Unix ms) to record in a renewal that
-// starts at start: the TTL less the margin ahead, as far as the holder may
-// issue without another renewal. Recording it before issuing up to it means
-// a later holder of the id starts above every id this one issued, whatever
-// the two machines' clocks say.
-func (g *Generator) reserveLocked(start time.Time) int64 {
-	return max(start.Add(g.ttl-g.margin).UnixMilli(), g.epochMs+g.lastMs)
-}
-
 // Ready returns nil when an id can be issued now without an error: the
 // generator is open, its lease (if any) is held and fresh, the clock is not
 // behind the last id by more than the tolerance and the range has not run out.
@@ -433,12 +423,10 @@ func (g *Generator) Ready() error {
 		return err
 	}
 	if ms := now.UnixMilli() - g.epochMs; ms > maxMs {
-		return fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
-			ErrExhausted, fmtMs(g.epochMs), g.Exhausts().Format(time.RFC3339Nano))
+		return errExhausted(g.epochMs)
 	}
 	if wait := g.untilMs(now, g.lastMs); wait > g.tolerance {
-		return fmt.Errorf("%w: the clock reads %s, %v before the last id's millisecond %s (tolerance %v)",
-			ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.epochMs+g.lastMs), g.tolerance)
+		return g.errBackwardsLocked(now, wait)
 	}
 	return nil
 }
@@ -526,133 +514,6 @@ func (g *Generator) close(ctx context.Context) error {
 	return nil
 }
 
-// heartbeat renews the lease until ctx is cancelled.
-func (g *Generator) heartbeat(ctx context.Context) {
-	defer close(g.done)
-	wait := g.every
-	for {
-		if g.sleep(ctx, wait) != nil || ctx.Err() != nil {
-			return
-		}
-		if g.renew(ctx) == nil {
-			wait = g.every
-		} else {
-			wait = g.retry
-		}
-	}
-}
-
-// renew renews the lease, or acquires one again when it was lost (also by
-// this very renewal), reports each step to OnLease and returns the last
-// step's error.
-func (g *Generator) renew(ctx context.Context) error {
-	g.mu.Lock()
-	lost := g.lost
-	g.mu.Unlock()
-	if !lost {
-		err := g.extend(ctx)
-		g.report(LeaseEvent{WorkerID: g.WorkerID(), Err: err})
-		if !errors.Is(err, ErrLeaseLost) {
-			return err
-		}
-	}
-	ev := g.reacquire(ctx)
-	g.report(ev)
-	return ev.Err
-}
-
-func (g *Generator) report(ev LeaseEvent) {
-	if g.onLease != nil {
-		g.onLease(ev)
-	}
-}
-
-// extend renews the lease held, recording the bound of this holder's next
-// timestamps. An error wrapping ErrLeaseLost means the store says the lease
-// is someone else's (or went back in time): issuing stops at once.
-func (g *Generator) extend(ctx context.Context) error {
-	start := g.now()
-	g.mu.Lock()
-	l, reserve := g.lease, g.reserveLocked(start)
-	g.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(ctx, g.every)
-	defer cancel()
-	nl, err := g.leases.Renew(ctx, l, reserve, g.ttl)
-	if err == nil && nl.WorkerID != l.WorkerID {
-		err = fmt.Errorf("the lease store renewed worker id %d as %d", l.WorkerID, nl.WorkerID)
-	}
-	if err != nil {
-		g.leaseFailures.Add(1)
-		g.mu.Lock()
-		lost := errors.Is(err, ErrLeaseLost)
-		g.leaseErr = fmt.Errorf("renew: %w", err)
-		g.lost = lost
-		if errors.Is(err, ErrLeaseRegressed) {
-			g.regressions.Add(1)
-			g.quietTill = g.now().Add(g.ttl - g.margin)
-		}
-		g.mu.Unlock()
-		return g.leaseErr
-	}
-	g.renewals.Add(1)
-	g.mu.Lock()
-	g.lease = nl
-	g.renewedAt = start
-	g.boundMs = max(g.boundMs, reserve-g.epochMs)
-	g.leaseErr = nil
-	g.mu.Unlock()
-	return nil
-}
-
-// reacquire asks the store for a worker id again after the lease was lost.
-func (g *Generator) reacquire(ctx context.Context) LeaseEvent {
-	actx, cancel := context.WithTimeout(ctx, g.every)
-	defer cancel()
-	start := g.now()
-	l, err := g.leases.Acquire(actx, g.holder, MaxWorkerID+1, g.ttl)
-	if err == nil && (l.WorkerID < 0 || l.WorkerID > MaxWorkerID) {
-		err = fmt.Errorf("the lease store gave worker id %d, outside 0..%d", l.WorkerID, MaxWorkerID)
-	}
-	g.mu.Lock()
-	if err != nil {
-		g.leaseFailures.Add(1)
-		g.leaseErr = fmt.Errorf("acquire again: %w", err)
-		ev := LeaseEvent{WorkerID: g.workerID, Acquired: true, Err: g.leaseErr}
-		g.mu.Unlock()
-		return ev
-	}
-	g.renewals.Add(1)
-	g.adoptLocked(l, start)
-	g.mu.Unlock()
-	// Nothing is issued on the new id until a renewal records how far
-	// ahead this holder may go; if this one fails, the next heartbeat's does.
-	return LeaseEvent{WorkerID: l.WorkerID, Acquired: true, Err: g.extend(actx)}
-}
-
-// adoptLocked takes l, acquired at start, as the lease in use.
-func (g *Generator) adoptLocked(l Lease, start time.Time) {
-	g.lease = l
-	g.workerID = l.WorkerID
-	g.renewedAt = start
-	g.lost = false
-	g.leaseErr = nil
-	g.raiseFloorLocked(l.LastTimestamp)
-	g.boundMs = g.lastMs // nothing to issue until a renewal records a bound
-	// The worker id may have changed: the next id goes to a later
-	// millisecond, so that ids keep increasing.
-	g.next = usedUp
-}
-
-// raiseFloorLocked makes sure no id is issued at or below lastTimestamp
-// (Unix ms).
-func (g *Generator) raiseFloorLocked(lastTimestamp int64) {
-	if floor := lastTimestamp - g.epochMs; floor > g.lastMs {
-		g.lastMs = floor
-		g.next = usedUp
-	}
-}
-
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -665,6 +526,31 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 func randomOffset() int64 { return rand.Int64N(100) }
+
+// errExhausted says that the 41-bit range of epochMs has run out.
+func errExhausted(epochMs int64) error {
+	return fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
+		ErrExhausted, fmtMs(epochMs), time.UnixMilli(epochMs+maxMs+1).UTC().Format(time.RFC3339Nano))
+}
+
+// errBackwardsLocked says that the clock, at now, is wait behind the last
+// id's millisecond.
+func (g *Generator) errBackwardsLocked(now time.Time, wait time.Duration) error {
+	return fmt.Errorf("%w: the clock reads %s, %v before the last id's millisecond %s (tolerance %v)",
+		ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.epochMs+g.lastMs), g.tolerance)
+}
+
+// checkWorkerID checks that id fits the layout; from names where it came
+// from when that was not the settings.
+func checkWorkerID(id int64, from string) error {
+	if id >= 0 && id <= MaxWorkerID {
+		return nil
+	}
+	if from != "" {
+		return fmt.Errorf("%s gave worker id %d, outside 0..%d", from, id, MaxWorkerID)
+	}
+	return fmt.Errorf("%w: worker id %d is outside 0..%d", ErrInvalidSettings, id, MaxWorkerID)
+}
 
 func fmtMs(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano)

@@ -301,6 +301,9 @@ func TestNew(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("New: %q, want it to mention %q", err, tt.wantMsg)
 			}
+			if tt.want == nil && !errors.Is(err, ErrInvalidSettings) {
+				t.Errorf("New: %v, want it to wrap ErrInvalidSettings", err)
+			}
 		})
 	}
 }

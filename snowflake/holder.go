@@ -1,0 +1,196 @@
+package snowflake
+
+// The lease holder: the first acquisition, the heartbeat that renews the
+// lease, and what happens when a renewal fails, finds the lease someone
+// else's, or finds the store gone back in time. The package comment, "Worker
+// leases", has the whole account.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LeaseEvent reports one renewal or acquisition of the worker lease, for
+// Settings.OnLease.
+type LeaseEvent struct {
+	// WorkerID is the worker id after the event.
+	WorkerID int64
+	// Acquired is true for an acquisition after the lease was lost.
+	Acquired bool
+	// Err is nil on success. It wraps ErrLeaseLost when the store says the
+	// lease is not this holder's, and ErrLeaseRegressed as well when the
+	// store went back in time.
+	Err error
+}
+
+// acquireFirst leases a worker id for a new generator, refusing one whose
+// last recorded timestamp is ahead of the local clock beyond the tolerance,
+// and records the first renewal before anything is issued. g is not shared
+// yet.
+func (g *Generator) acquireFirst(ctx context.Context) error {
+	start := g.now()
+	l, err := g.leases.Acquire(ctx, g.holder, MaxWorkerID+1, g.ttl)
+	if err != nil {
+		return fmt.Errorf("snowflake: lease a worker id for %q: %w", g.holder, err)
+	}
+	if err := checkWorkerID(l.WorkerID, "the lease store"); err != nil {
+		return fmt.Errorf("snowflake: %w", err)
+	}
+	now := g.now()
+	if ahead := time.UnixMilli(l.LastTimestamp).Sub(now); ahead > g.tolerance {
+		err := fmt.Errorf("snowflake: worker id %d was last used at %s, %v ahead of the local clock %s (tolerance %v)",
+			l.WorkerID, fmtMs(l.LastTimestamp), ahead, now.UTC().Format(time.RFC3339Nano), g.tolerance)
+		if rerr := g.leases.Release(ctx, l, l.LastTimestamp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
+		}
+		return err
+	}
+	g.lastMs = l.LastTimestamp - g.epochMs // reported back as is until an id is issued
+	g.adoptLocked(l, start)
+	if err := g.extend(ctx); err != nil {
+		err := fmt.Errorf("snowflake: record the first renewal of worker id %d: %w", l.WorkerID, err)
+		if rerr := g.leases.Release(ctx, g.lease, g.epochMs+g.lastMs); rerr != nil && !errors.Is(rerr, ErrLeaseLost) {
+			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
+		}
+		return err
+	}
+	return nil
+}
+
+// reserveLocked is the last timestamp (Unix ms) to record in a renewal that
+// starts at start: the TTL less the margin ahead, as far as the holder may
+// issue without another renewal. Recording it before issuing up to it means
+// a later holder of the id starts above every id this one issued, whatever
+// the two machines' clocks say.
+func (g *Generator) reserveLocked(start time.Time) int64 {
+	return max(start.Add(g.ttl-g.margin).UnixMilli(), g.epochMs+g.lastMs)
+}
+
+// heartbeat renews the lease until ctx is cancelled.
+func (g *Generator) heartbeat(ctx context.Context) {
+	defer close(g.done)
+	wait := g.every
+	for {
+		if g.sleep(ctx, wait) != nil || ctx.Err() != nil {
+			return
+		}
+		if g.renew(ctx) == nil {
+			wait = g.every
+		} else {
+			wait = g.retry
+		}
+	}
+}
+
+// renew renews the lease, or acquires one again when it was lost (also by
+// this very renewal), reports each step to OnLease and returns the last
+// step's error.
+func (g *Generator) renew(ctx context.Context) error {
+	g.mu.Lock()
+	lost := g.lost
+	g.mu.Unlock()
+	if !lost {
+		err := g.extend(ctx)
+		g.report(LeaseEvent{WorkerID: g.WorkerID(), Err: err})
+		if !errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+	}
+	ev := g.reacquire(ctx)
+	g.report(ev)
+	return ev.Err
+}
+
+func (g *Generator) report(ev LeaseEvent) {
+	if g.onLease != nil {
+		g.onLease(ev)
+	}
+}
+
+// extend renews the lease held, recording the bound of this holder's next
+// timestamps. An error wrapping ErrLeaseLost means the store says the lease
+// is someone else's (or went back in time): issuing stops at once.
+func (g *Generator) extend(ctx context.Context) error {
+	start := g.now()
+	g.mu.Lock()
+	l, reserve := g.lease, g.reserveLocked(start)
+	g.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, g.every)
+	defer cancel()
+	nl, err := g.leases.Renew(ctx, l, reserve, g.ttl)
+	if err == nil && nl.WorkerID != l.WorkerID {
+		err = fmt.Errorf("the lease store renewed worker id %d as %d", l.WorkerID, nl.WorkerID)
+	}
+	if err != nil {
+		g.leaseFailures.Add(1)
+		g.mu.Lock()
+		lost := errors.Is(err, ErrLeaseLost)
+		g.leaseErr = fmt.Errorf("renew: %w", err)
+		g.lost = lost
+		if errors.Is(err, ErrLeaseRegressed) {
+			g.regressions.Add(1)
+			g.quietTill = g.now().Add(g.ttl - g.margin)
+		}
+		g.mu.Unlock()
+		return g.leaseErr
+	}
+	g.renewals.Add(1)
+	g.mu.Lock()
+	g.lease = nl
+	g.renewedAt = start
+	g.boundMs = max(g.boundMs, reserve-g.epochMs)
+	g.leaseErr = nil
+	g.mu.Unlock()
+	return nil
+}
+
+// reacquire asks the store for a worker id again after the lease was lost.
+func (g *Generator) reacquire(ctx context.Context) LeaseEvent {
+	actx, cancel := context.WithTimeout(ctx, g.every)
+	defer cancel()
+	start := g.now()
+	l, err := g.leases.Acquire(actx, g.holder, MaxWorkerID+1, g.ttl)
+	if err == nil {
+		err = checkWorkerID(l.WorkerID, "the lease store")
+	}
+	g.mu.Lock()
+	if err != nil {
+		g.leaseFailures.Add(1)
+		g.leaseErr = fmt.Errorf("acquire again: %w", err)
+		ev := LeaseEvent{WorkerID: g.workerID, Acquired: true, Err: g.leaseErr}
+		g.mu.Unlock()
+		return ev
+	}
+	g.renewals.Add(1)
+	g.adoptLocked(l, start)
+	g.mu.Unlock()
+	// Nothing is issued on the new id until a renewal records how far
+	// ahead this holder may go; if this one fails, the next heartbeat's does.
+	return LeaseEvent{WorkerID: l.WorkerID, Acquired: true, Err: g.extend(actx)}
+}
+
+// adoptLocked takes l, acquired at start, as the lease in use.
+func (g *Generator) adoptLocked(l Lease, start time.Time) {
+	g.lease = l
+	g.workerID = l.WorkerID
+	g.renewedAt = start
+	g.lost = false
+	g.leaseErr = nil
+	g.raiseFloorLocked(l.LastTimestamp)
+	g.boundMs = g.lastMs // nothing to issue until a renewal records a bound
+	// The worker id may have changed: the next id goes to a later
+	// millisecond, so that ids keep increasing.
+	g.next = usedUp
+}
+
+// raiseFloorLocked makes sure no id is issued at or below lastTimestamp
+// (Unix ms).
+func (g *Generator) raiseFloorLocked(lastTimestamp int64) {
+	if floor := lastTimestamp - g.epochMs; floor > g.lastMs {
+		g.lastMs = floor
+		g.next = usedUp
+	}
+}
