@@ -12,7 +12,7 @@ import (
 	"github.com/leafid/leaf/snowflake"
 )
 
-// Error codes of the API (CONTRACT.md, "Errors").
+// Error codes of the API (README.md, "Errors").
 const (
 	codeInvalidTag       = "invalid_tag"
 	codeInvalidID        = "invalid_id"

@@ -1,4 +1,4 @@
-// Package httpapi is the HTTP edge of leaf: the routes of CONTRACT.md, one
+// Package httpapi is the HTTP edge of leaf: the routes of the README's "HTTP API", one
 // map from errors to HTTP statuses, the middleware (recover, metrics,
 // logging, body limit) and the Prometheus collectors for the allocator and
 // the snowflake generator.

@@ -1,7 +1,7 @@
 // Package storetest gives tests real databases: a fresh MySQL database or
 // SQLite file per test, dropped or deleted when the test ends.
 //
-// MySQL is found in this order (CONTRACT.md, "Tests against MySQL"):
+// MySQL is found in this order (README.md, "Tests"):
 //
 //  1. LEAF_TEST_MYSQL_DSN, a go-sql-driver DSN of a server whose user may
 //     create and drop databases (the database part of the DSN is ignored);
