@@ -287,9 +287,7 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 		// One slow statement (a row locked by someone else, say) is not an
 		// outage: the store goes down only when a probe cannot get an
 		// answer either.
-		if perr := s.confirm(ctx); perr != nil {
-			s.health.down(fmt.Errorf("no answer within %v: %w", s.timeout, err))
-		}
+		s.confirm(fmt.Errorf("no answer within %v: %w", s.timeout, err))
 		return fmt.Errorf("%w: no answer within %v: %w", segment.ErrStoreUnavailable, s.timeout, err)
 	}
 	switch classify(err) {
@@ -310,18 +308,30 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 // out met a database that does not answer at all.
 const confirmTimeout = 500 * time.Millisecond
 
-// confirm probes the database after a call ran out of time.
-func (s *Store) confirm(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(confirmTimeout, s.timeout))
-	defer cancel()
-	return s.probeFunc(ctx)
+// confirm probes the database in the background after a call ran out of
+// time, and takes the store down with cause if the probe gets no answer
+// either. The caller does not wait for it; one probe runs at a time.
+func (s *Store) confirm(cause error) {
+	if !s.confirming.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.confirming.Store(false)
+		ctx, cancel := context.WithTimeout(s.closing, min(confirmTimeout, s.timeout))
+		defer cancel()
+		if err := s.probeFunc(ctx); err != nil && s.closing.Err() == nil {
+			s.health.down(cause)
+		}
+	}()
 }
 
 // probeLoop checks the database until ctx is cancelled: rarely while it
 // answers, often while it does not (at once when it has just gone down),
 // so that service resumes soon after it returns.
 func (s *Store) probeLoop(ctx context.Context) {
-	defer close(s.probed)
+	defer s.bg.Done()
 	for {
 		every := probeUp
 		if !s.health.isUp() {

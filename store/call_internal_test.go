@@ -16,9 +16,14 @@ import (
 // bareStore has the call machinery of a Store and no database.
 // Its probe fails, as it would on a database that does not answer.
 func bareStore(timeout time.Duration, onHealth func(Health)) *Store {
-	return &Store{timeout: timeout, health: newHealth(onHealth),
+	s := &Store{timeout: timeout, health: newHealth(onHealth),
 		probeFunc: func(context.Context) error { return errNoAnswer }}
+	s.closing, s.stop = context.WithCancel(context.Background())
+	return s
 }
+
+// settle waits for the background confirmations of s.
+func (s *Store) settle() { s.bg.Wait() }
 
 var errNoAnswer = errors.New("no answer")
 
@@ -106,6 +111,7 @@ func TestCallDeadlineTakesTheStoreDown(t *testing.T) {
 			t.Fatalf("call on a silent database = %v, want ErrStoreUnavailable", err)
 		}
 	}
+	s.settle()
 	if s.Health().Up {
 		t.Fatal("store still up after a call timed out")
 	}
@@ -139,6 +145,7 @@ func TestASlowStatementIsNotAnOutage(t *testing.T) {
 	if !errors.Is(err, segment.ErrStoreUnavailable) {
 		t.Fatalf("call past its deadline = %v, want ErrStoreUnavailable", err)
 	}
+	s.settle()
 	if !s.Health().Up {
 		t.Fatal("one slow statement took the store down while the database answers")
 	}

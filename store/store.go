@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -54,8 +56,10 @@ type Store struct {
 	probeFunc func(context.Context) error // asks whether the database can take writes
 	nodes     *nodes                      // MySQL only
 
-	stopProbe context.CancelFunc
-	probed    chan struct{} // closed when the probe loop has returned
+	closing    context.Context // cancelled by Close: ends the probes
+	stop       context.CancelFunc
+	bg         sync.WaitGroup // the probe loop and confirmations; Close waits for them
+	confirming atomic.Bool    // a confirmation probe is running
 }
 
 // Options tune a Store. Zero fields take the defaults.
@@ -206,7 +210,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 
 // newStore wraps db and starts its probe loop.
 func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
-	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth), probed: make(chan struct{})}
+	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth)}
 	s.probeFunc = s.probe
 	switch {
 	case s.timeout > 0:
@@ -220,9 +224,9 @@ func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
 	} else {
 		s.nowMillis, s.sql = sqliteNowMillis, sqliteSQL
 	}
-	var ctx context.Context
-	ctx, s.stopProbe = context.WithCancel(context.Background())
-	go s.probeLoop(ctx)
+	s.closing, s.stop = context.WithCancel(context.Background())
+	s.bg.Add(1)
+	go s.probeLoop(s.closing)
 	return s
 }
 
@@ -237,10 +241,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.db.PingContext(ctx)
 }
 
-// Close stops the probe and closes the connection pool.
+// Close stops the probes and closes the connection pool.
 func (s *Store) Close() error {
-	s.stopProbe()
-	<-s.probed
+	s.stop()
+	s.bg.Wait()
 	return s.db.Close()
 }
 
