@@ -37,7 +37,8 @@
 // The worker id is either fixed (Settings.WorkerID) or leased from a
 // LeaseStore. A leaseholder issues only timestamps strictly above the
 // lease's LastTimestamp. It renews the lease at once and then from a
-// heartbeat goroutine every third of its TTL; each renewal records, as the
+// heartbeat goroutine every third of its TTL (every half second at most
+// after a failed one); each renewal records, as the
 // lease's LastTimestamp, the renewal's start plus LeaseTTL less a safety
 // margin (a sixth of the TTL), and the holder issues no timestamp beyond
 // what it recorded. It also stops issuing once LeaseTTL less the margin has
@@ -119,6 +120,9 @@ const (
 	DefaultEpochMs   = 1288834974657
 	DefaultLeaseTTL  = 30 * time.Second
 	DefaultTolerance = 5 * time.Millisecond
+
+	// maxRetry bounds the heartbeat's period after a failed renewal.
+	maxRetry = 500 * time.Millisecond
 )
 
 // Settings configures a Generator. Zero fields take the documented defaults.
@@ -246,7 +250,10 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	}
 	g.margin = g.ttl / 6
 	g.every = g.ttl / 3
-	g.retry = max(g.every/3, time.Nanosecond)
+	// After a failure the heartbeat tries again often, so that issuing
+	// resumes soon after the store answers again; a store that is down
+	// fails such calls at once.
+	g.retry = max(min(g.every/3, maxRetry), time.Nanosecond)
 	if err := g.acquireFirst(ctx); err != nil {
 		return nil, err
 	}

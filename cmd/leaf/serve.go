@@ -275,12 +275,12 @@ func (a *app) storeCheck(context.Context) error {
 }
 
 // snowflakeCheck fails for a lease held by another or a clock behind; a
-// lease that lapsed while the store is down, or that waits out a store gone
-// back in time, is shared by every instance and only degrades.
+// lease that lapsed because renewals failed (the store did not answer), or
+// that waits out a store gone back in time, is shared by every instance and
+// only degrades.
 func (a *app) snowflakeCheck(context.Context) error {
 	err := a.gen.Ready()
-	if errors.Is(err, snowflake.ErrLeaseRegressed) ||
-		errors.Is(err, snowflake.ErrLeaseUnrenewed) && !a.store.Health().Up {
+	if errors.Is(err, snowflake.ErrLeaseRegressed) || errors.Is(err, snowflake.ErrLeaseUnrenewed) {
 		return fmt.Errorf("%w: %w", httpapi.ErrDegraded, err)
 	}
 	return err
