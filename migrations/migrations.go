@@ -75,10 +75,13 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 	results, err := p.Up(ctx)
 	// goose creates its version table and that table's first row in two
 	// steps, before the lock: an instance starting at the same moment as
-	// another can read in between. And SQLite has no lock: two instances
-	// can run one migration at once, and the second's fails (a column
-	// added twice) and is rolled back. Either way, try again.
-	for try := 0; err != nil && try < 10 && (strings.Contains(err.Error(), "missing zero version") || appliedMeanwhile(ctx, p, err)); try++ {
+	// another can read in between. SQLite has no lock: two instances can
+	// run one migration at once, and the second's fails (a column added
+	// twice) and is rolled back. And on Galera the DDL of an instance
+	// starting on another node aborts what runs here (error 1213). Each
+	// time, try again.
+	for try := 0; err != nil && try < 10 && (strings.Contains(err.Error(), "missing zero version") ||
+		isConflict(err) || appliedMeanwhile(ctx, p, err)); try++ {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("migrate %s: %w", dialect, ctx.Err())
@@ -101,6 +104,13 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 		return applied, fmt.Errorf("migrate %s: %w", dialect, err)
 	}
 	return applied, nil
+}
+
+// isConflict reports whether err is a deadlock or a conflict between
+// cluster nodes (1213) or a lock wait timeout (1205).
+func isConflict(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == mysqlConflict || me.Number == mysqlLockWaitTimeout)
 }
 
 // appliedMeanwhile reports whether the migration that failed with err has
@@ -211,9 +221,10 @@ WHERE id = 1 AND expires_ms < ` + mysqlNowMs
 	// mysqlLockTTL is how long a lock holder that died blocks the others.
 	mysqlLockTTL = time.Minute
 	// mysqlLockPoll is how often a waiting instance tries again.
-	mysqlLockPoll  = 200 * time.Millisecond
-	mysqlDuplicate = 1062
-	mysqlConflict  = 1213
+	mysqlLockPoll        = 200 * time.Millisecond
+	mysqlDuplicate       = 1062
+	mysqlLockWaitTimeout = 1205
+	mysqlConflict        = 1213
 )
 
 func (l *mysqlLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
