@@ -409,3 +409,19 @@ func TestLeaseUnrenewedIsToldApart(t *testing.T) {
 		t.Fatalf("Ready with renewals failing past the TTL: %v, want ErrLeaseLost and ErrLeaseUnrenewed", err)
 	}
 }
+
+func TestLeaseRegressedWhileAcquiringAgain(t *testing.T) {
+	clock := newFakeClock(start, 10*ms)
+	store := newFakeStore(clock)
+	g := newLeaseGenerator(t, clock, store)
+	mustNext(t, g)
+	l := store.get(0)
+	l.LastTimestamp = 0
+	store.put(l)
+	store.set(func(s *fakeStore) { s.failAcquire = errors.New("connection refused") })
+	clock.Step(t, g.every)
+	// Between the regression and a new worker id, Ready still says why.
+	if err := g.Ready(); !errors.Is(err, ErrLeaseLost) || !errors.Is(err, ErrLeaseRegressed) {
+		t.Fatalf("Ready after a regression, acquiring again fails: %v, want ErrLeaseLost and ErrLeaseRegressed", err)
+	}
+}

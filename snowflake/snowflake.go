@@ -398,7 +398,7 @@ func (g *Generator) usableLocked(now time.Time) error {
 	case g.leases == nil:
 		return nil
 	case g.lost:
-		return fmt.Errorf("%w: worker id %d: %v", ErrLeaseLost, g.workerID, g.leaseErr)
+		return fmt.Errorf("%w: worker id %d: %w", ErrLeaseLost, g.workerID, g.leaseErr)
 	case now.Before(g.quietTill):
 		return fmt.Errorf("%w: %w: waiting until %s for every holder the store forgot to stop",
 			ErrLeaseLost, ErrLeaseRegressed, g.quietTill.UTC().Format(time.RFC3339Nano))

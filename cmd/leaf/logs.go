@@ -60,7 +60,7 @@ func (a *app) logHealth(h store.Health) {
 			"err", h.Err)
 		return
 	}
-	a.log.Info("store answering again", "down_for", h.DownFor.Round(time.Millisecond),
+	a.log.Info("store answering again", "down_for", h.DownFor.Round(time.Millisecond).String(),
 		"failed_calls", h.Failed, "was", h.Err)
 }
 
