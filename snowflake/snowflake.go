@@ -397,11 +397,15 @@ func (g *Generator) usableLocked(now time.Time) error {
 		return ErrClosed
 	case g.leases == nil:
 		return nil
+	case now.Before(g.quietTill):
+		err := fmt.Errorf("%w: %w: worker id %d: waiting until %s for every holder the store forgot to stop",
+			ErrLeaseLost, ErrLeaseRegressed, g.workerID, g.quietTill.UTC().Format(time.RFC3339Nano))
+		if g.leaseErr != nil {
+			err = fmt.Errorf("%w; %w", err, g.leaseErr)
+		}
+		return err
 	case g.lost:
 		return fmt.Errorf("%w: worker id %d: %w", ErrLeaseLost, g.workerID, g.leaseErr)
-	case now.Before(g.quietTill):
-		return fmt.Errorf("%w: %w: waiting until %s for every holder the store forgot to stop",
-			ErrLeaseLost, ErrLeaseRegressed, g.quietTill.UTC().Format(time.RFC3339Nano))
 	}
 	age, limit := now.Sub(g.renewedAt), g.ttl-g.margin
 	if age < limit && now.UnixMilli()-g.epochMs <= g.boundMs {
