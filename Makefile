@@ -48,6 +48,17 @@ bench:
 fuzz:
 	FUZZTIME='$(FUZZTIME)' FUZZ_TARGETS='$(FUZZ_TARGETS)' GO='$(GO)' bash scripts/fuzz.sh
 
+# The fault suite (faults/): real leaf processes and MariaDB servers, killed,
+# cut off, failed over, and a 3-node Galera cluster; figures in RELIABILITY.md.
+# Needs root and Debian's mariadb-server, galera-4 and rsync. faults-short is
+# what CI runs. LEAF_GALERA_RUNS=20 repeats the Galera scenario.
+.PHONY: faults faults-short
+faults:
+	LEAF_FAULTS=full LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 90m $(TESTFLAGS) ./faults/
+
+faults-short:
+	LEAF_FAULTS=short LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 20m $(TESTFLAGS) ./faults/
+
 lint:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then \

@@ -20,6 +20,12 @@ const (
 	portAttempts  = 200
 )
 
+// FreePorts returns n distinct ports that were free on 127.0.0.1, below the
+// kernel's ephemeral range when there is room, for other servers of a test
+// that must keep their port across a restart. Each is checked by listening
+// on it; all are released before returning.
+func FreePorts(n int) ([]int, error) { return freePorts(n) }
+
 // freePorts returns n distinct ports that were free on 127.0.0.1. Each is
 // checked by listening on it; all are released before returning.
 func freePorts(n int) ([]int, error) {

@@ -1,0 +1,31 @@
+// Package faults is leaf's fault suite: scenarios that run real `leaf serve`
+// processes against real MariaDB servers, break something on purpose and
+// check that no id is ever issued twice and that the service fails fast and
+// recovers within stated bounds.
+//
+// The scenarios are tests of this package, and they run only when
+// LEAF_FAULTS is set:
+//
+//	LEAF_FAULTS=short go test -count=1 -v ./faults/   # make faults-short, what CI runs
+//	LEAF_FAULTS=full  go test -count=1 -v ./faults/   # make faults
+//
+// Without it every test skips, so `go test ./...` stays fast. TestMain
+// builds the leaf binary once, without the race detector, so that timings
+// are those of a normal build.
+//
+//   - TestChurn: three instances on one database, one of them killed with
+//     SIGKILL and restarted every 2 s, under load.
+//   - TestDatabaseCut, TestDatabaseBlackhole: the database behind a proxy
+//     that closes every connection, or holds them and forwards nothing.
+//   - TestStaleFailover: a failover to a copy of the database that missed
+//     the last writes, as an asynchronous replica would.
+//   - TestGalera: a 3-node MariaDB Galera cluster, one instance per node,
+//     a node killed with SIGKILL mid-run; also three migrations racing on
+//     three nodes. Runs only with LEAF_TEST_GALERA=1; LEAF_GALERA_RUNS
+//     repeats it.
+//
+// Each scenario collects every id the instances return, prints one line
+// starting with RESULT to stdout (and a BOUND line per bound checked), and
+// fails on any duplicate id or any missed bound. RELIABILITY.md at the root
+// of the repository holds the figures measured.
+package faults
