@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/internal/mariadbtest"
+	"github.com/leafid/leaf/internal/proc"
 )
 
 const (
@@ -53,19 +54,9 @@ type instance struct {
 
 // process is one run of an instance.
 type process struct {
-	cmd     *exec.Cmd
-	run     int
-	serving chan struct{} // closed when the process logs that it serves
-	done    chan struct{} // closed when it has exited and its output is read
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+	*proc.Process // done once it has exited and its output is read
+	run           int
+	serving       chan struct{} // closed when the process logs that it serves
 }
 
 // newInstances makes n instances named A, B, C, ... on free ports, each run
@@ -113,7 +104,7 @@ func (in *instance) start() error {
 	in.opMu.Lock()
 	defer in.opMu.Unlock()
 	if p := in.running(); p != nil {
-		return fmt.Errorf("instance %s already runs as process %d", in.name, p.cmd.Process.Pid)
+		return fmt.Errorf("instance %s already runs as process %d", in.name, p.Pid())
 	}
 	in.mu.Lock()
 	in.runs++
@@ -128,20 +119,16 @@ func (in *instance) start() error {
 	cmd := exec.Command(leafBin, args...)
 	cmd.Env = leafEnv()
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = cmd.Start()
+	p := &process{run: run, serving: make(chan struct{})}
+	p.Process, err = proc.Start(cmd, func() {
+		in.logs.read(r, run, p.serving)
+		r.Close()
+	})
 	w.Close()
 	if err != nil {
 		r.Close()
 		return fmt.Errorf("instance %s: %w", in.name, err)
 	}
-	p := &process{cmd: cmd, run: run, serving: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		in.logs.read(r, run, p.serving)
-		r.Close()
-		_ = cmd.Wait()
-		close(p.done)
-	}()
 	in.mu.Lock()
 	in.proc = p
 	in.mu.Unlock()
@@ -149,10 +136,10 @@ func (in *instance) start() error {
 	select {
 	case <-p.serving:
 		return nil
-	case <-p.done:
-		return fmt.Errorf("instance %s exited before serving (%v):\n%s", in.name, cmd.ProcessState, in.logs.tail(logTail))
+	case <-p.Done():
+		return fmt.Errorf("instance %s exited before serving (%v):\n%s", in.name, p.State(), in.logs.tail(logTail))
 	case <-time.After(startTimeout):
-		_ = signalGroup(p, syscall.SIGKILL, 0)
+		_ = p.Signal(syscall.SIGKILL, 0, exitTimeout)
 		return fmt.Errorf("instance %s does not serve after %v:\n%s", in.name, startTimeout, in.logs.tail(logTail))
 	}
 }
@@ -165,7 +152,7 @@ func (in *instance) kill() error {
 	if p == nil {
 		return errNotRunning
 	}
-	return signalGroup(p, syscall.SIGKILL, 0)
+	return p.Signal(syscall.SIGKILL, 0, exitTimeout)
 }
 
 // stop stops the instance with SIGTERM, as an orchestrator would, and
@@ -177,43 +164,17 @@ func (in *instance) stop() error {
 	if p == nil {
 		return errNotRunning
 	}
-	return signalGroup(p, syscall.SIGTERM, stopTimeout)
+	return p.Signal(syscall.SIGTERM, stopTimeout, exitTimeout)
 }
 
 // running returns the instance's process if it has not exited.
 func (in *instance) running() *process {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.proc == nil || in.proc.exited() {
+	if in.proc == nil || in.proc.Exited() {
 		return nil
 	}
 	return in.proc
-}
-
-// signalGroup sends sig to p (SIGKILL to its whole group), waits up to
-// grace for it to exit, then kills the group and waits for the process.
-func signalGroup(p *process, sig syscall.Signal, grace time.Duration) error {
-	pid := p.cmd.Process.Pid
-	target := pid
-	if sig == syscall.SIGKILL {
-		target = -pid
-	}
-	if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal %v to process %d: %w", sig, pid, err)
-	}
-	if grace > 0 {
-		select {
-		case <-p.done:
-		case <-time.After(grace):
-		}
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(exitTimeout):
-		return fmt.Errorf("process %d still runs %v after SIGKILL", pid, exitTimeout)
-	}
 }
 
 // leafEnv is the test's environment without LEAF_ variables, which leaf

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/leafid/leaf/internal/proc"
 )
 
 // ErrNotRunning is returned by Kill and Stop when the server has no process.
@@ -63,23 +65,8 @@ type Server struct {
 
 	opMu sync.Mutex // serialises Start, Stop and Kill
 
-	mu   sync.Mutex // protects following fields
-	proc *process   // the last process started, nil before the first
-}
-
-// process is one run of mariadbd.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has exited and been reaped
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+	mu   sync.Mutex    // protects following fields
+	proc *proc.Process // the last run of mariadbd, nil before the first
 }
 
 // StartServer initialises a fresh data directory in a new directory and
@@ -211,7 +198,7 @@ func (s *Server) DSN(db string) string {
 // Pid is the process id of the running server, or 0.
 func (s *Server) Pid() int {
 	if p := s.running(); p != nil {
-		return p.cmd.Process.Pid
+		return p.Pid()
 	}
 	return 0
 }
@@ -225,7 +212,7 @@ func (s *Server) start(extra ...string) error {
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	if p := s.running(); p != nil {
-		return fmt.Errorf("mariadbtest: %s already runs as process %d", s.name, p.cmd.Process.Pid)
+		return fmt.Errorf("mariadbtest: %s already runs as process %d", s.name, p.Pid())
 	}
 	s.mu.Lock()
 	restart := s.proc != nil
@@ -243,16 +230,11 @@ func (s *Server) start(extra ...string) error {
 	fmt.Fprintf(logf, "\n==== %s %s\n", time.Now().Format(time.RFC3339), strings.Join(args, " "))
 	cmd := s.command(args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	err = cmd.Start()
+	p, err := proc.Start(cmd, nil)
 	logf.Close()
 	if err != nil {
 		return fmt.Errorf("mariadbtest: start %s: %w", s.name, err)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
 	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
@@ -266,21 +248,18 @@ func (s *Server) start(extra ...string) error {
 	return nil
 }
 
-// command is mariadbd with args, to be run as mysql in its own process
-// group.
+// command is mariadbd with args, to be run as mysql; proc.Start gives it a
+// process group of its own, so it and the helpers it spawns (state
+// transfer scripts, rsync) are signalled by its id.
 func (s *Server) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(mariadbdPath, args...)
 	cmd.Dir = s.dir
 	cmd.Env = serverEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Its own process group: it and the helpers it spawns (state
-		// transfer scripts, rsync) are signalled by its id.
-		Setpgid: true,
 		// Started as mysql rather than with --user, so that the
 		// parent-death signal survives: the kernel clears it when a
 		// process changes its own user.
 		Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid)},
-		Pdeathsig:  syscall.SIGKILL,
 	}
 	return cmd
 }
@@ -322,7 +301,7 @@ func (s *Server) recoverPosition() string {
 
 // waitAnswer pings the server until it answers, its process exits or ctx
 // ends.
-func (s *Server) waitAnswer(ctx context.Context, p *process) error {
+func (s *Server) waitAnswer(ctx context.Context, p *proc.Process) error {
 	db, err := s.open()
 	if err != nil {
 		return err
@@ -337,8 +316,8 @@ func (s *Server) waitAnswer(ctx context.Context, p *process) error {
 			return nil
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("mariadbd exited: %v", p.cmd.ProcessState)
+		case <-p.Done():
+			return fmt.Errorf("mariadbd exited: %v", p.State())
 		case <-ctx.Done():
 			return fmt.Errorf("no answer on %s: %w (last: %v)", s.Addr(), ctx.Err(), last)
 		case <-time.After(pollInterval):
@@ -383,37 +362,18 @@ func (s *Server) shutdown(grace time.Duration) error {
 
 // signal sends sig to p (SIGKILL to its whole process group), waits up to
 // grace for it to exit, then kills the group and waits for the process.
-func (s *Server) signal(p *process, sig syscall.Signal, grace time.Duration) error {
-	pid := p.cmd.Process.Pid
-	target := pid
-	if sig == syscall.SIGKILL {
-		target = -pid
+func (s *Server) signal(p *proc.Process, sig syscall.Signal, grace time.Duration) error {
+	if err := p.Signal(sig, grace, exitTimeout); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal %s (process %d): %w", s.name, pid, err)
-	}
-	if grace > 0 {
-		select {
-		case <-p.done:
-		case <-time.After(grace):
-		}
-	}
-	// Whatever is left of the group: the server if it did not stop in
-	// time, or helpers it left behind.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(exitTimeout):
-		return fmt.Errorf("%s (process %d) still runs %v after SIGKILL", s.name, pid, exitTimeout)
-	}
+	return nil
 }
 
 // running returns the server's process if it has not exited.
-func (s *Server) running() *process {
+func (s *Server) running() *proc.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc == nil || s.proc.exited() {
+	if s.proc == nil || s.proc.Exited() {
 		return nil
 	}
 	return s.proc
