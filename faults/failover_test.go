@@ -85,10 +85,7 @@ func TestStaleFailover(t *testing.T) {
 	}
 
 	clk := newClock()
-	readyz := make([]*poller, len(ins))
-	for i, in := range ins {
-		readyz[i] = startPoller(t, clk, in.base()+"/readyz", "", 100*time.Millisecond)
-	}
+	readyz := pollReadyz(t, clk, ins)
 	l := startLoad(t, clk, loadConfig{
 		targets: ins,
 		tags:    tagsOf,

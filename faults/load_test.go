@@ -415,6 +415,16 @@ type poll struct {
 
 // poller GETs one URL at a steady interval until stopped and records each
 // answer. Requests do not overlap: one that hangs delays the next, and
+// pollReadyz polls /readyz of every instance every 100 ms until the test
+// ends.
+func pollReadyz(tb testing.TB, clk clock, ins []*instance) []*poller {
+	out := make([]*poller, len(ins))
+	for i, in := range ins {
+		out[i] = startPoller(tb, clk, in.base()+"/readyz", "", 100*time.Millisecond)
+	}
+	return out
+}
+
 // shows as a long duration.
 type poller struct {
 	clk    clock

@@ -92,10 +92,7 @@ func testOutage(t *testing.T, mode string) {
 	}
 
 	clk := newClock()
-	readyz := make([]*poller, len(ins))
-	for i, in := range ins {
-		readyz[i] = startPoller(t, clk, in.base()+"/readyz", "", 100*time.Millisecond)
-	}
+	readyz := pollReadyz(t, clk, ins)
 	l := startLoad(t, clk, loadConfig{
 		targets: ins,
 		tags:    [][]string{tags, tags},

@@ -452,8 +452,8 @@ func (a *Allocator) learnRow(tag, row string) {
 }
 
 // mark returns a copy of tag's mark, or an empty one (high at the int64
-// minimum) when there is none.
-// Only tags the store knows get one, so unknown tags cost no memory.
+// minimum) when there is none: only rows the store raised for this
+// allocator get one, so unknown tags cost no memory.
 func (a *Allocator) mark(tag string) mark {
 	a.marksMu.Lock()
 	defer a.marksMu.Unlock()
@@ -481,24 +481,13 @@ func (a *Allocator) received(tag string, maxID int64) {
 	m.high = max(m.high, maxID)
 }
 
-// checkBehind is called by Refresh for a row read at maxID, below the
-// highest max_id received for it. A plain read may come from a cluster
-// node that has not yet applied the latest writes, so the suspicion is
-// confirmed by an allocation of one id, whose statement is certified
-// against every node; only then is the row moved forward.
-func (a *Allocator) checkBehind(tag string, high int64) {
-	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
-	defer cancel()
-	alloc, err := a.store.Allocate(ctx, tag, 1)
-	if err != nil || alloc.Start() >= high {
-		if err == nil {
-			a.received(tag, alloc.MaxID)
-		}
-		return // not behind after all, or not known now: the next load checks again
-	}
-	if alloc, err = a.fence(ctx, tag, tag, high, alloc.Start(), 1); err == nil {
-		a.received(tag, alloc.MaxID)
-	}
+// checkBehind is called by Refresh for a row read below the highest
+// max_id received for it. A plain read may come from a cluster node that
+// has not yet applied the latest writes, so the suspicion is confirmed by
+// an allocation of one id, whose statement is certified against every
+// node: allocate fences only if that range, too, starts below the mark.
+func (a *Allocator) checkBehind(row string) {
+	_, _ = a.allocate(row, 1) // an error: not known now, the next load checks again
 }
 
 func (a *Allocator) unavailable(tag string, err error) error {
@@ -554,8 +543,8 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	exists := make(map[string]bool, len(tags))
 	for _, t := range tags {
 		exists[strings.ToLower(t.Name)] = true
-		if high := a.mark(t.Name).high; t.MaxID < high {
-			a.spawn(func() { a.checkBehind(t.Name, high) })
+		if t.MaxID < a.mark(t.Name).high {
+			a.spawn(func() { a.checkBehind(t.Name) })
 		}
 	}
 	a.mu.Lock()

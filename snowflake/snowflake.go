@@ -489,7 +489,7 @@ func (g *Generator) Stats() Stats {
 // Exhausts is the first instant (UTC) at which the 41-bit range of
 // milliseconds has run out and no id can be issued.
 func (g *Generator) Exhausts() time.Time {
-	return time.UnixMilli(g.epochMs + maxMs + 1).UTC()
+	return exhausts(g.epochMs)
 }
 
 // Close stops issuing; with leases it stops the heartbeat, waiting for it
@@ -541,8 +541,12 @@ func randomOffset() int64 { return rand.Int64N(100) }
 // errExhausted says that the 41-bit range of epochMs has run out.
 func errExhausted(epochMs int64) error {
 	return fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
-		ErrExhausted, fmtMs(epochMs), time.UnixMilli(epochMs+maxMs+1).UTC().Format(time.RFC3339Nano))
+		ErrExhausted, fmtMs(epochMs), exhausts(epochMs).Format(time.RFC3339Nano))
 }
+
+// exhausts is the first instant at which the 41-bit range of epochMs has
+// run out.
+func exhausts(epochMs int64) time.Time { return time.UnixMilli(epochMs + maxMs + 1).UTC() }
 
 // errBackwardsLocked says that the clock, at now, is wait behind the last
 // id's millisecond.

@@ -107,14 +107,9 @@ func (h *health) isUp() bool {
 	return h.up
 }
 
-// down records that the database did not answer.
+// down records that the database did not answer. It is called on failures
+// only, so it need not spare changeMu as answered does.
 func (h *health) down(err error) {
-	if !h.isUp() {
-		h.mu.Lock()
-		h.failed++
-		h.mu.Unlock()
-		return
-	}
 	h.changeMu.Lock()
 	defer h.changeMu.Unlock()
 	h.mu.Lock()
@@ -259,13 +254,14 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 	stop := context.AfterFunc(gen, cancel) // the store went down meanwhile
 	defer stop()
 
+	var k kind
 	for try := 1; ; try++ {
 		err = fn(cctx)
 		if err == nil {
 			s.health.answered()
 			return nil
 		}
-		k := classify(err)
+		k = classify(err)
 		if cctx.Err() != nil || try == attempts || k == permanent || (k == unreachable && !safe) {
 			break
 		}
@@ -290,7 +286,7 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 		s.confirm(fmt.Errorf("no answer within %v: %w", s.timeout, err))
 		return fmt.Errorf("%w: no answer within %v: %w", segment.ErrStoreUnavailable, s.timeout, err)
 	}
-	switch classify(err) {
+	switch k {
 	case unreachable:
 		if safe { // retried, and it still breaks
 			s.health.down(err)
@@ -344,14 +340,7 @@ func (s *Store) probeLoop(ctx context.Context) {
 			return
 		case <-s.health.wake:
 			t.Stop()
-			// Gone down just now: probe from the short period on.
-			t = time.NewTimer(probeDown)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
+			continue // gone down just now: wait the short period from here
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, s.timeout)

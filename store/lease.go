@@ -35,16 +35,6 @@ type leaseRow struct {
 	LastTimestamp int64  `db:"last_timestamp_ms"`
 }
 
-func (r leaseRow) lease() snowflake.Lease {
-	return snowflake.Lease{
-		WorkerID:      r.WorkerID,
-		Holder:        r.Holder,
-		Instance:      r.Instance,
-		LastTimestamp: r.LastTimestamp,
-		Expires:       time.UnixMilli(r.ExpiresMS).UTC(),
-	}
-}
-
 // Acquire leases a worker id in [0, maxWorkers) to holder for ttl, judged
 // by the database clock, under a new random instance token. It takes an
 // expired id, the holder's own first (a holder restarting after a release
@@ -83,7 +73,7 @@ func (s *Store) acquire(ctx context.Context, holder string, n int64, ttl time.Du
 		)
 		err := s.call(ctx, true, func(ctx context.Context) error {
 			var err error
-			if now, err = s.now(ctx, s.db); err != nil {
+			if now, err = s.now(ctx); err != nil {
 				return err
 			}
 			rows = rows[:0]
@@ -227,7 +217,7 @@ func (s *Store) renew(ctx context.Context, l snowflake.Lease, last int64, ttl ti
 	)
 	// Safe to retry: a second run extends the same row again.
 	err = s.call(ctx, true, func(ctx context.Context) error {
-		now, err := s.now(ctx, s.db)
+		now, err := s.now(ctx)
 		if err != nil {
 			return err
 		}
@@ -280,7 +270,7 @@ func (s *Store) Release(ctx context.Context, l snowflake.Lease, lastTimestamp in
 	var n int64
 	// Safe to retry: the row stays l's, and a second run matches it again.
 	err := s.call(ctx, true, func(ctx context.Context) error {
-		now, err := s.now(ctx, s.db)
+		now, err := s.now(ctx)
 		if err != nil {
 			return err
 		}

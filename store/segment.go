@@ -43,17 +43,19 @@ func (r tagRow) tag() segment.Tag {
 // missing row and segment.ErrOverflow, leaving the row unchanged, when
 // max_id would pass the int64 maximum.
 func (s *Store) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
-	return s.allocate(ctx, tag, step, false, 0)
+	return s.allocate(ctx, tag, step, math.MinInt64)
 }
 
 // AllocateAbove is Allocate after raising max_id to at least floor, in the
 // same statement: the range starts at floor or above. It moves a row
 // forward past a database that went back in time.
 func (s *Store) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
-	return s.allocate(ctx, tag, step, true, floor)
+	return s.allocate(ctx, tag, step, floor)
 }
 
-func (s *Store) allocate(ctx context.Context, tag string, step int64, above bool, floor int64) (segment.Allocation, error) {
+// allocate raises max_id to at least floor (math.MinInt64: no floor, Leaf's
+// own statement) and then by step.
+func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
 	var a segment.Allocation
 	// Safe to retry: a raise whose answer was lost only wastes its range.
 	err := s.call(ctx, true, func(ctx context.Context) error {
@@ -81,18 +83,15 @@ func (s *Store) allocate(ctx context.Context, tag string, step int64, above bool
 			ok    bool
 			err   error
 		)
-		if above {
-			maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
-		} else {
+		if floor == math.MinInt64 {
 			maxID, ok, err = s.updateReturning(ctx, s.sql.allocate, used, tag, used)
+		} else {
+			maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
 		}
 		if err != nil {
 			return err
 		}
 		if !ok {
-			if !above {
-				floor = math.MinInt64
-			}
 			return s.whyNotRaised(ctx, tag, used, floor)
 		}
 		a = segment.Allocation{Tag: row, MaxID: maxID, Step: used, DBStep: dbStep}
@@ -106,7 +105,7 @@ func (s *Store) allocate(ctx context.Context, tag string, step int64, above bool
 
 // whyNotRaised explains an allocation statement that matched no row.
 func (s *Store) whyNotRaised(ctx context.Context, tag string, step, floor int64) error {
-	t, err := s.tag(ctx, s.db, tag)
+	t, err := s.readTag(ctx, tag)
 	switch {
 	case err != nil:
 		return err
@@ -121,7 +120,7 @@ func (s *Store) Tag(ctx context.Context, tag string) (segment.Tag, error) {
 	var t segment.Tag
 	err := s.call(ctx, true, func(ctx context.Context) error {
 		var err error
-		t, err = s.tag(ctx, s.db, tag)
+		t, err = s.readTag(ctx, tag)
 		return err
 	})
 	if err != nil {
@@ -130,9 +129,10 @@ func (s *Store) Tag(ctx context.Context, tag string) (segment.Tag, error) {
 	return t, nil
 }
 
-func (s *Store) tag(ctx context.Context, q sqlx.QueryerContext, tag string) (segment.Tag, error) {
+// readTag reads one row, within a call.
+func (s *Store) readTag(ctx context.Context, tag string) (segment.Tag, error) {
 	var row tagRow
-	if err := sqlx.GetContext(ctx, q, &row, selectTag, tag); err != nil {
+	if err := s.db.GetContext(ctx, &row, selectTag, tag); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return segment.Tag{}, segment.ErrUnknownTag
 		}
@@ -226,7 +226,7 @@ func (s *Store) UpdateTag(ctx context.Context, name string, u segment.TagUpdate)
 		}
 		// Whether the row changed is the UPDATE's answer; the row is read
 		// to show it, or to say why nothing changed.
-		updated, err = s.tag(ctx, s.db, name)
+		updated, err = s.readTag(ctx, name)
 		if err != nil {
 			return err
 		}

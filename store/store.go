@@ -270,9 +270,9 @@ func (s *Store) DB() *sqlx.DB {
 }
 
 // now reads the database clock in Unix milliseconds.
-func (s *Store) now(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
+func (s *Store) now(ctx context.Context) (int64, error) {
 	var ms int64
-	if err := sqlx.GetContext(ctx, q, &ms, s.nowMillis); err != nil {
+	if err := s.db.GetContext(ctx, &ms, s.nowMillis); err != nil {
 		return 0, fmt.Errorf("read database clock: %w", err)
 	}
 	return ms, nil

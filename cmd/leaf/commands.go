@@ -24,6 +24,9 @@ func openStore(ctx context.Context, name string, args []string, getenv func(stri
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return nil, nil, err
 	}
+	if err := sf.validate(); err != nil {
+		return nil, nil, err
+	}
 	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return nil, nil, err

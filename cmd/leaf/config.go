@@ -21,6 +21,7 @@ type storeFlags struct {
 	mysqlAddrs   string
 	sqlitePath   string
 	storeTimeout time.Duration
+	addrs        []string // mysqlAddrs parsed by validate
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -30,8 +31,10 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.storeTimeout, "store-timeout", 0, "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
 }
 
+// validate checks the flags once parsed; open needs it to have run.
 func (f *storeFlags) validate() error {
-	if _, err := splitAddrs(f.mysqlAddrs); err != nil {
+	var err error
+	if f.addrs, err = splitAddrs(f.mysqlAddrs); err != nil {
 		return fmt.Errorf("%w: --mysql-addrs: %v", errUsage, err)
 	}
 	if f.mysqlAddrs != "" && f.mysqlDSN == "" {
@@ -43,14 +46,11 @@ func (f *storeFlags) validate() error {
 	return nil
 }
 
-// open opens the configured store.
+// open opens the configured store, after validate.
 func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store, error) {
-	if err := f.validate(); err != nil {
-		return nil, err
-	}
 	opts.Timeout = f.storeTimeout
 	if f.mysqlDSN != "" {
-		opts.Addrs, _ = splitAddrs(f.mysqlAddrs)
+		opts.Addrs = f.addrs
 		return store.OpenMySQL(ctx, f.mysqlDSN, opts)
 	}
 	return store.OpenSQLite(ctx, f.sqlitePath, opts)
