@@ -65,13 +65,14 @@ type health struct {
 	changeMu sync.Mutex    // held across a change and its onChange call, so changes are reported in order
 	wake     chan struct{} // tells the probe loop the store just went down
 
-	mu     sync.Mutex // protects the fields below
-	up     bool
-	since  time.Time
-	err    error
-	failed uint64
-	gen    context.Context // cancelled when the store goes down
-	cancel context.CancelFunc
+	mu       sync.Mutex // protects the fields below
+	up       bool
+	checking bool // a call ran out of time: until a probe decides, calls are refused
+	since    time.Time
+	err      error
+	failed   uint64
+	gen      context.Context // cancelled when the store goes down
+	cancel   context.CancelFunc
 }
 
 func newHealth(onChange func(Health)) *health {
@@ -88,16 +89,46 @@ func (h *health) state() Health {
 }
 
 // admit returns the context that calls starting now run under (cancelled
-// if the store goes down), or an error while the store is down.
+// if the store goes down or comes under suspicion), or an error while the
+// store is down or being checked.
 func (h *health) admit() (context.Context, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.up {
+	switch {
+	case !h.up:
 		h.failed++
 		return nil, fmt.Errorf("%w: down since %s: %w", segment.ErrStoreUnavailable,
 			h.since.UTC().Format(time.RFC3339Nano), h.err)
+	case h.checking:
+		return nil, fmt.Errorf("%w: a call got no answer in time; checking the database", segment.ErrStoreUnavailable)
 	}
 	return h.gen, nil
+}
+
+// suspect puts the store under suspicion after a call ran out of time:
+// the calls in flight are cancelled and new ones refused, so that nothing
+// waits on a database that may not answer, but nothing is reported until
+// a probe decides (down, or cleared). It reports whether the store was up
+// and not already under suspicion.
+func (h *health) suspect() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.up || h.checking {
+		return false
+	}
+	h.checking = true
+	h.cancel()
+	return true
+}
+
+// cleared ends a suspicion that a probe found groundless.
+func (h *health) cleared() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.up && h.checking {
+		h.checking = false
+		h.gen, h.cancel = context.WithCancel(context.Background())
+	}
 }
 
 // isUp reports whether the store is up, for the fast paths below.
@@ -118,7 +149,7 @@ func (h *health) down(err error) {
 		h.mu.Unlock()
 		return
 	}
-	h.up, h.since, h.err, h.failed = false, time.Now(), err, 1
+	h.up, h.checking, h.since, h.err, h.failed = false, false, time.Now(), err, 1
 	h.cancel()
 	st := Health{Up: false, Since: h.since, Err: err, Failed: 1}
 	h.mu.Unlock()
@@ -278,11 +309,12 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 	case ctx.Err() != nil: // the caller gave up: says nothing of the database
 		return err
 	case gen.Err() != nil:
-		return fmt.Errorf("%w: the database went down during the call: %w", segment.ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: the database stopped answering during the call: %w", segment.ErrStoreUnavailable, err)
 	case cctx.Err() != nil:
 		// One slow statement (a row locked by someone else, say) is not an
 		// outage: the store goes down only when a probe cannot get an
-		// answer either.
+		// answer either. Until the probe decides, nothing waits on the
+		// database.
 		s.confirm(fmt.Errorf("no answer within %v: %w", s.timeout, err))
 		return fmt.Errorf("%w: no answer within %v: %w", segment.ErrStoreUnavailable, s.timeout, err)
 	}
@@ -304,21 +336,26 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 // out met a database that does not answer at all.
 const confirmTimeout = 500 * time.Millisecond
 
-// confirm probes the database in the background after a call ran out of
-// time, and takes the store down with cause if the probe gets no answer
-// either. The caller does not wait for it; one probe runs at a time.
+// confirm puts the store under suspicion after a call ran out of time and
+// probes the database in the background: it takes the store down with
+// cause if the probe gets no answer either, and clears the suspicion
+// otherwise. The caller does not wait for it; one probe runs at a time.
 func (s *Store) confirm(cause error) {
-	if !s.confirming.CompareAndSwap(false, true) {
+	if !s.health.suspect() {
 		return
 	}
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		defer s.confirming.Store(false)
 		ctx, cancel := context.WithTimeout(s.closing, min(confirmTimeout, s.timeout))
 		defer cancel()
-		if err := s.probeFunc(ctx); err != nil && s.closing.Err() == nil {
+		err := s.probeFunc(ctx)
+		switch {
+		case s.closing.Err() != nil:
+		case err != nil:
 			s.health.down(cause)
+		default:
+			s.health.cleared()
 		}
 	}()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,5 +183,36 @@ func TestClassify(t *testing.T) {
 		if got := classify(tc.err); got != tc.want {
 			t.Errorf("classify(%v) = %d, want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestATimedOutCallStopsTheOthersAtOnce(t *testing.T) {
+	s := bareStore(200*time.Millisecond, nil)
+	release := make(chan struct{})
+	s.probeFunc = func(context.Context) error { <-release; return errNoAnswer } // a black hole
+	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+
+	first := make(chan error, 1)
+	go func() { first <- s.call(context.Background(), true, hang) }()
+	time.Sleep(100 * time.Millisecond) // the second call's deadline comes 100 ms after the first's
+	second := s.call(context.Background(), true, hang)
+	if err := <-first; !errors.Is(err, segment.ErrStoreUnavailable) {
+		t.Fatalf("first call = %v, want ErrStoreUnavailable", err)
+	}
+	// Ended by the suspicion the first call raised, while the probe still
+	// waits: not at its own deadline.
+	if !errors.Is(second, segment.ErrStoreUnavailable) || !strings.Contains(second.Error(), "stopped answering during the call") {
+		t.Fatalf("second call = %v, want it cancelled when the first ran out of time", second)
+	}
+	if err := s.call(context.Background(), true, func(context.Context) error { return nil }); !errors.Is(err, segment.ErrStoreUnavailable) {
+		t.Fatalf("call while the probe decides = %v, want refused", err)
+	}
+	if !s.Health().Up {
+		t.Fatal("down before the probe decided")
+	}
+	close(release)
+	s.settle()
+	if s.Health().Up {
+		t.Fatal("still up after the probe got no answer")
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -56,10 +55,9 @@ type Store struct {
 	probeFunc func(context.Context) error // asks whether the database can take writes
 	nodes     *nodes                      // MySQL only
 
-	closing    context.Context // cancelled by Close: ends the probes
-	stop       context.CancelFunc
-	bg         sync.WaitGroup // the probe loop and confirmations; Close waits for them
-	confirming atomic.Bool    // a confirmation probe is running
+	closing context.Context // cancelled by Close: ends the probes
+	stop    context.CancelFunc
+	bg      sync.WaitGroup // the probe loop and confirmations; Close waits for them
 }
 
 // Options tune a Store. Zero fields take the defaults.
