@@ -23,6 +23,8 @@ const (
 	codeNotFound         = "not_found"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeTagExists        = "tag_exists"
+	codeTagExhausted     = "tag_exhausted"
+	codeTagMisconfigured = "tag_misconfigured"
 	codeUnavailable      = "unavailable"
 	codeInternal         = "internal"
 )
@@ -110,10 +112,16 @@ func classify(err error) *apiError {
 	case errors.Is(err, segment.ErrTagExists):
 		return newError(http.StatusConflict, codeTagExists, "biz tag %q already exists", tag)
 
+	// The server's own data is wrong or spent: no retry helps, so these
+	// are not 503s; an operator has to act.
+	case errors.Is(err, segment.ErrExhausted):
+		return newError(http.StatusGone, codeTagExhausted, "biz tag %q has issued its last id: max_id is the int64 maximum", tag)
+	case errors.Is(err, segment.ErrMisconfigured):
+		return newError(http.StatusInternalServerError, codeTagMisconfigured,
+			"biz tag %q cannot be served: its row in leaf_alloc has a step below 1; set a step from %d to %d", tag, segment.MinStep, segment.MaxStep)
+
 	// Unavailable: retrying later may succeed. Messages are fixed so no
 	// detail of the store (addresses, drivers) reaches the client.
-	case errors.Is(err, segment.ErrOverflow):
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "biz tag %q has no ids left below the int64 maximum", tag)
 	case errors.Is(err, segment.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "no segment available, the store is unreachable; retry later")
 	case errors.Is(err, segment.ErrStoreUnavailable):

@@ -33,7 +33,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +44,7 @@ import (
 const (
 	DefaultLoadTimeout     = 3 * time.Second
 	DefaultRefreshInterval = 60 * time.Second
-	DefaultNegativeTTL     = time.Second
+	DefaultListInterval    = time.Second
 	DefaultRetryMin        = 50 * time.Millisecond
 	DefaultRetryMax        = 500 * time.Millisecond
 	// DefaultFailoverJump is how far past the highest max_id it received
@@ -59,8 +58,6 @@ const (
 	TargetDuration = 15 * time.Minute
 	// prefetchPercent of a segment used starts the load of the next one.
 	prefetchPercent = 10
-	// maxNegative bounds the negative cache of unknown tags.
-	maxNegative = 10_000
 )
 
 // Options configures an Allocator. Zero fields take the defaults above.
@@ -70,9 +67,12 @@ type Options struct {
 	// RefreshInterval is how often the tag list is read back to drop tags
 	// gone from the database. Negative disables the refresh.
 	RefreshInterval time.Duration
-	// NegativeTTL is how long a tag the store does not know is answered
-	// ErrUnknownTag without asking the store again.
-	NegativeTTL time.Duration
+	// ListInterval is the least time between two reads of the tag list
+	// made because a tag not on the last list was asked for. Unknown tags
+	// are answered from the list, so however many distinct names arrive
+	// they cost at most one read of the list per interval and never an
+	// UPDATE.
+	ListInterval time.Duration
 	// RetryMin and RetryMax bound the back-off after a failed load: during
 	// it no new load starts and callers with empty buffers fail at once.
 	RetryMin, RetryMax time.Duration
@@ -109,8 +109,8 @@ func (o Options) withDefaults() Options {
 	if o.RefreshInterval == 0 {
 		o.RefreshInterval = DefaultRefreshInterval
 	}
-	if o.NegativeTTL <= 0 {
-		o.NegativeTTL = DefaultNegativeTTL
+	if o.ListInterval <= 0 {
+		o.ListInterval = DefaultListInterval
 	}
 	if o.RetryMin <= 0 {
 		o.RetryMin = DefaultRetryMin
@@ -137,21 +137,24 @@ type Allocator struct {
 	// buffers is replaced whole (copy on write) when a tag is added or
 	// dropped, so the hot path reads it without a lock.
 	buffers atomic.Pointer[table]
-	first   singleflight.Group
+	first   singleflight.Group // first loads, by tag
+	listing singleflight.Group // reads of the tag list for lookups
 
-	mu       sync.Mutex           // guards the fields below and writes to buffers
-	unknown  map[string]time.Time // negative cache: tag -> expiry
-	forgets  uint64               // Forget calls: a first load older than one writes no negative entry
-	born     uint64               // buffers published; stamps each buffer for Refresh
+	mu       sync.Mutex // guards the fields below and writes to buffers
+	known    map[string]bool
+	added    map[string]uint64 // tags Added, with the value of adds then
+	adds     uint64            // Added calls
+	listedAt int64             // when the last lookup read of the list began (since origin); math.MinInt64 before
+	listErr  error             // why that read failed, or nil
+	born     uint64            // buffers published; stamps each buffer for Refresh
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
 
 	ctx    context.Context // cancelled by Close; parent of every store call
 	cancel context.CancelFunc
 
-	marksMu sync.Mutex // protects marks and rows; taken with no other lock held after it
+	marksMu sync.Mutex // protects marks; taken with no other lock held after it
 	marks   map[string]*mark
-	rows    map[string]string // a tag as asked for -> its row's name, where they differ
 }
 
 // mark is what the allocator remembers of a tag beyond its buffer's life.
@@ -162,8 +165,8 @@ type mark struct {
 
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
-	a := &Allocator{store: store, opts: opts.withDefaults(), unknown: make(map[string]time.Time),
-		marks: make(map[string]*mark), rows: make(map[string]string)}
+	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
+		added: make(map[string]uint64), listedAt: math.MinInt64, marks: make(map[string]*mark)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(nil))
@@ -265,18 +268,51 @@ func (a *Allocator) NextN(ctx context.Context, tag string, n int) ([]int64, erro
 	return ids, nil
 }
 
+// NextRange takes up to n consecutive ids for tag, [start, start+count),
+// from the current segment: fewer than n where the segment ends, never
+// none. Like every id, the range is never handed out again.
+func (a *Allocator) NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error) {
+	if n < 1 {
+		return 0, 0, fmt.Errorf("count %d is below 1", n)
+	}
+	b := a.buffers.Load().get(tag)
+	if b == nil {
+		if b, err = a.newBuffer(ctx, tag); err != nil {
+			return 0, 0, err
+		}
+	}
+	for {
+		s := b.cur.Load()
+		want := uint64(n)
+		end := s.used.Add(want)
+		if off := end - want; off < s.size {
+			end = min(end, s.size)
+			if end > s.prefetchAt && b.wantNext.Load() {
+				b.prefetch(s)
+			}
+			return s.start + int64(off), int(end - off), nil
+		}
+		if err := b.advance(ctx, s); err != nil {
+			return 0, 0, err
+		}
+	}
+}
+
 // newBuffer creates the tag's buffer with a first load from the store.
-// Concurrent first requests for a tag share one load.
+// Concurrent first requests for a tag share one load. A tag that was not
+// on the last list read is looked up in a fresh list first, so that a name
+// with no row never reaches the statement that raises max_id.
 func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
 	a.mu.Lock()
-	closed := a.closed
-	exp, negative := a.unknown[tag]
+	closed, known := a.closed, a.known[tag]
 	a.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
 	}
-	if negative && a.opts.Now().Before(exp) {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
+	if !known {
+		if err := a.lookup(ctx, tag); err != nil {
+			return nil, err
+		}
 	}
 	ch := a.first.DoChan(tag, func() (any, error) { return a.firstLoad(tag) })
 	select {
@@ -290,6 +326,44 @@ func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) 
 	}
 }
 
+// lookup answers whether a tag that was not on the last list has a row,
+// by reading the list again, at most once per ListInterval whatever the
+// number of names asked for; within the interval the last answer stands.
+func (a *Allocator) lookup(ctx context.Context, tag string) error {
+	a.mu.Lock()
+	fresh := a.since(a.opts.Now()) < a.listedAt+int64(a.opts.ListInterval)
+	known, listErr := a.known[tag], a.listErr
+	a.mu.Unlock()
+	if !fresh {
+		ch := a.listing.DoChan("", func() (any, error) {
+			a.mu.Lock()
+			a.listedAt = a.since(a.opts.Now())
+			a.mu.Unlock()
+			err := a.Refresh(a.ctx)
+			a.mu.Lock()
+			a.listErr = err
+			a.mu.Unlock()
+			return nil, err
+		})
+		select {
+		case r := <-ch:
+			listErr = r.Err
+		case <-ctx.Done():
+			return fmt.Errorf("%w: looking up %q: %w", ErrUnavailable, tag, ctx.Err())
+		}
+		a.mu.Lock()
+		known = a.known[tag]
+		a.mu.Unlock()
+	}
+	switch {
+	case known:
+		return nil
+	case listErr != nil:
+		return a.unavailable(tag, listErr)
+	}
+	return fmt.Errorf("%w: %q", ErrUnknownTag, tag)
+}
+
 // firstLoad takes the tag's first segment and publishes its buffer. It runs
 // once per tag at a time (singleflight), in a goroutine of its own that the
 // caller may stop waiting for; it is bounded by LoadTimeout and Close.
@@ -297,9 +371,6 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	if b := a.buffers.Load().get(tag); b != nil {
 		return b, nil
 	}
-	a.mu.Lock()
-	forgets := a.forgets
-	a.mu.Unlock()
 	done := make(chan struct{})
 	var b *buffer
 	var err error
@@ -316,14 +387,7 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	<-done
 	switch {
 	case errors.Is(err, ErrUnknownTag):
-		a.mu.Lock()
-		if a.forgets == forgets { // no tag was created while this load ran
-			if len(a.unknown) >= maxNegative {
-				a.purgeNegativeLocked()
-			}
-			a.unknown[tag] = a.opts.Now().Add(a.opts.NegativeTTL)
-		}
-		a.mu.Unlock()
+		a.forgetRow(tag)
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
 	case err != nil:
 		return nil, a.unavailable(tag, err)
@@ -333,7 +397,6 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	if a.closed {
 		return nil, ErrClosed
 	}
-	delete(a.unknown, tag)
 	a.born++
 	b.born = a.born
 	m := maps.Clone(a.buffers.Load().byTag)
@@ -345,60 +408,44 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	return b, nil
 }
 
-// purgeNegativeLocked drops expired entries of the negative cache, or all of
-// them if none has expired. Called with a.mu held.
-func (a *Allocator) purgeNegativeLocked() {
-	now := a.opts.Now()
-	for tag, exp := range a.unknown {
-		if !now.Before(exp) {
-			delete(a.unknown, tag)
-		}
-	}
-	if len(a.unknown) >= maxNegative {
-		clear(a.unknown)
-	}
+// Added tells the allocator that tag was just created, so that it is
+// served at once rather than after the next read of the tag list.
+func (a *Allocator) Added(tag string) {
+	a.mu.Lock()
+	a.adds++
+	a.known[tag] = true
+	a.added[tag] = a.adds
+	a.mu.Unlock()
 }
 
-// Forget drops tag from the negative cache, so that a tag just created is
-// usable at once.
-func (a *Allocator) Forget(tag string) {
+// forgetRow drops tag from the known tags: its row is gone.
+func (a *Allocator) forgetRow(tag string) {
 	a.mu.Lock()
-	delete(a.unknown, tag)
-	a.forgets++
+	delete(a.known, tag)
+	delete(a.added, tag)
 	a.mu.Unlock()
-	a.first.Forget(tag) // later requests do not join a lookup that began before
 }
 
 // allocate asks the store for a range, timing it for OnLoad, and fences
 // against a row that went back in time.
 //
-// The mark is kept per row, under the row's own name: on MySQL "ORDERS"
-// and "orders" are one row, and the fence must compare a range with what
-// both spellings received. The mark is read before the store call, so a
-// range that another load of the same row received meanwhile (a later
-// one, in the database's order) is not taken for a regression.
+// The mark is read before the store call, so a range that another load of
+// the same row received meanwhile (a later one, in the database's order)
+// is not taken for a regression.
 func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
 	defer cancel()
 	start := time.Now()
-	row := a.rowOf(tag)
-	high := a.mark(row).high
+	high := a.mark(tag).high
 	alloc, err := a.store.Allocate(ctx, tag, step)
 	if err == nil && alloc.Step <= 0 {
 		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
 	}
-	if err == nil {
-		if alloc.Tag != "" && alloc.Tag != row { // the first load under this spelling
-			row = alloc.Tag
-			a.learnRow(tag, row)
-			high = a.mark(row).high
-		}
-		if alloc.Start() < high {
-			alloc, err = a.fence(ctx, tag, row, high, alloc.Start(), alloc.Step)
-		}
+	if err == nil && alloc.Start() < high {
+		alloc, err = a.fence(ctx, tag, high, alloc.Start(), alloc.Step)
 	}
 	if err == nil {
-		a.received(row, alloc.MaxID)
+		a.received(tag, alloc.MaxID)
 	}
 	if a.opts.OnLoad != nil {
 		a.opts.OnLoad(tag, time.Since(start), err)
@@ -409,7 +456,7 @@ func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 // fence moves the row of tag past high plus the failover jump, after the
 // store was found at found, below high; the range returned starts above
 // both.
-func (a *Allocator) fence(ctx context.Context, tag, row string, high, found, step int64) (Allocation, error) {
+func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int64) (Allocation, error) {
 	floor := high + a.opts.FailoverJump
 	if floor < high { // past the int64 maximum: the statement refuses it
 		floor = math.MaxInt64
@@ -418,37 +465,20 @@ func (a *Allocator) fence(ctx context.Context, tag, row string, high, found, ste
 	if err == nil && alloc.Start() < floor {
 		err = fmt.Errorf("store returned a range from %d, below the floor %d", alloc.Start(), floor)
 	}
-	r := Regression{Tag: row, High: high, Found: found, Err: err}
+	r := Regression{Tag: tag, High: high, Found: found, Err: err}
 	if err == nil {
 		r.MaxID = alloc.MaxID
 	}
 	a.marksMu.Lock()
-	a.markLocked(row).regressions++
+	a.markLocked(tag).regressions++
 	a.marksMu.Unlock()
 	if a.opts.OnRegression != nil {
 		a.opts.OnRegression(r)
 	}
 	if err != nil {
-		return Allocation{}, fmt.Errorf("move %q past %d after the store went back to %d: %w", row, floor, found, err)
+		return Allocation{}, fmt.Errorf("move %q past %d after the store went back to %d: %w", tag, floor, found, err)
 	}
 	return alloc, nil
-}
-
-// rowOf is the name of tag's row as the store reported it, or tag itself
-// before the first load.
-func (a *Allocator) rowOf(tag string) string {
-	a.marksMu.Lock()
-	defer a.marksMu.Unlock()
-	if row, ok := a.rows[tag]; ok {
-		return row
-	}
-	return tag
-}
-
-func (a *Allocator) learnRow(tag, row string) {
-	a.marksMu.Lock()
-	defer a.marksMu.Unlock()
-	a.rows[tag] = row
 }
 
 // mark returns a copy of tag's mark, or an empty one (high at the int64
@@ -525,39 +555,43 @@ func (a *Allocator) refreshLoop() {
 	}
 }
 
-// Refresh reads the tag list from the store, drops the buffers of tags no
-// longer there and forgets negative entries for tags that now exist.
+// Refresh reads the tag list from the store: it becomes the set of tags
+// served, and the buffers of tags no longer there are dropped.
 //
-// Names are compared without case: MySQL's default collations do, so a
-// request for "Orders" is served from the row "orders".
+// A tag is served only under its row's exact name, as Leaf does: MySQL's
+// collations match "ORDERS" to the row "orders", which would otherwise
+// give each spelling a buffer of its own and ids out of order.
 func (a *Allocator) Refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.LoadTimeout)
 	defer cancel()
 	a.mu.Lock()
-	before := a.born // buffers born after the list was read are kept
+	born, adds := a.born, a.adds // buffers born and tags added during the read are kept
 	a.mu.Unlock()
 	tags, err := a.store.Tags(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh tags: %w", err)
 	}
-	exists := make(map[string]bool, len(tags))
+	known := make(map[string]bool, len(tags))
 	for _, t := range tags {
-		exists[strings.ToLower(t.Name)] = true
+		known[t.Name] = true
 		if t.MaxID < a.mark(t.Name).high {
 			a.spawn(func() { a.checkBehind(t.Name) })
 		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for tag := range a.unknown {
-		if exists[strings.ToLower(tag)] {
-			delete(a.unknown, tag)
+	for tag, at := range a.added {
+		if at > adds {
+			known[tag] = true
+		} else {
+			delete(a.added, tag)
 		}
 	}
+	a.known = known
 	cur := a.buffers.Load().byTag
 	m := make(map[string]*buffer, len(cur))
 	for tag, b := range cur {
-		if exists[strings.ToLower(tag)] || b.born > before {
+		if known[tag] || b.born > born {
 			m[tag] = b
 		}
 	}

@@ -3,11 +3,15 @@ package segment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/leafid/leaf/segment"
 )
@@ -203,30 +207,81 @@ func TestStoreDownThenBack(t *testing.T) {
 
 func TestUnknownTag(t *testing.T) {
 	c := newClock()
-	st := newMemStore()
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, c)
 	for range 10 {
 		if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
 			t.Fatalf("Next(unknown) = %v, want ErrUnknownTag", err)
 		}
 	}
-	if got := st.allocCalls(); got != 1 {
-		t.Fatalf("store calls for 10 requests of an unknown tag = %d, want 1 (negative cache)", got)
+	if got := st.allocCalls(); got != 0 {
+		t.Fatalf("Allocate calls for an unknown tag = %d, want 0", got)
+	}
+	if got := st.listCalls(); got != 1 {
+		t.Fatalf("list reads for 10 requests of an unknown tag = %d, want 1", got)
 	}
 
-	// created in the database while running: usable once the entry expires
+	// created in the database while running: usable once the list is read again
 	st.set(func(s *memStore) { s.rows["nope"] = &segment.Tag{Name: "nope", MaxID: 500, Step: 10} })
 	if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
-		t.Fatalf("Next within the negative TTL = %v, want ErrUnknownTag", err)
+		t.Fatalf("Next within the list interval = %v, want ErrUnknownTag", err)
 	}
-	c.Advance(segment.DefaultNegativeTTL)
+	c.Advance(segment.DefaultListInterval)
 	take(t, a, "nope", 500, 20)
 
-	// Forget makes a new tag usable at once
+	// Added makes a new tag usable at once
 	a.Next(context.Background(), "later")
 	st.set(func(s *memStore) { s.rows["later"] = &segment.Tag{Name: "later", MaxID: 1, Step: 10} })
-	a.Forget("later")
+	a.Added("later")
 	take(t, a, "later", 1, 1)
+
+	// a row deleted is unknown again, without a store call per request
+	st.set(func(s *memStore) { delete(s.rows, "later") })
+	a.Refresh(context.Background())
+	calls := st.allocCalls()
+	for range 5 {
+		if _, err := a.Next(context.Background(), "later"); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("Next of a deleted tag = %v, want ErrUnknownTag", err)
+		}
+	}
+	if got := st.allocCalls(); got != calls {
+		t.Fatalf("Allocate calls for a deleted tag grew from %d to %d", calls, got)
+	}
+}
+
+// TestManyUnknownNames: however many distinct names arrive, unknown ones
+// cost no UPDATE, no buffer, and at most one read of the tag list per
+// interval; spellings of a row that differ from its name are unknown.
+func TestManyUnknownNames(t *testing.T) {
+	c := newClock()
+	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 10})
+	st.fold = true // as MySQL's collations would match them
+	a := newAllocator(t, st, c)
+	take(t, a, "orders", 1, 3)
+	waitFor(t, "the prefetch", func() bool { return !state(t, a, "orders").Loading })
+	allocs := st.allocCalls()
+	names := []string{"ORDERS", "Orders", "orders ", "oRdErS"}
+	for i := range 2000 {
+		names = append(names, fmt.Sprintf("random-%d", i))
+	}
+	for round := range 3 {
+		for _, name := range names {
+			if _, err := a.Next(context.Background(), name); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("Next(%q) = %v, want ErrUnknownTag", name, err)
+			}
+		}
+		if got := st.listCalls(); got > round+2 {
+			t.Fatalf("list reads after %d rounds of %d unknown names = %d, want at most %d", round+1, len(names), got, round+2)
+		}
+		c.Advance(segment.DefaultListInterval)
+	}
+	if got := st.allocCalls(); got != allocs {
+		t.Fatalf("Allocate calls grew from %d to %d for unknown names", allocs, got)
+	}
+	if got := len(a.Snapshot()); got != 1 {
+		t.Fatalf("buffers = %d, want 1", got)
+	}
+	take(t, a, "orders", 4, 3) // still in order
 }
 
 func TestFirstRequestsShareOneLoad(t *testing.T) {
@@ -287,13 +342,13 @@ func TestRefreshDropsTagsGoneFromTheStore(t *testing.T) {
 }
 
 func TestOverflowIsAnErrorNotAWrap(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: math.MaxInt64 - 10, Step: 10})
+	st := newMemStore(segment.Tag{Name: "t", MaxID: math.MaxInt64 - 15, Step: 10})
 	a := newAllocator(t, st, newClock())
-	take(t, a, "t", math.MaxInt64-10, 10)
+	take(t, a, "t", math.MaxInt64-15, 15) // the last range is cut to the 5 ids left
 	for range 3 {
 		id, err := a.Next(context.Background(), "t")
-		if !errors.Is(err, segment.ErrOverflow) {
-			t.Fatalf("Next past the int64 maximum = %d, %v; want ErrOverflow", id, err)
+		if !errors.Is(err, segment.ErrExhausted) {
+			t.Fatalf("Next past the int64 maximum = %d, %v; want ErrExhausted", id, err)
 		}
 	}
 }
@@ -429,23 +484,29 @@ func checkUnique(t *testing.T, got [][]int64) int {
 	return len(seen)
 }
 
+// FuzzValidateTag: any name Leaf's varchar(128) column can hold may be
+// asked for; creation also refuses control characters, "." and "..".
 func FuzzValidateTag(f *testing.F) {
-	for _, s := range []string{"orders", "a.b_c:d-e", "", "white space", "ünïcode", string(make([]byte, 129)), "x\x00"} {
+	for _, s := range []string{"orders", "a.b_c:d-e", "", "white space", "ünïcode", "订单", "order/v2",
+		string(make([]byte, 129)), "x\x00", ".", "..", "...", "\xff", strings.Repeat("é", 128), strings.Repeat("é", 129)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
 		err := segment.ValidateTag(name)
-		ok := len(name) >= 1 && len(name) <= 128
-		for _, c := range []byte(name) {
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-				ok = false
-			}
-		}
+		ok := utf8.ValidString(name) && name != "" && utf8.RuneCountInString(name) <= 128
 		if ok != (err == nil) {
 			t.Fatalf("ValidateTag(%q) = %v, want ok=%v", name, err, ok)
 		}
 		if err != nil && !errors.Is(err, segment.ErrInvalidTag) {
 			t.Fatalf("ValidateTag(%q) = %v, not ErrInvalidTag", name, err)
+		}
+		errNew := segment.ValidateNewTag(name)
+		okNew := ok && name != "." && name != ".." && !strings.ContainsFunc(name, unicode.IsControl)
+		if okNew != (errNew == nil) {
+			t.Fatalf("ValidateNewTag(%q) = %v, want ok=%v", name, errNew, okNew)
+		}
+		if errNew != nil && (!errors.Is(errNew, segment.ErrInvalidTag) || !utf8.ValidString(errNew.Error()) && utf8.ValidString(name)) {
+			t.Fatalf("ValidateNewTag(%q) = %v, not ErrInvalidTag or not readable", name, errNew)
 		}
 	})
 }
@@ -472,19 +533,4 @@ func TestNoLoadDuringBackOff(t *testing.T) {
 	if got := st.allocCalls(); got != 2 {
 		t.Fatalf("store calls = %d, want 2: the first load and one failed prefetch", got)
 	}
-}
-
-// TestRefreshKeepsTagsThatDifferOnlyInCase: MySQL's default collations
-// serve "Orders" from the row "orders"; a refresh must not drop it.
-func TestRefreshKeepsTagsThatDifferOnlyInCase(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 100})
-	st.fold = true
-	a := newAllocator(t, st, newClock())
-	take(t, a, "Orders", 1, 5)
-	for range 3 {
-		if err := a.Refresh(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	take(t, a, "Orders", 6, 5) // the same buffer: no id skipped
 }

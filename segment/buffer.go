@@ -131,6 +131,7 @@ func (b *buffer) startLoadLocked() {
 func (b *buffer) load(step int64, done chan struct{}) {
 	alloc, err := b.a.allocate(b.tag, step)
 	if errors.Is(err, ErrUnknownTag) {
+		b.a.forgetRow(b.tag)
 		b.a.drop(b.tag, b) // the row is gone: new requests look it up again
 	}
 	now := b.a.opts.Now()
@@ -224,7 +225,7 @@ func (b *buffer) state() BufferState {
 	if b.lastErr != nil {
 		st.LastError = b.lastErr.Error()
 	}
-	m := b.a.mark(b.a.rowOf(b.tag))
+	m := b.a.mark(b.tag)
 	st.HighMaxID, st.Regressions = m.high, m.regressions
 	st.Segments[b.pos] = cur.state()
 	st.Segments[b.pos^1] = b.next.state()

@@ -19,6 +19,7 @@ type memStore struct {
 	mu    sync.Mutex
 	rows  map[string]*segment.Tag
 	calls int              // Allocate calls
+	lists int              // Tags calls
 	steps []int64          // step asked by each Allocate
 	fail  error            // when set, Allocate fails with it
 	block chan struct{}    // when set, Allocate waits for it to close (or ctx)
@@ -82,14 +83,21 @@ func (s *memStore) allocate(ctx context.Context, tag string, step, floor int64) 
 	if step <= 0 {
 		step = r.Step
 	}
-	if max(r.MaxID, floor) > math.MaxInt64-step {
-		return segment.Allocation{}, segment.ErrOverflow
+	if step <= 0 {
+		return segment.Allocation{}, fmt.Errorf("%w: step %d", segment.ErrMisconfigured, step)
+	}
+	base := max(r.MaxID, floor)
+	if base == math.MaxInt64 {
+		return segment.Allocation{}, segment.ErrExhausted
+	}
+	if base > 0 {
+		step = min(step, math.MaxInt64-base)
 	}
 	r.MaxID = max(r.MaxID, floor) + step
 	if s.after != nil {
 		s.after(tag)
 	}
-	return segment.Allocation{Tag: r.Name, MaxID: r.MaxID, Step: step, DBStep: r.Step}, nil
+	return segment.Allocation{MaxID: r.MaxID, Step: step, DBStep: r.Step}, nil
 }
 
 func (s *memStore) Tag(_ context.Context, tag string) (segment.Tag, error) {
@@ -104,6 +112,7 @@ func (s *memStore) Tag(_ context.Context, tag string) (segment.Tag, error) {
 func (s *memStore) Tags(context.Context) ([]segment.Tag, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lists++
 	if s.fail != nil {
 		return nil, s.fail
 	}
@@ -119,6 +128,12 @@ func (s *memStore) set(f func(s *memStore)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f(s)
+}
+
+func (s *memStore) listCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lists
 }
 
 func (s *memStore) allocCalls() int {

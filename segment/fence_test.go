@@ -171,36 +171,3 @@ type laggingReads struct{ *memStore }
 func (l *laggingReads) Tags(context.Context) ([]segment.Tag, error) {
 	return []segment.Tag{{Name: "t", MaxID: 1, Step: 100}}, nil
 }
-
-func TestFenceCoversEverySpellingOfARow(t *testing.T) {
-	// MySQL's collations make "ORDERS" and "orders" one row: what either
-	// spelling received counts for both.
-	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 10})
-	st.fold = true
-	var seen regressions
-	a := newFencedAllocator(t, st, 1000, &seen)
-	issued := map[int64]string{}
-	take := func(tag string, n int) {
-		t.Helper()
-		for range n {
-			id := mustNext(t, a, tag)
-			if by, dup := issued[id]; dup {
-				t.Fatalf("id %d issued as %q and again as %q", id, by, tag)
-			}
-			issued[id] = tag
-		}
-	}
-	take("ORDERS", 5)
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "ORDERS").Loading })
-	take("orders", 200)
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "orders").Loading })
-	rewind(st, "orders", 21)
-	take("ORDERS", 300)
-	if len(seen.list()) == 0 {
-		t.Fatal("no regression reported")
-	}
-	if got := state(t, a, "ORDERS").Regressions; got == 0 || got != state(t, a, "orders").Regressions {
-		t.Fatalf("regressions seen by the two spellings: %d and %d, want the same, not 0",
-			got, state(t, a, "orders").Regressions)
-	}
-}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -23,8 +25,12 @@ var (
 	ErrInvalidMaxID = errors.New("invalid max_id")
 	// ErrInvalidDescription: a description longer than MaxDescriptionLen.
 	ErrInvalidDescription = errors.New("invalid description")
-	// ErrOverflow: raising max_id would pass the int64 maximum.
-	ErrOverflow = errors.New("max_id would overflow int64")
+	// ErrExhausted: the tag's max_id is at the int64 maximum; it has
+	// issued its last id and never issues another.
+	ErrExhausted = errors.New("biz tag has issued its last id (max_id is the int64 maximum)")
+	// ErrMisconfigured: the tag's row cannot be served as it is (a step
+	// below 1); an operator must fix it. Retrying does not help until then.
+	ErrMisconfigured = errors.New("biz tag's row is misconfigured")
 	// ErrUnavailable: no id can be issued now (store unreachable and the
 	// buffer empty); retrying later may succeed.
 	ErrUnavailable = errors.New("segment unavailable")
@@ -64,10 +70,6 @@ type TagUpdate struct {
 
 // Allocation is the result of raising a tag's max_id once.
 type Allocation struct {
-	// Tag is the row's name as stored, which may differ from the name
-	// asked for in case (MySQL's collations ignore it); empty means the
-	// name asked for.
-	Tag string
 	// MaxID is max_id after the raise: the range handed out is
 	// [MaxID-Step, MaxID-1].
 	MaxID int64
@@ -96,22 +98,37 @@ type Store interface {
 	Tags(ctx context.Context) ([]Tag, error)
 }
 
-// ValidateTag reports whether name is a usable biz tag: 1 to 128 characters
-// of A-Z a-z 0-9 . _ : -. The error wraps ErrInvalidTag.
+// ValidateTag reports whether name can be the name of a row of leaf_alloc,
+// and so be asked for: 1 to MaxTagLen characters of valid UTF-8, which is
+// what Leaf's varchar(128) column holds. Any such row is served; names that
+// need it are percent-encoded in a URL path. The error wraps ErrInvalidTag.
 func ValidateTag(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidTag)
 	}
-	if len(name) > MaxTagLen {
-		return fmt.Errorf("%w: longer than %d characters", ErrInvalidTag, MaxTagLen)
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidTag)
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '.', c == '_', c == ':', c == '-':
-		default:
-			return fmt.Errorf("%w: character %q at %d is not one of A-Z a-z 0-9 . _ : -", ErrInvalidTag, c, i)
+	if n := utf8.RuneCountInString(name); n > MaxTagLen {
+		return fmt.Errorf("%w: %d characters, more than %d", ErrInvalidTag, n, MaxTagLen)
+	}
+	return nil
+}
+
+// ValidateNewTag is ValidateTag for a tag about to be created. It also
+// refuses what a client could not address or an operator could not read:
+// control characters, and the names "." and "..", which URL clients
+// resolve as path steps before sending.
+func ValidateNewTag(name string) error {
+	if err := ValidateTag(name); err != nil {
+		return err
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("%w: %q cannot be addressed in a URL path", ErrInvalidTag, name)
+	}
+	for i, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: control character %U at byte %d", ErrInvalidTag, r, i)
 		}
 	}
 	return nil
@@ -128,11 +145,11 @@ func ValidateStep(step int64) error {
 // DefaultStep is the step of a tag created without one.
 const DefaultStep = 1000
 
-// Validate checks a tag about to be created: its name, a step within
+// Validate checks a tag about to be created: its name (ValidateNewTag), a step within
 // MinStep..MaxStep, a max_id of at least 1 and a description of at most
 // MaxDescriptionLen characters.
 func (t Tag) Validate() error {
-	if err := ValidateTag(t.Name); err != nil {
+	if err := ValidateNewTag(t.Name); err != nil {
 		return err
 	}
 	if err := ValidateStep(t.Step); err != nil {
@@ -166,6 +183,9 @@ func (u TagUpdate) Validate() error {
 func validateMaxID(maxID int64) error {
 	if maxID < 1 {
 		return fmt.Errorf("%w: %d is below 1", ErrInvalidMaxID, maxID)
+	}
+	if maxID == math.MaxInt64 {
+		return fmt.Errorf("%w: %d is the int64 maximum; a tag there could issue no id", ErrInvalidMaxID, maxID)
 	}
 	return nil
 }

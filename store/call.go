@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -219,6 +220,12 @@ const (
 	mysqlServerLost    = 2013
 	mysqlQueryShutdown = 1053 // the server is shutting down
 	mysqlConnKilled    = 1927 // connection was killed
+
+	// A value the column's character set cannot hold (a latin1 table).
+	mysqlBadString      = 1366 // Incorrect string value, on a write
+	mysqlMixCollations2 = 1267 // Illegal mix of collations, on a comparison
+	mysqlMixCollations3 = 1270
+	mysqlMixCollationsN = 1271
 )
 
 func classify(err error) kind {
@@ -263,6 +270,35 @@ func isDuplicateKey(err error) bool {
 		return se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 	}
 	return false
+}
+
+// isCharsetMismatch reports whether err is MySQL refusing a string that the
+// column's character set cannot hold.
+func isCharsetMismatch(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case mysqlBadString, mysqlMixCollations2, mysqlMixCollations3, mysqlMixCollationsN:
+		return true
+	}
+	return false
+}
+
+// unstorable turns a write refused for its characters into the input
+// error of the field: the table's character set (latin1, say, where Leaf's
+// script ran on a server with that default) cannot hold them. The
+// server's message names the column.
+func unstorable(err error) error {
+	if !isCharsetMismatch(err) {
+		return err
+	}
+	field, sentinel := "description", segment.ErrInvalidDescription
+	if strings.Contains(err.Error(), "biz_tag") {
+		field, sentinel = "tag name", segment.ErrInvalidTag
+	}
+	return fmt.Errorf("%w: the %s has characters that the character set of table leaf_alloc cannot store (convert it to utf8mb4)", sentinel, field)
 }
 
 // call runs fn, one or more statements, under the store's deadline and

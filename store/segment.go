@@ -39,9 +39,14 @@ func (r tagRow) tag() segment.Tag {
 // callers, in this process or another, get disjoint ranges. The range comes
 // from the statement that raised max_id and from nothing else (see
 // queries.go); a statement that failed, or whose answer was lost with its
-// connection, yields no range. It returns segment.ErrUnknownTag for a
-// missing row and segment.ErrOverflow, leaving the row unchanged, when
-// max_id would pass the int64 maximum.
+// connection, yields no range.
+//
+// A tag is only the row of that exact name (MySQL's collations would match
+// "ORDERS" to "orders"); any other is segment.ErrUnknownTag, found by a
+// read, so that no name without a row ever runs an UPDATE. A row with a
+// step below 1 is segment.ErrMisconfigured. Near the int64 maximum the
+// step is cut to the ids left, so the last ones are issued too; a row
+// already there is segment.ErrExhausted.
 func (s *Store) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
 	return s.allocate(ctx, tag, step, math.MinInt64)
 }
@@ -64,10 +69,10 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 			dbStep int64
 		)
 		if err := s.db.QueryRowContext(ctx, selectStep, tag).Scan(&row, &dbStep); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return segment.ErrUnknownTag
-			}
-			return err
+			return lookupError(err)
+		}
+		if row != tag {
+			return segment.ErrUnknownTag
 		}
 		// The step is always passed explicitly, so a concurrent change of
 		// the row's step cannot shift the range.
@@ -76,26 +81,39 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 			used = dbStep
 		}
 		if used <= 0 {
-			return fmt.Errorf("%w: the row's step is %d", segment.ErrInvalidStep, dbStep)
+			return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, dbStep, segment.MinStep)
 		}
-		var (
-			maxID int64
-			ok    bool
-			err   error
-		)
-		if floor == math.MinInt64 {
-			maxID, ok, err = s.updateReturning(ctx, s.sql.allocate, used, tag, used)
-		} else {
-			maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
+		// A raise refused at the int64 maximum is tried again with the
+		// step cut to the ids left, as long as some are; the row may move
+		// in between, so a few times.
+		for range 3 {
+			var (
+				maxID int64
+				ok    bool
+				err   error
+			)
+			if floor == math.MinInt64 {
+				maxID, ok, err = s.updateReturning(ctx, s.sql.allocate, used, tag, used)
+			} else {
+				maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
+			}
+			if err != nil {
+				return err
+			}
+			if ok {
+				a = segment.Allocation{MaxID: maxID, Step: used, DBStep: dbStep}
+				return nil
+			}
+			left, err := s.idsLeft(ctx, tag, floor)
+			if err != nil {
+				return err
+			}
+			if left >= used {
+				return fmt.Errorf("no row updated for step %d with %d ids left", used, left)
+			}
+			used = left
 		}
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return s.whyNotRaised(ctx, tag, used, floor)
-		}
-		a = segment.Allocation{Tag: row, MaxID: maxID, Step: used, DBStep: dbStep}
-		return nil
+		return fmt.Errorf("no row updated near the int64 maximum")
 	})
 	if err != nil {
 		return segment.Allocation{}, fmt.Errorf("allocate %q: %w", tag, err)
@@ -103,16 +121,22 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 	return a, nil
 }
 
-// whyNotRaised explains an allocation statement that matched no row.
-func (s *Store) whyNotRaised(ctx context.Context, tag string, step, floor int64) error {
+// idsLeft is how many ids a raise of the row may still take before max_id
+// reaches the int64 maximum; none is segment.ErrExhausted.
+func (s *Store) idsLeft(ctx context.Context, tag string, floor int64) (int64, error) {
 	t, err := s.readTag(ctx, tag)
-	switch {
-	case err != nil:
-		return err
-	case max(t.MaxID, floor) > math.MaxInt64-step:
-		return fmt.Errorf("%w: max_id %d + step %d", segment.ErrOverflow, max(t.MaxID, floor), step)
+	if err != nil {
+		return 0, err
 	}
-	return fmt.Errorf("no row updated for max_id %d, step %d", t.MaxID, step)
+	base := max(t.MaxID, floor)
+	if base <= 0 {
+		return math.MaxInt64, nil
+	}
+	left := math.MaxInt64 - base
+	if left <= 0 {
+		return 0, fmt.Errorf("%w: max_id is %d", segment.ErrExhausted, max(t.MaxID, floor))
+	}
+	return left, nil
 }
 
 // Tag returns the tag's row, or segment.ErrUnknownTag.
@@ -129,16 +153,26 @@ func (s *Store) Tag(ctx context.Context, tag string) (segment.Tag, error) {
 	return t, nil
 }
 
-// readTag reads one row, within a call.
+// readTag reads the row of exactly this name, within a call.
 func (s *Store) readTag(ctx context.Context, tag string) (segment.Tag, error) {
 	var row tagRow
 	if err := s.db.GetContext(ctx, &row, selectTag, tag); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return segment.Tag{}, segment.ErrUnknownTag
-		}
-		return segment.Tag{}, err
+		return segment.Tag{}, lookupError(err)
+	}
+	if row.Name != tag {
+		return segment.Tag{}, segment.ErrUnknownTag
 	}
 	return row.tag(), nil
+}
+
+// lookupError is the error of a read of one row by name: no row, or a
+// name the column's character set cannot hold (a latin1 table asked for
+// "订单"), is segment.ErrUnknownTag.
+func lookupError(err error) error {
+	if errors.Is(err, sql.ErrNoRows) || isCharsetMismatch(err) {
+		return segment.ErrUnknownTag
+	}
+	return err
 }
 
 // Tags returns every tag, ordered by name byte by byte (whatever the
@@ -174,7 +208,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 			if isDuplicateKey(err) {
 				return segment.ErrTagExists
 			}
-			return err
+			return unstorable(err)
 		}
 		return nil
 	})
@@ -216,9 +250,14 @@ func (s *Store) UpdateTag(ctx context.Context, name string, u segment.TagUpdate)
 	// max_id and an allocation raised it further, a second run would refuse
 	// the raise that worked.
 	err := s.call(ctx, false, func(ctx context.Context) error {
+		// Only the row of exactly this name: the UPDATE's own WHERE
+		// follows the column's collation.
+		if _, err := s.readTag(ctx, name); err != nil {
+			return err
+		}
 		res, err := s.db.ExecContext(ctx, updateTag, step, setDesc, desc, maxID, name, maxID)
 		if err != nil {
-			return err
+			return unstorable(err)
 		}
 		n, err := rowsAffected(res)
 		if err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -80,10 +81,10 @@ func TestAllocate(t *testing.T) {
 			want  segment.Allocation
 			start int64
 		}{
-			{"row step first range is 1..2000", 0, segment.Allocation{Tag: "orders", MaxID: 2001, Step: 2000, DBStep: 2000}, 1},
-			{"explicit step", 500, segment.Allocation{Tag: "orders", MaxID: 2501, Step: 500, DBStep: 2000}, 2001},
-			{"negative step means row step", -1, segment.Allocation{Tag: "orders", MaxID: 4501, Step: 2000, DBStep: 2000}, 2501},
-			{"explicit step above the row's", 1_000_000, segment.Allocation{Tag: "orders", MaxID: 1_004_501, Step: 1_000_000, DBStep: 2000}, 4501},
+			{"row step first range is 1..2000", 0, segment.Allocation{MaxID: 2001, Step: 2000, DBStep: 2000}, 1},
+			{"explicit step", 500, segment.Allocation{MaxID: 2501, Step: 500, DBStep: 2000}, 2001},
+			{"negative step means row step", -1, segment.Allocation{MaxID: 4501, Step: 2000, DBStep: 2000}, 2501},
+			{"explicit step above the row's", 1_000_000, segment.Allocation{MaxID: 1_004_501, Step: 1_000_000, DBStep: 2000}, 4501},
 		}
 		for _, tc := range steps {
 			t.Run(tc.name, func(t *testing.T) {
@@ -103,12 +104,97 @@ func TestAllocate(t *testing.T) {
 		if tag.MaxID != 1_004_501 || tag.Step != 2000 {
 			t.Fatalf("row after allocations: %+v", tag)
 		}
-		if b.dialect == store.MySQL { // its collations ignore case: the row's own name comes back
-			if a, err := s.Allocate(ctx, "ORDERS", 1); err != nil || a.Tag != "orders" {
-				t.Fatalf("Allocate(\"ORDERS\") = %+v, %v; want the row \"orders\"", a, err)
+	})
+}
+
+// TestExactTagName: a tag is the row of exactly that name. MySQL's
+// collations match "ORDERS", "Orders" and "orders " to the row "orders";
+// none of them may reach it, or each spelling would get ids of its own.
+func TestExactTagName(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		createTag(t, s, "orders", 1, 10)
+		for _, name := range []string{"ORDERS", "Orders", "orders ", "ordérs"} {
+			if a, err := s.Allocate(ctx, name, 0); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Errorf("Allocate(%q) = %+v, %v; want ErrUnknownTag", name, a, err)
+			}
+			if _, err := s.Tag(ctx, name); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Errorf("Tag(%q) = %v; want ErrUnknownTag", name, err)
+			}
+			if _, err := s.UpdateTag(ctx, name, segment.TagUpdate{Step: ptr[int64](5)}); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Errorf("UpdateTag(%q) = %v; want ErrUnknownTag", name, err)
+			}
+		}
+		tag, err := s.Tag(ctx, "orders")
+		if err != nil || tag.MaxID != 1 || tag.Step != 10 {
+			t.Fatalf("the row was changed through another spelling: %+v, %v", tag, err)
+		}
+	})
+}
+
+// TestLeafRows: rows as Leaf's own tables hold them, with names this
+// service never creates and a step it would refuse.
+func TestLeafRows(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		for _, name := range []string{"user@profile", "order/v2", "订单", "a b", "%41"} {
+			if _, err := s.DB().ExecContext(ctx, "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 10)", name); err != nil {
+				t.Fatal(err)
+			}
+			if a, err := s.Allocate(ctx, name, 0); err != nil || a.Start() != 1 {
+				t.Errorf("Allocate(%q) = %+v, %v; want the range from 1", name, a, err)
+			}
+		}
+		for _, step := range []int{0, -5} {
+			name := fmt.Sprintf("step%d", step)
+			if _, err := s.DB().ExecContext(ctx, "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, ?)", name, step); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Allocate(ctx, name, 0)
+			if !errors.Is(err, segment.ErrMisconfigured) || !strings.Contains(err.Error(), fmt.Sprintf("step is %d", step)) {
+				t.Errorf("Allocate of a row with step %d: %v; want ErrMisconfigured naming the step", step, err)
 			}
 		}
 	})
+}
+
+// TestLatin1Table: Leaf's script run on a server whose default character
+// set is latin1 leaves a table that cannot store most of Unicode. What it
+// cannot store is the client's input error, and what it cannot hold does
+// not exist.
+func TestLatin1Table(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Open(t, store.MySQL, storetest.MySQL(t))
+	if _, err := s.DB().ExecContext(ctx, "ALTER TABLE leaf_alloc CONVERT TO CHARACTER SET latin1"); err != nil {
+		t.Fatal(err)
+	}
+	createTag(t, s, "été", 1, 10) // Latin-1 itself works
+	if a, err := s.Allocate(ctx, "été", 0); err != nil || a.Start() != 1 {
+		t.Fatalf("Allocate(été) = %+v, %v", a, err)
+	}
+	_, err := s.CreateTag(ctx, segment.Tag{Name: "orders", MaxID: 1, Step: 10, Description: "订单"})
+	if !errors.Is(err, segment.ErrInvalidDescription) {
+		t.Errorf("CreateTag with a description latin1 cannot hold: %v; want ErrInvalidDescription", err)
+	}
+	if _, err := s.CreateTag(ctx, segment.Tag{Name: "订单", MaxID: 1, Step: 10}); !errors.Is(err, segment.ErrInvalidTag) {
+		t.Errorf("CreateTag with a name latin1 cannot hold: %v; want ErrInvalidTag", err)
+	}
+	if _, err := s.UpdateTag(ctx, "été", segment.TagUpdate{Description: ptr("订单")}); !errors.Is(err, segment.ErrInvalidDescription) {
+		t.Errorf("UpdateTag with a description latin1 cannot hold: %v; want ErrInvalidDescription", err)
+	}
+	for _, name := range []string{"订单", "été订单"} {
+		if _, err := s.Allocate(ctx, name, 0); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Errorf("Allocate(%q) = %v; want ErrUnknownTag", name, err)
+		}
+		if _, err := s.Tag(ctx, name); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Errorf("Tag(%q) = %v; want ErrUnknownTag", name, err)
+		}
+		if _, err := s.UpdateTag(ctx, name, segment.TagUpdate{Step: ptr[int64](5)}); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Errorf("UpdateTag(%q) = %v; want ErrUnknownTag", name, err)
+		}
+	}
 }
 
 func TestAllocateErrors(t *testing.T) {
@@ -119,26 +205,34 @@ func TestAllocateErrors(t *testing.T) {
 		createTag(t, s, "near", near, 100)
 		createTag(t, s, "edge", near, 100)
 
+		createTag(t, s, "huge", near, 100)
+
+		// Near the int64 maximum the step is cut to the ids left, so the
+		// last ones are issued; then the row is exhausted.
 		tests := []struct {
-			name    string
-			tag     string
-			step    int64
-			wantErr error
-			wantMax int64 // max_id of the row afterwards
+			name     string
+			tag      string
+			step     int64
+			wantErr  error
+			wantStep int64 // step of the range returned
+			wantMax  int64 // max_id of the row afterwards
 		}{
-			{"unknown tag", "missing", 0, segment.ErrUnknownTag, 0},
-			{"unknown tag explicit step", "missing", 10, segment.ErrUnknownTag, 0},
-			{"row step overflows", "near", 0, segment.ErrOverflow, near},
-			{"explicit step overflows", "near", 11, segment.ErrOverflow, near},
-			{"huge step overflows", "near", math.MaxInt64, segment.ErrOverflow, near},
-			{"reaching the maximum exactly is fine", "edge", 10, nil, math.MaxInt64},
-			{"then even a step of 1 overflows", "edge", 1, segment.ErrOverflow, math.MaxInt64},
+			{"unknown tag", "missing", 0, segment.ErrUnknownTag, 0, 0},
+			{"unknown tag explicit step", "missing", 10, segment.ErrUnknownTag, 0, 0},
+			{"row step is cut to the ids left", "near", 0, nil, 10, math.MaxInt64},
+			{"then the row is exhausted", "near", 1, segment.ErrExhausted, 0, math.MaxInt64},
+			{"reaching the maximum exactly", "edge", 10, nil, 10, math.MaxInt64},
+			{"then even a step of 1 is refused", "edge", 1, segment.ErrExhausted, 0, math.MaxInt64},
+			{"a huge step is cut too", "huge", math.MaxInt64, nil, 10, math.MaxInt64},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := s.Allocate(ctx, tc.tag, tc.step)
+				a, err := s.Allocate(ctx, tc.tag, tc.step)
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Allocate(%q, %d) error = %v, want %v", tc.tag, tc.step, err, tc.wantErr)
+				}
+				if err == nil && (a.Step != tc.wantStep || a.MaxID != math.MaxInt64 || a.Start() != near) {
+					t.Fatalf("Allocate(%q, %d) = %+v, want a range of %d from %d", tc.tag, tc.step, a, tc.wantStep, int64(near))
 				}
 				if err != nil && !strings.Contains(err.Error(), tc.tag) {
 					t.Errorf("error %q does not name the tag", err)
@@ -168,9 +262,9 @@ func TestAllocateAbove(t *testing.T) {
 			step, floor int64
 			want        segment.Allocation
 		}{
-			{"a floor above the row moves it", 10, 1000, segment.Allocation{Tag: "orders", MaxID: 1010, Step: 10, DBStep: 100}},
-			{"a floor below the row changes nothing", 10, 5, segment.Allocation{Tag: "orders", MaxID: 1020, Step: 10, DBStep: 100}},
-			{"the row's own step", 0, 5000, segment.Allocation{Tag: "orders", MaxID: 5100, Step: 100, DBStep: 100}},
+			{"a floor above the row moves it", 10, 1000, segment.Allocation{MaxID: 1010, Step: 10, DBStep: 100}},
+			{"a floor below the row changes nothing", 10, 5, segment.Allocation{MaxID: 1020, Step: 10, DBStep: 100}},
+			{"the row's own step", 0, 5000, segment.Allocation{MaxID: 5100, Step: 100, DBStep: 100}},
 		}
 		for _, tc := range steps {
 			got, err := s.AllocateAbove(ctx, "orders", tc.step, tc.floor)
@@ -178,8 +272,11 @@ func TestAllocateAbove(t *testing.T) {
 				t.Fatalf("%s: AllocateAbove(%d, %d) = %+v, %v; want %+v", tc.name, tc.step, tc.floor, got, err, tc.want)
 			}
 		}
-		if _, err := s.AllocateAbove(ctx, "orders", 10, math.MaxInt64-5); !errors.Is(err, segment.ErrOverflow) {
-			t.Fatalf("AllocateAbove past the int64 maximum: %v, want ErrOverflow", err)
+		if a, err := s.AllocateAbove(ctx, "orders", 10, math.MaxInt64-5); err != nil || a.Start() != math.MaxInt64-5 || a.Step != 5 {
+			t.Fatalf("AllocateAbove near the int64 maximum: %+v, %v; want the last 5 ids", a, err)
+		}
+		if _, err := s.AllocateAbove(ctx, "orders", 10, math.MaxInt64); !errors.Is(err, segment.ErrExhausted) {
+			t.Fatalf("AllocateAbove at the int64 maximum: %v, want ErrExhausted", err)
 		}
 		if _, err := s.AllocateAbove(ctx, "missing", 10, 5); !errors.Is(err, segment.ErrUnknownTag) {
 			t.Fatalf("AllocateAbove of a missing tag: %v, want ErrUnknownTag", err)
@@ -413,7 +510,9 @@ func TestCreateTag(t *testing.T) {
 		}{
 			{"duplicate", segment.Tag{Name: "orders", MaxID: 1, Step: 10}, segment.ErrTagExists},
 			{"empty name", segment.Tag{Name: "", MaxID: 1, Step: 10}, segment.ErrInvalidTag},
-			{"bad character", segment.Tag{Name: "a/b", MaxID: 1, Step: 10}, segment.ErrInvalidTag},
+			{"control character", segment.Tag{Name: "a\nb", MaxID: 1, Step: 10}, segment.ErrInvalidTag},
+			{"dot dot", segment.Tag{Name: "..", MaxID: 1, Step: 10}, segment.ErrInvalidTag},
+			{"max_id at the int64 maximum", segment.Tag{Name: "m1", MaxID: math.MaxInt64, Step: 10}, segment.ErrInvalidMaxID},
 			{"name too long", segment.Tag{Name: strings.Repeat("x", 129), MaxID: 1, Step: 10}, segment.ErrInvalidTag},
 			{"step zero", segment.Tag{Name: "s0", MaxID: 1, Step: 0}, segment.ErrInvalidStep},
 			{"step too big", segment.Tag{Name: "s1", MaxID: 1, Step: segment.MaxStep + 1}, segment.ErrInvalidStep},
@@ -434,7 +533,7 @@ func TestCreateTag(t *testing.T) {
 			}
 		})
 		t.Run("longest name and description", func(t *testing.T) {
-			name := strings.Repeat("n", segment.MaxTagLen)
+			name := strings.Repeat("订", segment.MaxTagLen)
 			desc := strings.Repeat("é", 256)
 			tag, err := s.CreateTag(ctx, segment.Tag{Name: name, MaxID: 1, Step: 10, Description: desc})
 			if err != nil {

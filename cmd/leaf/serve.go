@@ -335,7 +335,7 @@ type tagAdmin struct {
 func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
 	created, err := t.TagAdmin.CreateTag(ctx, tag)
 	if err == nil {
-		t.alloc.Forget(created.Name)
+		t.alloc.Added(created.Name)
 	}
 	return created, err
 }
