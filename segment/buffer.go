@@ -206,6 +206,33 @@ func (b *buffer) advance(ctx context.Context, s *seg) error {
 	}
 }
 
+// claimRest takes every id of the buffer not yet handed out, so that none
+// will be, and returns the part of them that is the tail of the last range
+// loaded: [first, end), where end is the max_id that load left in the row.
+// The two halves count as one run when the prefetched one starts where
+// the current one ends.
+func (b *buffer) claimRest() (first, end int64) {
+	b.mu.Lock() // no switch of halves meanwhile
+	defer b.mu.Unlock()
+	cur, next := b.cur.Load(), b.next
+	first, end = cur.claim(), cur.start+int64(cur.size)
+	if next != nil {
+		nextFirst := next.claim()
+		if next.start != end {
+			first = nextFirst
+		}
+		end = next.start + int64(next.size)
+	}
+	return first, end
+}
+
+// claim takes every id of s not yet handed out and returns the first of
+// them (the end of s when there is none).
+func (s *seg) claim() int64 {
+	prev := s.used.Add(s.size) - s.size
+	return s.start + int64(min(prev, s.size))
+}
+
 func (b *buffer) state() BufferState {
 	b.mu.Lock()
 	defer b.mu.Unlock()

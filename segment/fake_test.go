@@ -216,3 +216,15 @@ func state(tb testing.TB, a *segment.Allocator, tag string) segment.BufferState 
 }
 
 func (s *memStore) String() string { return fmt.Sprintf("memStore(%d rows)", len(s.rows)) }
+
+// HandBack is the store's compare-and-set of max_id from end to first.
+func (s *memStore) HandBack(_ context.Context, tag string, end, first int64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.rows[tag]
+	if !ok || r.MaxID != end {
+		return false, nil
+	}
+	r.MaxID = first
+	return true, nil
+}

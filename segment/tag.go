@@ -98,6 +98,15 @@ type Store interface {
 	Tags(ctx context.Context) ([]Tag, error)
 }
 
+// HandBacker is implemented by stores that can take back the unused tail of
+// a range (see Allocator.HandBack).
+type HandBacker interface {
+	// HandBack sets the tag's max_id from end back to first in one
+	// compare-and-set, only while max_id is still end, and reports whether
+	// it did.
+	HandBack(ctx context.Context, tag string, end, first int64) (bool, error)
+}
+
 // ValidateTag reports whether name can be the name of a row of leaf_alloc,
 // and so be asked for: 1 to MaxTagLen characters of valid UTF-8, which is
 // what Leaf's varchar(128) column holds. Any such row is served; names that

@@ -33,6 +33,11 @@ WHERE biz_tag = ? AND GREATEST(max_id, ?) <= 9223372036854775807 - ?`
 WHERE biz_tag = ? AND MAX(max_id, ?) <= 9223372036854775807 - ?
 RETURNING max_id`
 
+	// handBack sets max_id back to the first unused id of the range that
+	// ends at it, only while it still ends there: nobody took a range
+	// since. Args: first unused, tag, end of the range.
+	handBack = `UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?`
+
 	// selectStep reads the row's name as stored (MySQL's collations match
 	// "ORDERS" to the row "orders") and its step, the floor of the
 	// adaptive step and the step of a first load. Args: tag.

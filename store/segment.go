@@ -121,6 +121,33 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 	return a, nil
 }
 
+// HandBack sets the tag's max_id back from end to first, only while it is
+// still end: the unused tail of the last range this process took returns
+// to the row, so a restart continues where it stopped. It reports whether
+// the row was changed; a row that moved on is left alone.
+func (s *Store) HandBack(ctx context.Context, tag string, end, first int64) (bool, error) {
+	if first >= end {
+		return false, fmt.Errorf("hand back %q: first unused id %d is not below the end %d", tag, first, end)
+	}
+	var done bool
+	// Not retried after a broken connection: if the first run set max_id
+	// back and another process then took a range that happens to end at
+	// end, a second run would hand that range out again.
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, handBack, first, tag, end)
+		if err != nil {
+			return err
+		}
+		n, err := rowsAffected(res)
+		done = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("hand back %q: %w", tag, err)
+	}
+	return done, nil
+}
+
 // idsLeft is how many ids a raise of the row may still take before max_id
 // reaches the int64 maximum; none is segment.ErrExhausted.
 func (s *Store) idsLeft(ctx context.Context, tag string, floor int64) (int64, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -64,18 +65,55 @@ func (a *app) logHealth(h store.Health) {
 		"failed_calls", h.Failed, "was", h.Err)
 }
 
-// logLoad logs failed background loads of segments, at most one line per
-// tag every logEvery. Tags that do not exist are not worth a line.
-func (a *app) logLoad(l *limiter, tag string, err error) {
+// loadLimiters hold back repeated lines about the loads of one tag.
+type loadLimiters struct {
+	failed  *limiter // failures that may pass: one line per logEvery
+	fixable *limiter // rows an operator must fix: one line until served again
+}
+
+func newLoadLimiters() loadLimiters {
+	return loadLimiters{failed: newLimiter(logEvery), fixable: newLimiter(24 * time.Hour)}
+}
+
+// logLoad logs failed loads of segments. Tags that do not exist are not
+// worth a line.
+func (a *app) logLoad(l loadLimiters, tag string, err error) {
 	if err == nil {
-		l.forget(tag)
+		l.failed.forget(tag)
+		l.fixable.forget(tag)
 		return
 	}
 	if errors.Is(err, segment.ErrUnknownTag) {
 		return
 	}
-	if ok, dropped := l.allow(tag); ok {
+	if errors.Is(err, segment.ErrMisconfigured) || errors.Is(err, segment.ErrExhausted) {
+		// Until an operator acts every load fails the same way: one line,
+		// and one more only after the tag was served again.
+		if ok, _ := l.fixable.allow(tag); ok {
+			a.log.Error("segment: the tag's row cannot be served until an operator fixes it", "tag", tag, "err", err)
+		}
+		return
+	}
+	if ok, dropped := l.failed.allow(tag); ok {
 		a.log.Warn("segment load failed", "tag", tag, "err", err, "failures_not_logged", dropped)
+	}
+}
+
+// handBack returns the unused tails of the segments to their rows, so that
+// a restart does not skip them, and logs what it did.
+func (a *app) handBack() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	for _, r := range a.alloc.HandBack(ctx) {
+		switch {
+		case r.Err != nil:
+			a.log.Warn("segment: could not hand back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs, "err", r.Err)
+		case r.Moved:
+			a.log.Info("segment: unused ids not handed back, another instance took a range after them",
+				"tag", r.Tag, "from", r.From, "ids", r.IDs)
+		default:
+			a.log.Info("segment: handed back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs)
+		}
 	}
 }
 

@@ -167,7 +167,7 @@ func (a *app) open(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		loadFailed := newLimiter(logEvery)
+		loads := newLoadLimiters()
 		a.alloc = segment.New(a.store, segment.Options{
 			// A load is one call of the store, or two when it fences.
 			LoadTimeout:     2*a.store.Timeout() + time.Second,
@@ -175,7 +175,7 @@ func (a *app) open(ctx context.Context) error {
 			FailoverJump:    a.cfg.failoverJump,
 			OnLoad: func(tag string, took time.Duration, err error) {
 				observe(tag, took, err)
-				a.logLoad(loadFailed, tag, err)
+				a.logLoad(loads, tag, err)
 			},
 			OnRegression: a.logRegression,
 		})
@@ -243,6 +243,7 @@ func (a *app) close() error {
 	}
 	if a.alloc != nil {
 		errs = append(errs, a.alloc.Close())
+		a.handBack()
 	}
 	if a.gen != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
