@@ -144,7 +144,7 @@ type Allocator struct {
 	known    map[string]bool
 	added    map[string]uint64 // tags Added, with the value of adds then
 	adds     uint64            // Added calls
-	listedAt int64             // when the last lookup read of the list began (since origin); math.MinInt64 before
+	listedAt int64             // when the last finished lookup read of the list began (since origin); math.MinInt64 before
 	listErr  error             // why that read failed, or nil
 	born     uint64            // buffers published; stamps each buffer for Refresh
 	closed   bool
@@ -336,12 +336,12 @@ func (a *Allocator) lookup(ctx context.Context, tag string) error {
 	a.mu.Unlock()
 	if !fresh {
 		ch := a.listing.DoChan("", func() (any, error) {
-			a.mu.Lock()
-			a.listedAt = a.since(a.opts.Now())
-			a.mu.Unlock()
+			began := a.since(a.opts.Now())
 			err := a.Refresh(a.ctx)
+			// Published only now: a name asked for while the read runs
+			// joins it rather than being judged by the list before.
 			a.mu.Lock()
-			a.listErr = err
+			a.listedAt, a.listErr = began, err
 			a.mu.Unlock()
 			return nil, err
 		})

@@ -534,3 +534,24 @@ func TestNoLoadDuringBackOff(t *testing.T) {
 		t.Fatalf("store calls = %d, want 2: the first load and one failed prefetch", got)
 	}
 }
+
+// TestNamesAskedForDuringTheFirstListRead: a tag asked for while the list
+// is being read for another waits for that read instead of being judged
+// by the empty list before it.
+func TestNamesAskedForDuringTheFirstListRead(t *testing.T) {
+	var tags []segment.Tag
+	for i := range 50 {
+		tags = append(tags, segment.Tag{Name: fmt.Sprintf("t%d", i), MaxID: 1, Step: 10})
+	}
+	st := newMemStore(tags...)
+	a := newAllocator(t, st, newClock())
+	var wg sync.WaitGroup
+	for _, tag := range tags {
+		wg.Go(func() {
+			if _, err := a.Next(context.Background(), tag.Name); err != nil {
+				t.Errorf("Next(%q): %v", tag.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+}

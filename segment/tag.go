@@ -41,6 +41,20 @@ var (
 	ErrClosed = errors.New("allocator closed")
 )
 
+// NotMigratedError says that a table or column the store needs does not
+// exist: the database lacks migrations (`leaf serve --migrate=false`, say).
+type NotMigratedError struct {
+	Table  string // the missing table, when it is one
+	Detail string // the database's words otherwise
+}
+
+func (e *NotMigratedError) Error() string {
+	if e.Table != "" {
+		return fmt.Sprintf("table %s does not exist: the database is not migrated; run `leaf migrate`", e.Table)
+	}
+	return fmt.Sprintf("the database is not migrated (%s); run `leaf migrate`", e.Detail)
+}
+
 // Limits of a tag, as in the admin API and `leaf tag add`.
 const (
 	MinStep = 1

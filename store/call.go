@@ -220,6 +220,8 @@ const (
 	mysqlServerLost    = 2013
 	mysqlQueryShutdown = 1053 // the server is shutting down
 	mysqlConnKilled    = 1927 // connection was killed
+	mysqlNoSuchTable   = 1146
+	mysqlNoSuchColumn  = 1054
 
 	// A value the column's character set cannot hold (a latin1 table).
 	mysqlBadString      = 1366 // Incorrect string value, on a write
@@ -365,6 +367,41 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 		return fmt.Errorf("%w: conflict persisted over %d attempts: %w", segment.ErrStoreUnavailable, attempts, err)
 	}
 	s.health.answered()
+	return notMigrated(err)
+}
+
+// notMigrated names the missing table when err says one does not exist:
+// MySQL's "Table 'db.leaf_alloc' doesn't exist", SQLite's "no such table:
+// leaf_alloc".
+func notMigrated(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == mysqlNoSuchTable {
+		table := me.Message
+		if i := strings.IndexByte(table, '\''); i >= 0 {
+			table = table[i+1:]
+			if j := strings.IndexByte(table, '\''); j >= 0 {
+				table = table[:j]
+			}
+			if k := strings.LastIndexByte(table, '.'); k >= 0 {
+				table = table[k+1:]
+			}
+		}
+		return fmt.Errorf("%w: %w", &segment.NotMigratedError{Table: table}, err)
+	}
+	if errors.As(err, &me) && me.Number == mysqlNoSuchColumn {
+		return fmt.Errorf("%w: %w", &segment.NotMigratedError{Detail: me.Message}, err)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		msg := se.Error()
+		if _, table, ok := strings.Cut(msg, "no such table: "); ok {
+			table, _, _ = strings.Cut(table, " ")
+			return fmt.Errorf("%w: %w", &segment.NotMigratedError{Table: table}, err)
+		}
+		if _, col, ok := strings.Cut(msg, "no such column: "); ok {
+			return fmt.Errorf("%w: %w", &segment.NotMigratedError{Detail: "no such column " + col}, err)
+		}
+	}
 	return err
 }
 
