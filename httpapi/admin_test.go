@@ -103,7 +103,9 @@ func TestAdminTags(t *testing.T) {
 		{name: "create with 256-character description", method: "POST", target: "/api/admin/tags",
 			body: `{"tag":"d","description":"` + strings.Repeat("é", 256) + `"}`, status: 201, wantSubstr: `"tag":"d"`},
 		{name: "create existing", method: "POST", target: "/api/admin/tags", body: `{"tag":"orders"}`, status: 409, code: "tag_exists"},
-		{name: "create bad name", method: "POST", target: "/api/admin/tags", body: `{"tag":"no spaces"}`, status: 400, code: "invalid_tag"},
+		{name: "create with spaces and UTF-8", method: "POST", target: "/api/admin/tags", body: `{"tag":"订单 v2/été"}`, status: 201, wantSubstr: `"tag":"订单 v2/été"`},
+		{name: "create control character", method: "POST", target: "/api/admin/tags", body: `{"tag":"a\u0001b"}`, status: 400, code: "invalid_tag"},
+		{name: "create dot-dot", method: "POST", target: "/api/admin/tags", body: `{"tag":".."}`, status: 400, code: "invalid_tag"},
 		{name: "create no name", method: "POST", target: "/api/admin/tags", body: `{"step":5}`, status: 400, code: "invalid_tag"},
 		{name: "create long name", method: "POST", target: "/api/admin/tags", body: `{"tag":"` + strings.Repeat("x", 129) + `"}`, status: 400, code: "invalid_tag"},
 		{name: "create step 0", method: "POST", target: "/api/admin/tags", body: `{"tag":"x","step":0}`, status: 400, code: "invalid_request"},
@@ -115,7 +117,7 @@ func TestAdminTags(t *testing.T) {
 			wantSubstr: `{"tags":[{"tag":"orders","max_id":"2001","step":1000,"description":"order ids","update_time":"2026-01-02T03:04:05Z"}]}`},
 		{name: "get", method: "GET", target: "/api/admin/tags/orders", status: 200, wantSubstr: `"tag":"orders","max_id":"2001"`},
 		{name: "get unknown", method: "GET", target: "/api/admin/tags/nosuch", status: 404, code: "unknown_tag"},
-		{name: "get invalid", method: "GET", target: "/api/admin/tags/a%20b", status: 400, code: "invalid_tag"},
+		{name: "get invalid", method: "GET", target: "/api/admin/tags/a%FF", status: 400, code: "invalid_tag"},
 
 		{name: "patch step", method: "PATCH", target: "/api/admin/tags/orders", body: `{"step":2000}`, status: 200, wantSubstr: `"step":2000`},
 		{name: "patch description", method: "PATCH", target: "/api/admin/tags/orders", body: `{"description":"new"}`, status: 200, wantSubstr: `"description":"new"`},
@@ -126,7 +128,7 @@ func TestAdminTags(t *testing.T) {
 		{name: "patch bad step", method: "PATCH", target: "/api/admin/tags/orders", body: `{"step":-1}`, status: 400, code: "invalid_request"},
 		{name: "patch nothing", method: "PATCH", target: "/api/admin/tags/orders", body: `{}`, status: 400, code: "invalid_request"},
 		{name: "patch unknown", method: "PATCH", target: "/api/admin/tags/nosuch", body: `{"step":5}`, status: 404, code: "unknown_tag"},
-		{name: "patch invalid name", method: "PATCH", target: "/api/admin/tags/a%24", body: `{"step":5}`, status: 400, code: "invalid_tag"},
+		{name: "patch invalid name", method: "PATCH", target: "/api/admin/tags/a%FF", body: `{"step":5}`, status: 400, code: "invalid_tag"},
 
 		{name: "segments", method: "GET", target: "/api/admin/segments", status: 200},
 		{name: "delete is not allowed", method: "DELETE", target: "/api/admin/tags/orders", status: 405, code: "method_not_allowed"},
@@ -254,4 +256,56 @@ func TestAdminHugeChunkedBody(t *testing.T) {
 		r.ContentLength = -1
 	})
 	wantError(t, rec, 413, "invalid_request")
+}
+
+// TestAdminBodyMessages: a refused body is answered with a message that
+// names the member at fault.
+func TestAdminBodyMessages(t *testing.T) {
+	tests := []struct {
+		name    string
+		method  string
+		body    string
+		message string
+	}{
+		{"duplicate key", "POST", `{"tag":"a","tag":"b"}`, `field "tag" is given more than once`},
+		{"duplicate key, later", "POST", `{"tag":"a","step":5,"step":6}`, `field "step" is given more than once`},
+		{"duplicate key in patch", "PATCH", `{"max_id":5000,"max_id":1}`, `field "max_id" is given more than once`},
+		{"key in another case", "POST", `{"tag":"a","Tag":"b"}`, `unknown field "Tag"`},
+		{"key only in another case", "POST", `{"TAG":"a"}`, `unknown field "TAG"`},
+		{"unknown field", "POST", `{"tag":"a","biz_tag":"y"}`, `unknown field "biz_tag"`},
+		{"unknown field in patch", "PATCH", `{"tag":"y"}`, `unknown field "tag"`},
+		{"long unknown field", "POST", `{"` + strings.Repeat("k", 1000) + `":1}`, `unknown field "` + strings.Repeat("k", 64) + `…"`},
+		{"step null", "POST", `{"tag":"a","step":null}`, "step must not be null"},
+		{"step string", "POST", `{"tag":"a","step":"x"}`, "step must be a number"},
+		{"step bool", "PATCH", `{"step":true}`, "step must be a number"},
+		{"step object", "POST", `{"tag":"a","step":{}}`, "step must be a number"},
+		{"step fraction", "POST", `{"tag":"a","step":1.5}`, "step must be a whole number"},
+		{"step exponent", "POST", `{"tag":"a","step":1e3}`, "step must be a whole number"},
+		{"step signed string", "POST", `{"tag":"a","step":"+5"}`, "step must be a number"},
+		{"max_id null", "PATCH", `{"max_id":null}`, "max_id must not be null"},
+		{"max_id beyond int64", "POST", `{"tag":"a","max_id":"9223372036854775808"}`, "max_id must be a whole number from -9223372036854775808 to 9223372036854775807"},
+		{"max_id array", "POST", `{"tag":"a","max_id":[1]}`, "max_id must be a number"},
+		{"tag null", "POST", `{"tag":null}`, "tag must not be null"},
+		{"tag number", "POST", `{"tag":5}`, "tag must be a string"},
+		{"description null", "POST", `{"tag":"a","description":null}`, "description must not be null"},
+		{"description number", "PATCH", `{"description":5}`, "description must be a string"},
+		{"not an object", "POST", `["tag"]`, "the body must be a JSON object"},
+		{"trailing data", "POST", `{"tag":"a"}{}`, "the body must hold one JSON object and nothing after it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newEnv(t)
+			target := "/api/admin/tags"
+			if tt.method == "PATCH" {
+				target += "/orders"
+			}
+			e := wantError(t, v.admin(t, tt.method, target, tt.body), 400, "invalid_request")
+			if e.Error.Message != tt.message {
+				t.Errorf("message = %q, want %q", e.Error.Message, tt.message)
+			}
+			if len(v.tags.tags) != 1 || v.tags.tags["orders"].Step != 1000 || v.tags.tags["orders"].MaxID != 2001 {
+				t.Errorf("tags changed: %+v", v.tags.tags)
+			}
+		})
+	}
 }

@@ -88,6 +88,7 @@ func classify(err error) *apiError {
 		he  *echo.HTTPError
 		mbe *http.MaxBytesError
 		te  *tagError
+		nm  *segment.NotMigratedError
 	)
 	tag := ""
 	if errors.As(err, &te) {
@@ -122,6 +123,8 @@ func classify(err error) *apiError {
 
 	// Unavailable: retrying later may succeed. Messages are fixed so no
 	// detail of the store (addresses, drivers) reaches the client.
+	case errors.As(err, &nm):
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s", nm.Error())
 	case errors.Is(err, segment.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "no segment available, the store is unreachable; retry later")
 	case errors.Is(err, segment.ErrStoreUnavailable):

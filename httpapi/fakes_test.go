@@ -22,14 +22,17 @@ import (
 )
 
 // fakeSegments issues ids per tag from 1 upwards. A tag must be in next
-// unless anyTag is set; errs makes a tag fail; panicTag panics.
+// unless anyTag is set; errs makes a tag fail; the tag "boom" panics.
+// rangeCap, when set, shortens ranges to at most that many ids, as a
+// segment boundary does.
 type fakeSegments struct {
-	mu     sync.Mutex
-	next   map[string]int64
-	errs   map[string]error
-	anyTag bool
-	issued map[string]uint64
-	seen   []string
+	mu       sync.Mutex
+	next     map[string]int64
+	errs     map[string]error
+	anyTag   bool
+	rangeCap int
+	issued   map[string]uint64
+	seen     []string
 }
 
 func newFakeSegments(tags ...string) *fakeSegments {
@@ -40,7 +43,8 @@ func newFakeSegments(tags ...string) *fakeSegments {
 	return f
 }
 
-func (f *fakeSegments) NextN(ctx context.Context, tag string, n int) ([]int64, error) {
+// take hands out n consecutive ids of tag and returns the first.
+func (f *fakeSegments) take(ctx context.Context, tag string, n int) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen = append(f.seen, tag)
@@ -48,25 +52,67 @@ func (f *fakeSegments) NextN(ctx context.Context, tag string, n int) ([]int64, e
 		panic("fake segment panic")
 	}
 	if err := f.errs[tag]; err != nil {
-		return nil, err
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	start, ok := f.next[tag]
 	if !ok {
 		if !f.anyTag {
-			return nil, segment.ErrUnknownTag
+			return 0, segment.ErrUnknownTag
 		}
 		start = 1
+	}
+	f.next[tag] = start + int64(n)
+	f.issued[tag] += uint64(n)
+	return start, nil
+}
+
+func (f *fakeSegments) NextN(ctx context.Context, tag string, n int) ([]int64, error) {
+	start, err := f.take(ctx, tag, n)
+	if err != nil {
+		return nil, err
 	}
 	ids := make([]int64, n)
 	for i := range ids {
 		ids[i] = start + int64(i)
 	}
-	f.next[tag] = start + int64(n)
-	f.issued[tag] += uint64(n)
 	return ids, nil
+}
+
+func (f *fakeSegments) NextRange(ctx context.Context, tag string, n int) (int64, int, error) {
+	f.mu.Lock()
+	if f.rangeCap > 0 {
+		n = min(n, f.rangeCap)
+	}
+	f.mu.Unlock()
+	start, err := f.take(ctx, tag, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	return start, n, nil
+}
+
+// lastSeen is the tag of the last call, or "" before any.
+func (f *fakeSegments) lastSeen() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.seen) == 0 {
+		return ""
+	}
+	return f.seen[len(f.seen)-1]
+}
+
+// total is the number of ids handed out for every tag.
+func (f *fakeSegments) total() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var n uint64
+	for _, v := range f.issued {
+		n += v
+	}
+	return n
 }
 
 func (f *fakeSegments) Next(ctx context.Context, tag string) (int64, error) {
@@ -124,6 +170,13 @@ func (f *fakeSnowflake) NextN(ctx context.Context, n int) ([]int64, error) {
 		ids[i] = (1000 << 22) | (7 << 12) | f.next
 	}
 	return ids, nil
+}
+
+// issued is the number of ids handed out.
+func (f *fakeSnowflake) issued() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.next
 }
 
 func (f *fakeSnowflake) Next(ctx context.Context) (int64, error) {

@@ -30,6 +30,8 @@ func (s *server) healthz(c echo.Context) error {
 type checkJSON struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // "ok", "degraded" or "failing"
+	// Reason is why a check of Check.ShowReason failed.
+	Reason string `json:"reason,omitempty"`
 }
 
 type readyJSON struct {
@@ -45,7 +47,8 @@ type readyJSON struct {
 // answers 503 only for this instance's own problems (starting, shutting
 // down, snowflake lease lost, clock behind); a check that fails with
 // ErrDegraded leaves it 200 with the check named. The reasons of failures
-// are not shown: they may name hosts.
+// are shown only for checks that allow it (Check.ShowReason): others may
+// name hosts.
 func (s *server) readyz(c echo.Context) error {
 	ctx := c.Request().Context()
 	checks := s.cfg.Checks
@@ -70,6 +73,9 @@ func (s *server) readyz(c echo.Context) error {
 			failing = append(failing, ch.Name)
 		}
 		if errs[i] != nil {
+			if ch.ShowReason {
+				out.Checks[i].Reason = errs[i].Error()
+			}
 			s.log.DebugContext(ctx, "readiness check", "check", ch.Name, "err", errs[i])
 		}
 	}

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,24 +18,41 @@ import (
 // timeLayout is RFC 3339 in UTC with milliseconds.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// parseCount reads a batch size: 1..MaxCount in plain decimal digits.
-func parseCount(s string) (int, error) {
-	if s == "" {
-		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count is required, 1 to %d", MaxCount)
+// queryCount reads the count parameter: given once, decimal digits only
+// (leading zeros allowed, no sign), from 1 to limit. A query string that
+// does not parse is refused whole, since the count may be what was lost.
+func queryCount(c echo.Context, limit int) (int, error) {
+	q, err := url.ParseQuery(c.Request().URL.RawQuery)
+	if err != nil {
+		return 0, newError(http.StatusBadRequest, codeInvalidRequest, "the query string is malformed: %v", err)
 	}
-	if !allDigits(s) {
-		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count must be a whole number from 1 to %d", MaxCount)
+	switch vs := q["count"]; len(vs) {
+	case 0:
+		return parseCount("", limit)
+	case 1:
+		return parseCount(vs[0], limit)
+	default:
+		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count is given %d times; give it once, a whole number from 1 to %d", len(vs), limit)
+	}
+}
+
+// parseCount reads a count of 1..limit in plain decimal digits.
+func parseCount(s string, limit int) (int, error) {
+	if s == "" {
+		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count is required, a whole number from 1 to %d", limit)
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxCount {
-		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count must be a whole number from 1 to %d", MaxCount)
+	if !allDigits(s) || err != nil || n < 1 || n > limit {
+		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count must be a whole number from 1 to %d", limit)
 	}
 	return n, nil
 }
 
-// parseID reads a snowflake id: a non-negative base-10 int64, digits only.
-func parseID(s string) (int64, error) {
-	if s == "" || !allDigits(s) {
+// parseID reads a snowflake id from the path: a non-negative base-10
+// int64, digits only.
+func parseID(c echo.Context) (int64, error) {
+	s, err := pathParam(c, "id")
+	if err != nil || s == "" || !allDigits(s) {
 		return 0, newError(http.StatusBadRequest, codeInvalidID, "id must be a non-negative base-10 64-bit integer")
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
@@ -52,17 +71,48 @@ func allDigits(s string) bool {
 	return true
 }
 
-// pathTag reads, unescapes and validates the :tag parameter: clients that
-// escape every character outside A-Z a-z 0-9 (":" as %3A, say) reach the
-// same tag.
+var (
+	errSlashInParam = errors.New("a literal slash in a path parameter")
+	errBadEscape    = errors.New("a path parameter that is not validly percent-encoded")
+)
+
+// pathParam is the path parameter name as the client sent it, with the
+// request's percent-encoding decoded exactly once.
+//
+// Go keeps the path as sent in URL.RawPath only when it differs from the
+// default encoding of the decoded URL.Path, and echo routes on RawPath
+// when it is set, on Path when not. So the parameter is still encoded
+// when RawPath is set and already decoded when it is empty: decoding it in
+// both cases would turn a tag sent as "a%253Ab" ("a%3Ab") into "a:b".
+//
+// A parameter that ends a route gets the rest of the path from echo,
+// slashes included; a literal "/" there is a trailing slash or a name
+// sent unencoded, refused rather than guessed at.
+func pathParam(c echo.Context, name string) (string, error) {
+	v := c.Param(name)
+	if strings.IndexByte(v, '/') >= 0 {
+		return "", errSlashInParam
+	}
+	if c.Request().URL.RawPath == "" {
+		return v, nil
+	}
+	u, err := url.PathUnescape(v)
+	if err != nil {
+		return "", errBadEscape
+	}
+	return u, nil
+}
+
+// pathTag reads and validates the :tag parameter. Any name a row of
+// leaf_alloc can have is reachable, percent-encoded where a URL path
+// needs it ("/" as %2F, "%" as %25).
 func pathTag(c echo.Context) (string, error) {
-	tag := c.Param("tag")
-	if strings.Contains(tag, "%") {
-		unescaped, err := url.PathUnescape(tag)
-		if err != nil {
-			return "", fmt.Errorf("%w: %q is not a valid escaped path segment", segment.ErrInvalidTag, tag)
-		}
-		tag = unescaped
+	tag, err := pathParam(c, "tag")
+	switch {
+	case errors.Is(err, errSlashInParam):
+		return "", fmt.Errorf(`%w: a tag is one path segment; send a "/" in it as %%2F`, segment.ErrInvalidTag)
+	case err != nil:
+		return "", fmt.Errorf("%w: the tag is not validly percent-encoded", segment.ErrInvalidTag)
 	}
 	if err := segment.ValidateTag(tag); err != nil {
 		return "", err
@@ -86,6 +136,20 @@ func appendIDs(b []byte, ids []int64) []byte {
 		b = append(b, '"')
 	}
 	return append(b, ']')
+}
+
+// appendJSONString writes s as a JSON string. A tag may hold any
+// character; the common ones that need no escaping skip encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func checkBatch(ids []int64, n int) error {
@@ -118,7 +182,7 @@ func (s *server) segmentBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := parseCount(c.QueryParam("count"))
+	n, err := queryCount(c, MaxCount)
 	if err != nil {
 		return err
 	}
@@ -129,12 +193,41 @@ func (s *server) segmentBatch(c echo.Context) error {
 	if err := checkBatch(ids, n); err != nil {
 		return err
 	}
-	// The tag is validated: A-Z a-z 0-9 . _ : - need no JSON escaping.
 	b := make([]byte, 0, 32+len(tag)+n*22)
-	b = append(b, `{"tag":"`...)
-	b = append(b, tag...)
-	b = append(b, `","ids":`...)
+	b = append(b, `{"tag":`...)
+	b = appendJSONString(b, tag)
+	b = append(b, `,"ids":`...)
 	b = appendIDs(b, ids)
+	b = append(b, '}')
+	return c.JSONBlob(http.StatusOK, b)
+}
+
+func (s *server) segmentRange(c echo.Context) error {
+	if s.cfg.Segments == nil {
+		return modeOff("segment")
+	}
+	tag, err := pathTag(c)
+	if err != nil {
+		return err
+	}
+	n, err := queryCount(c, MaxRangeCount)
+	if err != nil {
+		return err
+	}
+	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
+	if err != nil {
+		return withTag(tag, err)
+	}
+	if count < 1 || count > n {
+		return fmt.Errorf("asked for a range of up to %d ids, got %d", n, count)
+	}
+	b := make([]byte, 0, 64+len(tag))
+	b = append(b, `{"tag":`...)
+	b = appendJSONString(b, tag)
+	b = append(b, `,"start":"`...)
+	b = strconv.AppendInt(b, start, 10)
+	b = append(b, `","count":`...)
+	b = strconv.AppendInt(b, int64(count), 10)
 	b = append(b, '}')
 	return c.JSONBlob(http.StatusOK, b)
 }
@@ -154,7 +247,7 @@ func (s *server) snowflakeBatch(c echo.Context) error {
 	if s.cfg.Snowflake == nil {
 		return modeOff("snowflake")
 	}
-	n, err := parseCount(c.QueryParam("count"))
+	n, err := queryCount(c, MaxCount)
 	if err != nil {
 		return err
 	}
@@ -184,7 +277,7 @@ func (s *server) snowflakeDecode(c echo.Context) error {
 	if s.cfg.Snowflake == nil {
 		return modeOff("snowflake")
 	}
-	raw, err := parseID(c.Param("id"))
+	raw, err := parseID(c)
 	if err != nil {
 		return err
 	}

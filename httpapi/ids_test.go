@@ -78,20 +78,22 @@ func TestErrors(t *testing.T) {
 		status int
 		code   string
 	}{
-		{name: "invalid tag character", target: "/api/segment/get/ord%25ers", status: 400, code: "invalid_tag"},
-		{name: "invalid tag space", target: "/api/segment/get/a%20b", status: 400, code: "invalid_tag"},
-		{name: "invalid tag slash-free punctuation", target: "/api/segment/get/a,b", status: 400, code: "invalid_tag"},
+		{name: "tag not UTF-8", target: "/api/segment/get/ord%FFers", status: 400, code: "invalid_tag"},
+		{name: "tag with a slash", target: "/api/segment/get/a/b", status: 400, code: "invalid_tag"},
 		{name: "tag of 129 characters", target: "/api/segment/get/" + strings.Repeat("a", 129), status: 400, code: "invalid_tag"},
-		{name: "empty tag is no route", target: "/api/segment/get/", status: 404, code: "not_found"},
-		{name: "invalid tag in batch", target: "/api/segment/batch/a$b?count=1", status: 400, code: "invalid_tag"},
+		{name: "empty tag", target: "/api/segment/get/", status: 400, code: "invalid_tag"},
+		{name: "invalid tag in batch", target: "/api/segment/batch/a%C3?count=1", status: 400, code: "invalid_tag"},
+		{name: "any UTF-8 is a tag", target: "/api/segment/get/a,b$%20c", status: 404, code: "unknown_tag"},
 		{name: "unknown tag", target: "/api/segment/get/nosuch", status: 404, code: "unknown_tag"},
 		{name: "unknown tag in batch", target: "/api/segment/batch/nosuch?count=5", status: 404, code: "unknown_tag"},
 		{name: "segment unavailable", target: "/api/segment/get/orders", status: 503, code: "unavailable",
 			setup: func(v *env) { v.seg.setErr("orders", fmt.Errorf("%w: load: %w", segment.ErrUnavailable, internal)) }},
 		{name: "segment closed", target: "/api/segment/get/orders", status: 503, code: "unavailable",
 			setup: func(v *env) { v.seg.setErr("orders", segment.ErrClosed) }},
-		{name: "segment overflow", target: "/api/segment/batch/orders?count=2", status: 503, code: "unavailable",
-			setup: func(v *env) { v.seg.setErr("orders", segment.ErrOverflow) }},
+		{name: "segment exhausted", target: "/api/segment/batch/orders?count=2", status: 410, code: "tag_exhausted",
+			setup: func(v *env) { v.seg.setErr("orders", segment.ErrExhausted) }},
+		{name: "segment row misconfigured", target: "/api/segment/get/orders", status: 500, code: "tag_misconfigured",
+			setup: func(v *env) { v.seg.setErr("orders", fmt.Errorf("load: %w", segment.ErrMisconfigured)) }},
 		{name: "deadline", target: "/api/segment/get/orders", status: 503, code: "unavailable",
 			setup: func(v *env) { v.seg.setErr("orders", context.DeadlineExceeded) }},
 		{name: "clock backwards", target: "/api/snowflake/get", status: 503, code: "unavailable",
@@ -128,6 +130,9 @@ func TestErrors(t *testing.T) {
 			}
 			switch tt.status {
 			case 500:
+				if tt.code != "internal" {
+					break
+				}
 				if e.Error.Message != "internal error" {
 					t.Errorf("message = %q, want the generic one", e.Error.Message)
 				}

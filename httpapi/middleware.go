@@ -66,6 +66,24 @@ func (s *server) recover(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// headNoBody drops what a handler writes as the body of a HEAD response,
+// so each handler can serve HEAD as it serves GET. net/http's own writer
+// drops it too, but not every ResponseWriter a handler may be given does.
+func headNoBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().Method == http.MethodHead {
+			res := c.Response()
+			res.Writer = headWriter{res.Writer}
+		}
+		return next(c)
+	}
+}
+
+type headWriter struct{ http.ResponseWriter }
+
+func (headWriter) Write(p []byte) (int, error)   { return len(p), nil }
+func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // bodyLimit caps request bodies at limit bytes: a larger Content-Length is
 // refused at once, and reading past the limit fails with
 // *http.MaxBytesError, rendered as 413.

@@ -23,6 +23,9 @@ type SegmentIDs interface {
 	Next(ctx context.Context, tag string) (int64, error)
 	// NextN returns n ids in increasing order.
 	NextN(ctx context.Context, tag string, n int) ([]int64, error)
+	// NextRange returns up to n consecutive ids, [start, start+count),
+	// with 1 <= count <= n.
+	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
 	Snapshot() []segment.BufferState
 }
 
@@ -45,6 +48,9 @@ type TagAdmin interface {
 type Check struct {
 	Name string
 	Func func(ctx context.Context) error
+	// ShowReason puts the error of a failure in /readyz's answer; leave
+	// it false for errors that may name hosts or addresses.
+	ShowReason bool
 }
 
 // Config is what New needs. Zero fields are documented defaults.
@@ -70,12 +76,16 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Body and batch limits.
+// Body, batch and range limits.
 const (
 	// maxBodyBytes bounds a request body; larger is 413.
 	maxBodyBytes = 64 << 10
 	// MaxCount is the largest batch.
 	MaxCount = 10000
+	// MaxRangeCount is the largest range. A range is two numbers whatever
+	// its size, so it may be far larger than a batch; it stops there as
+	// the adaptive step does, since a range never spans two segments.
+	MaxRangeCount = 1_000_000
 )
 
 // server holds what handlers share.
@@ -110,24 +120,47 @@ func New(cfg Config) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.observe, s.recover, bodyLimit(maxBodyBytes))
+	e.Use(s.observe, s.recover, headNoBody, bodyLimit(maxBodyBytes))
 	s.routes(e)
 	return e
 }
 
 // routes registers every route of the API.
+//
+// HEAD is answered where a GET has no effect (the operations routes); on
+// the id routes it is a 405, for a HEAD that took an id would waste it and
+// one that did not could not say what a GET would have returned.
+//
+// A route whose last part is a parameter is registered a second time
+// without it, so that an empty tag or id is the 400 of a bad parameter,
+// not a 404.
 func (s *server) routes(e *echo.Echo) {
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", s.metricsHandler())
+	for path, h := range map[string]echo.HandlerFunc{
+		"/healthz": s.healthz,
+		"/readyz":  s.readyz,
+		"/metrics": s.metricsHandler(),
+	} {
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
 
-	e.GET("/api/segment/get/:tag", s.segmentGet)
-	e.GET("/api/segment/batch/:tag", s.segmentBatch)
+	for _, r := range []struct {
+		prefix string
+		h      echo.HandlerFunc
+	}{
+		{"/api/segment/get/", s.segmentGet},
+		{"/api/segment/batch/", s.segmentBatch},
+		{"/api/segment/range/", s.segmentRange},
+	} {
+		e.GET(r.prefix+":tag", r.h)
+		e.GET(r.prefix, r.h)
+	}
 
 	e.GET("/api/snowflake/get", s.snowflakeGet)
 	e.GET("/api/snowflake/get/:key", s.snowflakeGet)
 	e.GET("/api/snowflake/batch", s.snowflakeBatch)
 	e.GET("/api/snowflake/decode/:id", s.snowflakeDecode)
+	e.GET("/api/snowflake/decode/", s.snowflakeDecode)
 
 	if s.cfg.AdminToken == "" {
 		return // unmounted: /api/admin/... falls through to 404 not_found
@@ -137,7 +170,9 @@ func (s *server) routes(e *echo.Echo) {
 	auth := s.requireToken
 	e.POST("/api/admin/tags", s.adminCreateTag, auth)
 	e.GET("/api/admin/tags", s.adminListTags, auth)
-	e.GET("/api/admin/tags/:tag", s.adminGetTag, auth)
-	e.PATCH("/api/admin/tags/:tag", s.adminUpdateTag, auth)
+	for _, path := range []string{"/api/admin/tags/:tag", "/api/admin/tags/"} {
+		e.GET(path, s.adminGetTag, auth)
+		e.PATCH(path, s.adminUpdateTag, auth)
+	}
 	e.GET("/api/admin/segments", s.adminSegments, auth)
 }

@@ -1,0 +1,372 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+)
+
+// memStore is an in-memory leaf_alloc for the real allocator and the
+// admin routes. Every row takes its ranges from one sequence, so an id is
+// unique across all tags and a duplicate anywhere is a fault.
+type memStore struct {
+	mu   sync.Mutex
+	rows map[string]segment.Tag
+	next int64 // the first id of the next range, for every row
+}
+
+func newMemStore(rows ...segment.Tag) *memStore {
+	s := &memStore{rows: map[string]segment.Tag{}, next: 1}
+	for _, r := range rows {
+		s.rows[r.Name] = r
+	}
+	return s
+}
+
+func (s *memStore) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
+	return s.AllocateAbove(ctx, tag, step, 0)
+}
+
+func (s *memStore) AllocateAbove(_ context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.rows[tag]
+	switch {
+	case !ok:
+		return segment.Allocation{}, segment.ErrUnknownTag
+	case r.Step < segment.MinStep:
+		return segment.Allocation{}, segment.ErrMisconfigured
+	case r.MaxID == math.MaxInt64:
+		return segment.Allocation{}, segment.ErrExhausted
+	}
+	if step <= 0 {
+		step = r.Step
+	}
+	start := max(s.next, floor)
+	s.next = start + step
+	return segment.Allocation{MaxID: s.next, Step: step, DBStep: r.Step}, nil
+}
+
+func (s *memStore) Tag(_ context.Context, name string) (segment.Tag, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.rows[name]; ok {
+		return r, nil
+	}
+	return segment.Tag{}, segment.ErrUnknownTag
+}
+
+func (s *memStore) Tags(context.Context) ([]segment.Tag, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]segment.Tag, 0, len(s.rows))
+	for _, r := range s.rows {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (s *memStore) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.rows[t.Name]; ok {
+		return segment.Tag{}, segment.ErrTagExists
+	}
+	t.UpdateTime = fakeNow
+	s.rows[t.Name] = t
+	return t, nil
+}
+
+func (s *memStore) UpdateTag(_ context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.rows[name]
+	if !ok {
+		return segment.Tag{}, segment.ErrUnknownTag
+	}
+	if u.MaxID != nil {
+		if *u.MaxID < t.MaxID {
+			return segment.Tag{}, segment.ErrInvalidMaxID
+		}
+		t.MaxID = *u.MaxID
+	}
+	if u.Step != nil {
+		t.Step = *u.Step
+	}
+	if u.Description != nil {
+		t.Description = *u.Description
+	}
+	s.rows[name] = t
+	return t, nil
+}
+
+var (
+	_ segment.Store    = (*memStore)(nil)
+	_ httpapi.TagAdmin = (*memStore)(nil)
+)
+
+// idSet holds issued ids as sorted, disjoint, non-adjacent [lo, hi]
+// intervals: ranges of a million ids cost one entry.
+type idSet struct{ iv [][2]int64 }
+
+// add records [lo, hi] and reports false if any of it was there.
+func (s *idSet) add(lo, hi int64) bool {
+	i := sort.Search(len(s.iv), func(i int) bool { return s.iv[i][1] >= lo-1 })
+	j := i
+	for ; j < len(s.iv) && s.iv[j][0]-1 <= hi; j++ {
+		if s.iv[j][0] <= hi && s.iv[j][1] >= lo {
+			return false
+		}
+		lo, hi = min(lo, s.iv[j][0]), max(hi, s.iv[j][1])
+	}
+	s.iv = slices.Replace(s.iv, i, j, [2]int64{lo, hi})
+	return true
+}
+
+// addAll records ids, which must be increasing.
+func (s *idSet) addAll(ids []int64) bool {
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		if !s.add(ids[i], ids[j-1]) {
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+var knownCodes = map[string]bool{
+	"invalid_tag": true, "invalid_id": true, "invalid_count": true, "invalid_request": true,
+	"unauthorized": true, "unknown_tag": true, "not_found": true, "method_not_allowed": true,
+	"tag_exists": true, "tag_exhausted": true, "tag_misconfigured": true, "unavailable": true,
+}
+
+const fuzzToken = "t"
+
+// httpSeeds are requests of the hostile-input findings: method, target,
+// headers (one "Name: value" a line) and body.
+var httpSeeds = [][4]string{
+	{"GET", "/api/segment/get/orders", "", ""},
+	{"GET", "/api/segment/get/order%2Fv2", "", ""},
+	{"GET", "/api/segment/get/user@profile", "", ""},
+	{"GET", "/api/segment/get/订单", "", ""},
+	{"GET", "/api/segment/get/%E8%AE%A2%E5%8D%95", "", ""},
+	{"GET", "/api/segment/get/%C3%A9t%C3%A9", "", ""},
+	{"GET", "/api/segment/get/a%253Ab", "", ""},
+	{"GET", "/api/segment/get/a%3Ab", "", ""},
+	{"GET", "/api/segment/get/%25", "", ""},
+	{"GET", "/api/segment/get/%2F", "", ""},
+	{"GET", "/api/segment/get/%zz", "", ""},
+	{"GET", "/api/segment/get/", "", ""},
+	{"GET", "/api/segment/get/orders/", "", ""},
+	{"GET", "/api/segment/get/misconfigured", "", ""},
+	{"GET", "/api/segment/get/exhausted", "", ""},
+	{"GET", "/api/segment/batch/a%22b%5Cc?count=3", "", ""},
+	{"GET", "/api/segment/batch/orders?count=10000", "", ""},
+	{"GET", "/api/segment/batch/?count=1", "", ""},
+	{"GET", "/api/segment/batch/orders?count=+5", "", ""},
+	{"GET", "/api/segment/batch/orders?count=05", "", ""},
+	{"GET", "/api/segment/batch/orders?count=5&count=6", "", ""},
+	{"GET", "/api/segment/batch/orders?count=%zz", "", ""},
+	{"GET", "/api/segment/range/orders?count=1000000", "", ""},
+	{"GET", "/api/segment/range/order%2Fv2?count=1000", "", ""},
+	{"GET", "/api/segment/range/orders?count=1000001", "", ""},
+	{"GET", "/api/segment/range/orders?count=99999999999999999999999", "", ""},
+	{"GET", "/api/snowflake/get", "", ""},
+	{"GET", "/api/snowflake/get/any%2Fkey", "", ""},
+	{"GET", "/api/snowflake/batch?count=10000", "", ""},
+	{"GET", "/api/snowflake/decode/%31", "", ""},
+	{"GET", "/api/snowflake/decode/1%20", "", ""},
+	{"GET", "/api/snowflake/decode/", "", ""},
+	{"GET", "/api/snowflake/decode/9223372036854775808", "", ""},
+	{"HEAD", "/healthz", "", ""},
+	{"HEAD", "/readyz", "", ""},
+	{"HEAD", "/metrics", "", ""},
+	{"HEAD", "/api/segment/get/orders", "", ""},
+	{"HEAD", "/api/segment/range/orders?count=5", "", ""},
+	{"OPTIONS", "/api/segment/get/orders", "", ""},
+	{"BREW", "/api/snowflake/get", "", ""},
+	{"GET", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, ""},
+	{"GET", "/api/admin/segments", "Authorization: Bearer " + fuzzToken, ""},
+	{"GET", "/api/admin/tags/order%2Fv2", "Authorization: Bearer " + fuzzToken, ""},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"new/tag","step":5}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"a","tag":"b"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"a","step":null}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"a","step":"x"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"a","Step":1}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken + "\nContent-Length: 70000", `{"tag":"a"}`},
+	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"max_id":"9000000000000000000"}`},
+	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"step":1000000}`},
+	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer wrong", `{"step":1}`},
+}
+
+// FuzzHTTP drives the whole API, the real allocator and snowflake
+// generator behind it, with fuzzed methods, targets, headers and bodies.
+// Across the run no id is issued twice; no request is a 500 but for a
+// misconfigured row, or takes more than two seconds; every error is the
+// one JSON shape with a known code.
+func FuzzHTTP(f *testing.F) {
+	for _, s := range httpSeeds {
+		f.Add(s[0], s[1], s[2], []byte(s[3]))
+	}
+	store := newMemStore(
+		segment.Tag{Name: "orders", MaxID: 1, Step: 1000},
+		segment.Tag{Name: "order/v2", MaxID: 1, Step: 10},
+		segment.Tag{Name: "user@profile", MaxID: 1, Step: 1000},
+		segment.Tag{Name: "订单", MaxID: 1, Step: 1000},
+		segment.Tag{Name: "été", MaxID: 1, Step: 1000},
+		segment.Tag{Name: "a%3Ab", MaxID: 1, Step: 1000},
+		segment.Tag{Name: "%", MaxID: 1, Step: 1000},
+		segment.Tag{Name: `a"b\c`, MaxID: 1, Step: 1000},
+		segment.Tag{Name: "misconfigured", MaxID: 1, Step: 0},
+		segment.Tag{Name: "exhausted", MaxID: math.MaxInt64, Step: 1000},
+	)
+	alloc := segment.New(store, segment.Options{RefreshInterval: -1})
+	f.Cleanup(func() { alloc.Close() })
+	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { gen.Close(context.Background()) })
+	e := httpapi.New(httpapi.Config{
+		Segments: alloc, Snowflake: gen, Tags: store, AdminToken: fuzzToken,
+		Registry: prometheus.NewRegistry(),
+	})
+	var segIDs, snowIDs idSet
+
+	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte) {
+		var head strings.Builder
+		head.WriteString(method + " " + target + " HTTP/1.1\r\nHost: leaf\r\n")
+		for line := range strings.SplitSeq(headers, "\n") {
+			if line != "" {
+				head.WriteString(line + "\r\n")
+			}
+		}
+		if lower := strings.ToLower(headers); !strings.Contains(lower, "content-length") && !strings.Contains(lower, "transfer-encoding") {
+			head.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
+		}
+		head.WriteString("\r\n")
+		req, err := readRequest(head.String(), body)
+		if err != nil {
+			return // refused by net/http before any handler
+		}
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		e.ServeHTTP(rec, req)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("%s %q took %v", method, target, took)
+		}
+		checkAnswer(t, req, rec, &segIDs, &snowIDs)
+	})
+}
+
+func checkAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder, segIDs, snowIDs *idSet) {
+	t.Helper()
+	what := req.Method + " " + req.RequestURI
+	path := req.URL.Path
+	idRoute := strings.HasPrefix(path, "/api/segment/") || strings.HasPrefix(path, "/api/snowflake/get") || strings.HasPrefix(path, "/api/snowflake/batch")
+	if req.Method == http.MethodHead {
+		if rec.Body.Len() != 0 {
+			t.Fatalf("%s: a body to HEAD: %q", what, rec.Body)
+		}
+		if idRoute && rec.Code < 300 {
+			t.Fatalf("%s: %d", what, rec.Code)
+		}
+		return
+	}
+	if rec.Code >= 400 {
+		var e apiErr
+		dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			t.Fatalf("%s: %d, not the error shape: %q (%v)", what, rec.Code, rec.Body, err)
+		}
+		if !knownCodes[e.Error.Code] || e.Error.Message == "" {
+			t.Fatalf("%s: %d %+v", what, rec.Code, e.Error)
+		}
+		if rec.Code >= 500 && e.Error.Code != "tag_misconfigured" && e.Error.Code != "unavailable" {
+			t.Fatalf("%s: %d %+v", what, rec.Code, e.Error)
+		}
+		if rec.Code == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("%s: 503 without Retry-After", what)
+		}
+		return
+	}
+	if rec.Code != http.StatusOK || req.Method != http.MethodGet {
+		return
+	}
+	switch {
+	case strings.HasPrefix(path, "/api/segment/get/"):
+		id, err := strconv.ParseInt(rec.Body.String(), 10, 64)
+		if err != nil || id < 1 || !segIDs.add(id, id) {
+			t.Fatalf("%s: id %q (%v) bad or issued before", what, rec.Body, err)
+		}
+	case strings.HasPrefix(path, "/api/snowflake/get"):
+		id, err := strconv.ParseInt(rec.Body.String(), 10, 64)
+		if err != nil || id < 1 || !snowIDs.add(id, id) {
+			t.Fatalf("%s: id %q (%v) bad or issued before", what, rec.Body, err)
+		}
+	case strings.HasPrefix(path, "/api/segment/batch/"), strings.HasPrefix(path, "/api/snowflake/batch"):
+		var out struct{ IDs []string }
+		decodeBody(t, rec, &out)
+		ids := make([]int64, len(out.IDs))
+		for i, s := range out.IDs {
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || id < 1 || i > 0 && id <= ids[i-1] {
+				t.Fatalf("%s: id %q of %v", what, s, out.IDs)
+			}
+			ids[i] = id
+		}
+		set := segIDs
+		if strings.HasPrefix(path, "/api/snowflake/") {
+			set = snowIDs
+		}
+		if len(ids) == 0 || !set.addAll(ids) {
+			t.Fatalf("%s: ids empty or issued before: %v", what, out.IDs)
+		}
+	case strings.HasPrefix(path, "/api/segment/range/"):
+		var out rangeJSON
+		decodeBody(t, rec, &out)
+		first, err := strconv.ParseInt(out.Start, 10, 64)
+		if err != nil || first < 1 || out.Count < 1 || out.Count > httpapi.MaxRangeCount || !segIDs.add(first, first+int64(out.Count)-1) {
+			t.Fatalf("%s: range %+v bad or issued before", what, out)
+		}
+	}
+}
+
+func TestIDSet(t *testing.T) {
+	var s idSet
+	for _, r := range [][2]int64{{10, 20}, {30, 40}, {21, 29}, {1, 5}, {6, 9}, {50, 50}} {
+		if !s.add(r[0], r[1]) {
+			t.Fatalf("add %v refused; set %v", r, s.iv)
+		}
+	}
+	if want := [][2]int64{{1, 40}, {50, 50}}; !slices.Equal(s.iv, want) {
+		t.Fatalf("set %v, want %v", s.iv, want)
+	}
+	for _, r := range [][2]int64{{40, 45}, {0, 1}, {50, 50}, {45, 55}, {-5, 100}} {
+		if s.add(r[0], r[1]) {
+			t.Fatalf("add %v accepted; set %v", r, s.iv)
+		}
+	}
+}
