@@ -65,14 +65,37 @@ func FS(dialect string) (fs.FS, error) {
 
 // Up applies the pending migrations of dialect ("mysql" or "sqlite") to db
 // and returns those it applied, oldest first; none when the schema is
-// current. On MySQL concurrent callers (several instances starting at once)
-// are serialised with a lock row in the database (see mysqlLocker).
+// current. When a migration fails it returns the error and those applied
+// before it, which stay applied. On MySQL concurrent callers (several
+// instances starting at once) are serialised with a lock row in the
+// database (see mysqlLocker).
 func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 	p, err := provider(db, dialect)
 	if err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", dialect, err)
 	}
-	results, err := p.Up(ctx)
+	var applied []Applied
+	// goose returns no results with a failure, only inside its
+	// PartialError; and a retry below reports only what it applied itself.
+	up := func() error {
+		results, err := p.Up(ctx)
+		var pe *goose.PartialError
+		if errors.As(err, &pe) {
+			results = pe.Applied
+		}
+		for _, r := range results {
+			if r == nil || r.Error != nil || r.Source == nil {
+				continue
+			}
+			applied = append(applied, Applied{
+				Version:  r.Source.Version,
+				Name:     path.Base(r.Source.Path),
+				Duration: r.Duration,
+			})
+		}
+		return err
+	}
+	err = up()
 	// goose creates its version table and that table's first row in two
 	// steps, before the lock: an instance starting at the same moment as
 	// another can read in between. SQLite has no lock: two instances can
@@ -84,21 +107,10 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 		isConflict(err) || appliedMeanwhile(ctx, p, err)); try++ {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("migrate %s: %w", dialect, ctx.Err())
+			return applied, fmt.Errorf("migrate %s: %w", dialect, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
-		results, err = p.Up(ctx)
-	}
-	applied := make([]Applied, 0, len(results))
-	for _, r := range results {
-		if r.Error != nil {
-			continue
-		}
-		applied = append(applied, Applied{
-			Version:  r.Source.Version,
-			Name:     path.Base(r.Source.Path),
-			Duration: r.Duration,
-		})
+		err = up()
 	}
 	if err != nil {
 		return applied, fmt.Errorf("migrate %s: %w", dialect, err)

@@ -86,3 +86,32 @@ func TestUpSQLite(t *testing.T) {
 		t.Fatalf("max_id %d, update_time %s", maxID, updated)
 	}
 }
+
+// A migration that fails leaves those before it applied, and Up says which:
+// a database where leaf_worker_lease already has the column migration 3
+// adds makes migration 3 fail after 1 and 2 went through.
+func TestUpReportsWhatItAppliedBeforeAFailure(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(ctx, `CREATE TABLE leaf_worker_lease (
+  worker_id INTEGER NOT NULL PRIMARY KEY, holder VARCHAR(191) NOT NULL, expires_ms BIGINT NOT NULL,
+  last_timestamp_ms BIGINT NOT NULL DEFAULT 0, update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  instance VARCHAR(64) NOT NULL DEFAULT '')`); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := migrations.Up(ctx, db, migrations.SQLite)
+	if err == nil {
+		t.Fatal("Up succeeded adding a column that exists")
+	}
+	var versions []int64
+	for _, a := range applied {
+		versions = append(versions, a.Version)
+	}
+	if !slices.Equal(versions, []int64{1, 2}) || applied[1].Name != "00002_leaf_worker_lease.sql" {
+		t.Fatalf("applied %+v, want versions 1 and 2", applied)
+	}
+}

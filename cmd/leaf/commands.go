@@ -2,106 +2,307 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/leafid/leaf/migrations"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 )
 
-// openStore parses the store flags of a one-shot command, opens the store
-// and applies pending migrations; extra registers the command's own flags.
-func openStore(ctx context.Context, name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (*store.Store, *flag.FlagSet, error) {
-	var sf storeFlags
+// commandLine parses the command line of a one-shot command: the store
+// flags, which read their environment variables as serve's do, and the
+// command's own flags (own), which do not: a LEAF_STEP left in a shell by
+// someone would silently change every tag created there. It returns the
+// store flags, validated, and the arguments.
+func commandLine(name string, args []string, getenv func(string) string, stderr io.Writer, own func(*flag.FlagSet)) (*storeFlags, []string, error) {
+	sf := &storeFlags{}
 	fs := flag.NewFlagSet("leaf "+name, flag.ContinueOnError)
 	sf.register(fs)
-	if extra != nil {
-		extra(fs)
+	fromEnv := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { fromEnv[f.Name] = true })
+	if own != nil {
+		own(fs)
 	}
-	if err := parse(fs, args, getenv, stderr); err != nil {
+	if err := parseFlags(fs, args, getenv, stderr, func(n string) bool { return fromEnv[n] }); err != nil {
 		return nil, nil, err
 	}
 	if err := sf.validate(); err != nil {
 		return nil, nil, err
 	}
-	st, err := sf.open(ctx, store.Options{})
-	if err != nil {
-		return nil, nil, err
+	return sf, fs.Args(), nil
+}
+
+// migrateStore applies the pending migrations to st and returns those it
+// applied, oldest first.
+func migrateStore(ctx context.Context, st *store.Store) ([]migrations.Applied, error) {
+	return migrations.Up(ctx, st.DB().DB, st.Dialect())
+}
+
+// logMigrations logs what migrateStore applied at the start of serve.
+func logMigrations(log *slog.Logger, applied []migrations.Applied) {
+	if len(applied) == 0 {
+		log.Info("no pending migration")
+		return
 	}
-	// Migrations only create what is missing, so every command may run
-	// them: 'leaf tag add' works on a fresh database too.
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, nil, err
+	for _, m := range applied {
+		log.Info("migration applied", "version", m.Version, "name", m.Name, "took", m.Duration.Round(time.Millisecond).String())
 	}
-	return st, fs, nil
+}
+
+// printMigrations writes what migrateStore applied to where.
+func printMigrations(w io.Writer, where string, applied []migrations.Applied) {
+	for _, m := range applied {
+		fmt.Fprintf(w, "applied %s (version %d) to %s\n", m.Name, m.Version, where)
+	}
 }
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	st, fs, err := openStore(ctx, "migrate", args, getenv, stderr, nil)
+	sf, rest, err := commandLine("migrate", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: migrate takes no arguments, got %q", errUsage, rest)
+	}
+	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: migrate takes no arguments", errUsage)
+	where := sf.where(st)
+	applied, err := migrateStore(ctx, st)
+	printMigrations(stdout, where, applied)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
-	fmt.Fprintf(stdout, "%s database is up to date\n", st.Dialect())
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "no pending migration: %s is up to date\n", where)
+	}
 	return nil
 }
 
 func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	// The name comes first (leaf tag add NAME --step N); flag parsing stops
-	// at the first non-flag, so take it out before parsing.
-	var name string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		name, args = args[0], args[1:]
-	}
 	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
-	st, fs, err := openStore(ctx, "tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.Int64Var(&t.Step, "step", segment.DefaultStep, "ids taken per load (1..1000000)")
+	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
 		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
-		fs.StringVar(&t.Description, "description", "", "free text")
+		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
 	})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if name == "" && fs.NArg() > 0 {
-		name = fs.Arg(0)
-	}
-	if name == "" {
+	switch {
+	case len(rest) == 0:
 		return fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
+	case len(rest) > 1:
+		return fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
 	}
-	t.Name = name
+	t.Name = rest[0]
+	// Checked before the store is opened: a bad command line creates no
+	// database file and applies no migration.
 	if err := t.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: tag %s: %v", errUsage, quote(t.Name), err)
 	}
-	created, err := st.CreateTag(ctx, t)
+	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "created %s: next id %d, step %d\n", created.Name, created.MaxID, created.Step)
+	defer st.Close()
+	where := sf.where(st)
+	// Migrations only create what is missing, so tag add works on a fresh
+	// database too; it says so, as that may be a database made by mistake.
+	applied, err := migrateStore(ctx, st)
+	printMigrations(stderr, where, applied)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	created, err := st.CreateTag(ctx, t)
+	if errors.Is(err, segment.ErrInvalidTag) || errors.Is(err, segment.ErrInvalidDescription) {
+		// What only the database could judge (a character its table
+		// cannot store) is still a mistake in the command line.
+		return fmt.Errorf("%w: %s: %w", errUsage, where, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	fmt.Fprintf(stdout, "created %s in %s: next id %d, step %d\n", printable(created.Name), where, created.MaxID, created.Step)
 	return nil
 }
 
 func tagList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	st, _, err := openStore(ctx, "tag list", args, getenv, stderr, nil)
+	sf, rest, err := commandLine("tag list", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: tag list takes no arguments, got %s", errUsage, quoteAll(rest))
+	}
+	// Listing only reads: it neither creates a SQLite file (a typo in
+	// --sqlite-path would otherwise leave an empty database behind and
+	// list nothing) nor applies migrations (to the database of a Java
+	// Leaf, say).
+	if sf.mysqlCfg == nil && sf.sqlitePath != ":memory:" {
+		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
+		}
+	}
+	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	tags, err := st.Tags(ctx)
 	if err != nil {
-		return err
+		// On a database never migrated the store's error says to run
+		// leaf migrate.
+		return fmt.Errorf("%s: %w", sf.where(st), err)
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TAG\tMAX_ID\tSTEP\tUPDATED\tDESCRIPTION")
+	return writeTags(stdout, tags)
+}
+
+// writeTags writes tags as a table. Names and descriptions come from the
+// database, where anyone (a Java Leaf's admin, a SQL console) may have put
+// escape sequences: they are escaped (see printable), and the columns are
+// padded by the width a terminal gives them, not by bytes.
+func writeTags(w io.Writer, tags []segment.Tag) error {
+	rows := [][]string{{"TAG", "MAX_ID", "STEP", "UPDATED", "DESCRIPTION"}}
 	for _, t := range tags {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\n", t.Name, t.MaxID, t.Step, t.UpdateTime.UTC().Format(time.RFC3339), t.Description)
+		rows = append(rows, []string{printable(t.Name), fmt.Sprint(t.MaxID), fmt.Sprint(t.Step),
+			t.UpdateTime.UTC().Format(time.RFC3339), printable(t.Description)})
 	}
-	return w.Flush()
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], displayWidth(cell))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		var line strings.Builder
+		for i, cell := range r {
+			if i > 0 {
+				line.WriteString(strings.Repeat(" ", widths[i-1]-displayWidth(r[i-1])+2))
+			}
+			line.WriteString(cell)
+		}
+		// No trailing blanks (the padding before an empty description).
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// printable returns s with everything a terminal could act on or hide
+// escaped, so that printing it can neither move the cursor, recolour,
+// retitle nor reorder the screen, nor make two different names look alike:
+// C0 and C1 controls and DEL (\x1b, \u009b), line and paragraph separators,
+// invisible format characters such as bidirectional overrides (\u202e),
+// and bytes that are not UTF-8 (\xff). A backslash is doubled, so the
+// result reads back unambiguously. The joiners U+200C and U+200D stay:
+// scripts and emoji need them.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) ||
+			(unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// quote is printable in quotes, for a value inside a message.
+func quote(s string) string { return `"` + printable(s) + `"` }
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return strings.Join(q, " ")
+}
+
+// displayWidth is the number of terminal columns s takes, for s made
+// printable: combining marks take none, East Asian wide and fullwidth
+// characters two, others one. Terminals disagree on some emoji; the
+// ranges below are the common ground.
+func displayWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		case isWide(r):
+			w += 2
+		default:
+			w++
+		}
+	}
+	return w
+}
+
+// wide are the main blocks of East Asian Wide and Fullwidth characters
+// (Unicode's EastAsianWidth.txt, W and F), in increasing order.
+var wide = [][2]rune{
+	{0x1100, 0x115f}, {0x231a, 0x231b}, {0x2329, 0x232a}, {0x23e9, 0x23ec}, {0x23f0, 0x23f0},
+	{0x23f3, 0x23f3}, {0x25fd, 0x25fe}, {0x2614, 0x2615}, {0x2648, 0x2653}, {0x267f, 0x267f},
+	{0x2693, 0x2693}, {0x26a1, 0x26a1}, {0x26aa, 0x26ab}, {0x26bd, 0x26be}, {0x26c4, 0x26c5},
+	{0x26ce, 0x26ce}, {0x26d4, 0x26d4}, {0x26ea, 0x26ea}, {0x26f2, 0x26f3}, {0x26f5, 0x26f5},
+	{0x26fa, 0x26fa}, {0x26fd, 0x26fd}, {0x2705, 0x2705}, {0x270a, 0x270b}, {0x2728, 0x2728},
+	{0x274c, 0x274c}, {0x274e, 0x274e}, {0x2753, 0x2755}, {0x2757, 0x2757}, {0x2795, 0x2797},
+	{0x27b0, 0x27b0}, {0x27bf, 0x27bf}, {0x2b1b, 0x2b1c}, {0x2b50, 0x2b50}, {0x2b55, 0x2b55},
+	{0x2e80, 0x303e}, {0x3041, 0x33ff}, {0x3400, 0x4dbf}, {0x4e00, 0x9fff}, {0xa000, 0xa4cf},
+	{0xa960, 0xa97f}, {0xac00, 0xd7a3}, {0xf900, 0xfaff}, {0xfe10, 0xfe19}, {0xfe30, 0xfe6f},
+	{0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x16fe0, 0x16fe4}, {0x17000, 0x18cff}, {0x1b000, 0x1b2ff},
+	{0x1f004, 0x1f004}, {0x1f0cf, 0x1f0cf}, {0x1f18e, 0x1f18e}, {0x1f191, 0x1f19a}, {0x1f200, 0x1f2ff},
+	{0x1f300, 0x1f320}, {0x1f32d, 0x1f335}, {0x1f337, 0x1f37c}, {0x1f37e, 0x1f393}, {0x1f3a0, 0x1f3ca},
+	{0x1f3cf, 0x1f3d3}, {0x1f3e0, 0x1f3f0}, {0x1f3f4, 0x1f3f4}, {0x1f3f8, 0x1f43e}, {0x1f440, 0x1f440},
+	{0x1f442, 0x1f4fc}, {0x1f4ff, 0x1f53d}, {0x1f54b, 0x1f54e}, {0x1f550, 0x1f567}, {0x1f57a, 0x1f57a},
+	{0x1f595, 0x1f596}, {0x1f5a4, 0x1f5a4}, {0x1f5fb, 0x1f64f}, {0x1f680, 0x1f6c5}, {0x1f6cc, 0x1f6cc},
+	{0x1f6d0, 0x1f6d2}, {0x1f6d5, 0x1f6d7}, {0x1f6dc, 0x1f6df}, {0x1f6eb, 0x1f6ec}, {0x1f6f4, 0x1f6fc},
+	{0x1f7e0, 0x1f7eb}, {0x1f7f0, 0x1f7f0}, {0x1f90c, 0x1f93a}, {0x1f93c, 0x1f945}, {0x1f947, 0x1f9ff},
+	{0x1fa70, 0x1faff}, {0x20000, 0x2fffd}, {0x30000, 0x3fffd},
+}
+
+func isWide(r rune) bool {
+	lo, hi := 0, len(wide)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch {
+		case r < wide[m][0]:
+			hi = m
+		case r > wide[m][1]:
+			lo = m + 1
+		default:
+			return true
+		}
+	}
+	return false
 }

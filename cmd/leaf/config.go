@@ -7,11 +7,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 )
 
@@ -21,7 +27,8 @@ type storeFlags struct {
 	mysqlAddrs   string
 	sqlitePath   string
 	storeTimeout time.Duration
-	addrs        []string // mysqlAddrs parsed by validate
+	addrs        []string      // mysqlAddrs parsed by validate
+	mysqlCfg     *mysql.Config // mysqlDSN parsed by validate; nil for SQLite
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -43,17 +50,43 @@ func (f *storeFlags) validate() error {
 	if f.storeTimeout < 0 {
 		return fmt.Errorf("%w: --store-timeout %v: want 0 or a positive duration", errUsage, f.storeTimeout)
 	}
+	if f.mysqlDSN == "" {
+		f.mysqlCfg = nil
+		if f.sqlitePath == "" {
+			return fmt.Errorf("%w: --sqlite-path is empty and no --mysql-dsn is given: no store to open", errUsage)
+		}
+		return nil
+	}
+	// The driver's messages quote no part of the DSN, so the password
+	// cannot leak through them.
+	if f.mysqlCfg, err = mysql.ParseDSN(f.mysqlDSN); err != nil {
+		return fmt.Errorf("%w: --mysql-dsn: %v (want user:pass@tcp(host:3306)/db)", errUsage, err)
+	}
+	if f.mysqlCfg.DBName == "" {
+		return fmt.Errorf("%w: --mysql-dsn names no database (want user:pass@tcp(host:3306)/db)", errUsage)
+	}
 	return nil
 }
+
+// mysqlUnknownDatabase is MySQL's answer for a database that does not
+// exist (ER_BAD_DB_ERROR).
+const mysqlUnknownDatabase = 1049
 
 // open opens the configured store, after validate.
 func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store, error) {
 	opts.Timeout = f.storeTimeout
-	if f.mysqlDSN != "" {
-		opts.Addrs = f.addrs
-		return store.OpenMySQL(ctx, f.mysqlDSN, opts)
+	if f.mysqlDSN == "" {
+		return store.OpenSQLite(ctx, f.sqlitePath, opts)
 	}
-	return store.OpenSQLite(ctx, f.sqlitePath, opts)
+	opts.Addrs = f.addrs
+	st, err := store.OpenMySQL(ctx, f.mysqlDSN, opts)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == mysqlUnknownDatabase && f.mysqlCfg != nil {
+		// leaf creates tables, never the database: that needs a privilege
+		// the service's user should not have.
+		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, f.mysqlCfg.DBName)
+	}
+	return st, err
 }
 
 // describe names the store for logs, without the DSN's password.
@@ -72,6 +105,19 @@ func (f *storeFlags) describe() []any {
 	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
 }
 
+// where names the store st for a person, as in "created orders in mysql
+// leaf@tcp(db:3306)/leaf": the node in use, never the password.
+func (f *storeFlags) where(st *store.Store) string {
+	if f.mysqlCfg == nil {
+		return "sqlite " + f.sqlitePath
+	}
+	addr := f.mysqlCfg.Addr
+	if st != nil && st.Addr() != "" {
+		addr = st.Addr()
+	}
+	return fmt.Sprintf("mysql %s@%s(%s)/%s", f.mysqlCfg.User, f.mysqlCfg.Net, addr, f.mysqlCfg.DBName)
+}
+
 // envName is the environment variable of a flag: LEAF_ and the flag's name
 // in capitals, dashes as underscores.
 func envName(flagName string) string {
@@ -82,26 +128,230 @@ func envName(flagName string) string {
 // variable, so that a flag on the command line wins over the variable.
 // -h prints the flags and returns flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string, getenv func(string) string, stderr io.Writer) error {
+	return parseFlags(fs, args, getenv, stderr, func(string) bool { return true })
+}
+
+// parseFlags is parse where only the flags for which withEnv is true read
+// their environment variable.
+//
+// Flags and arguments may come in any order (leaf tag add NAME --step 5 as
+// well as leaf tag add --step 5 NAME): the flag package alone would stop at
+// the first argument and leave every flag after it unread, silently. After
+// "--" everything is an argument. fs.Args() holds the arguments afterwards.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, stderr io.Writer, withEnv func(string) bool) error {
 	fs.SetOutput(stderr)
+	fs.Usage = func() { printUsage(fs) }
+	sources := map[string]string{} // flag name -> what set it, for messages
+
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		f.Usage += fmt.Sprintf(" (env %s)", envName(f.Name))
-		if v := getenv(envName(f.Name)); v != "" && envErr == nil {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErr = fmt.Errorf("%w: %s=%q: %v", errUsage, envName(f.Name), v, err)
-			}
+		if !withEnv(f.Name) {
+			return
 		}
+		name := envName(f.Name)
+		f.Usage += fmt.Sprintf(" (env %s)", name)
+		v := getenv(name)
+		if v == "" || envErr != nil {
+			return
+		}
+		source := name + "="
+		if err := fs.Set(f.Name, v); err != nil {
+			envErr = fmt.Errorf("%w: %s%q: %s", errUsage, source, v, badValue(f, v, err))
+		}
+		sources[f.Name] = source
 	})
+
+	var positional []string
+	var argErr error
+	for i := 0; i < len(args) && argErr == nil; i++ {
+		arg := args[i]
+		if arg == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(arg) < 2 || arg[0] != '-' {
+			positional = append(positional, arg)
+			continue
+		}
+		name := strings.TrimPrefix(arg[1:], "-")
+		value, hasValue := "", false
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name, value, hasValue = name[:k], name[k+1:], true
+		}
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			argErr = fmt.Errorf("%w: bad flag syntax %q", errUsage, arg)
+			break
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			if name == "h" || name == "help" {
+				fs.Usage()
+				return flag.ErrHelp
+			}
+			argErr = fmt.Errorf("%w: unknown flag %s", errUsage, printable("--"+name))
+			break
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if !hasValue {
+				value = "true"
+				// --segment false sets --segment and leaves "false" as an
+				// argument; say what was meant.
+				if i+1 < len(args) {
+					if _, err := strconv.ParseBool(args[i+1]); err == nil {
+						argErr = fmt.Errorf("%w: --%s %s: a true/false flag takes its value after '=': --%s=%s", errUsage, name, args[i+1], name, args[i+1])
+						break
+					}
+				}
+			}
+		} else if !hasValue {
+			if i+1 == len(args) {
+				argErr = fmt.Errorf("%w: --%s needs a value", errUsage, name)
+				break
+			}
+			i++
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			argErr = fmt.Errorf("%w: --%s %q: %s", errUsage, name, value, badValue(f, value, err))
+			break
+		}
+		sources[name] = "--" + name + " "
+	}
+	if argErr != nil {
+		return argErr
+	}
 	if envErr != nil {
 		return envErr
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	// Hand the arguments to fs, behind "--" so that none is read as a flag.
+	if err := fs.Parse(append([]string{"--"}, positional...)); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	for _, name := range slices.Sorted(maps.Keys(flagRules)) {
+		rule := flagRules[name]
+		f := fs.Lookup(name)
+		if f == nil || sources[name] == "" {
+			continue
+		}
+		g, ok := f.Value.(flag.Getter)
+		if !ok {
+			continue
+		}
+		if err := rule(g.Get()); err != nil {
+			return fmt.Errorf("%w: %s%s: %v", errUsage, sources[name], f.Value, err)
+		}
+	}
 	return nil
+}
+
+// badValue says what is wrong with value for f, in a person's terms
+// rather than the flag package's ("parse error").
+func badValue(f *flag.Flag, value string, err error) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "want true or false"
+	case time.Duration:
+		return "want a duration such as 500ms, 2s or 1m"
+	case int, int64:
+		if _, perr := strconv.ParseInt(value, 0, 64); errors.Is(perr, strconv.ErrRange) {
+			return "out of range"
+		}
+		return "want a whole number"
+	}
+	return err.Error()
+}
+
+// flagRules are checks of a flag's value that its type cannot make. They
+// run on a value set by a variable or on the command line, before anything
+// is opened, so that a bad one is a usage error and not a failure halfway
+// through a start.
+var flagRules = map[string]func(any) error{
+	"snowflake-epoch": checkEpoch,
+	"tag-refresh":     checkTagRefresh,
+	"addr":            checkAddr,
+}
+
+// checkTagRefresh wants a positive interval: segment.Options reads 0 as
+// "the default" and a negative one as "never", and never would silently
+// stop the search for rows gone back in time (README, "High availability").
+func checkTagRefresh(v any) error {
+	if d, ok := v.(time.Duration); !ok || d <= 0 {
+		return fmt.Errorf("want a positive duration such as %v", segment.DefaultRefreshInterval)
+	}
+	return nil
+}
+
+// checkAddr wants host:port, so that a bad address is a usage error before
+// the store is opened and migrated rather than a failure after.
+func checkAddr(v any) error {
+	s, _ := v.(string)
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return fmt.Errorf("want host:port or :port, e.g. :8080 (%v)", err)
+	}
+	return nil
+}
+
+// checkEpoch accepts a snowflake epoch from 1 ms after the Unix epoch to
+// now. Zero is refused rather than honoured: snowflake.Settings reads an
+// EpochMs of 0 as "the default", so 0 used to become 1288834974657 without
+// a word. Honouring it would need a way to say "unset" other than 0 in the
+// snowflake settings; what is lost is small, as the 41 bits counted from
+// 1970 run out in 2039.
+func checkEpoch(v any) error {
+	ms, ok := v.(int64)
+	if !ok {
+		return fmt.Errorf("not a number of milliseconds")
+	}
+	now := time.Now()
+	switch {
+	case ms == 0:
+		return fmt.Errorf("not accepted (0 used to mean the default; an epoch of 1970 would run out in 2039): give the epoch in Unix milliseconds, e.g. the default %d", snowflake.DefaultEpochMs)
+	case ms < 0:
+		return fmt.Errorf("before 1970; want Unix milliseconds from 1 to now (%d)", now.UnixMilli())
+	case ms > now.UnixMilli():
+		return fmt.Errorf("%s is in the future; an epoch must be at most now (%d)",
+			time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), now.UnixMilli())
+	}
+	return nil
+}
+
+// synopses are the first lines of each command's -h.
+var synopses = map[string]string{
+	"leaf serve":    "Usage: leaf serve [flags]\n\nRuns the service; applies pending migrations first unless --migrate=false.\nEvery flag has an environment variable, shown with it; a flag wins over its variable.",
+	"leaf migrate":  "Usage: leaf migrate [flags]\n\nApplies the pending migrations to the store, says which, and exits.",
+	"leaf tag add":  "Usage: leaf tag add NAME [flags]\n\nCreates the tag NAME in the store (applying pending migrations first).\nFlags may come before or after NAME; put -- before a NAME that begins with '-'.",
+	"leaf tag list": "Usage: leaf tag list [flags]\n\nLists the tags of the store with max_id, step, last update and description.\nControl characters in names and descriptions are shown escaped (\\x1b, \\u202e, \\\\).",
+}
+
+// printUsage writes the synopsis of fs's command and its flags.
+func printUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	if s, ok := synopses[fs.Name()]; ok {
+		fmt.Fprintf(w, "%s\n\nFlags:\n", s)
+	} else {
+		fmt.Fprintf(w, "Usage of %s:\n", fs.Name())
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "0" && d != "0s" && d != "false" {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					d = strconv.Quote(d)
+				}
+			}
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // newLogger returns the slog logger for format "text" or "json" at level

@@ -6,12 +6,15 @@
 //
 //	leaf serve    [flags]   run the service
 //	leaf migrate  [flags]   apply pending migrations and exit
-//	leaf tag add NAME [--step N] [--max-id M] [--description D]
+//	leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
 //	leaf tag list [flags]
 //	leaf version
+//	leaf help [COMMAND]
 //
-// Every flag has an environment variable (LEAF_ plus the flag's name in
-// capitals); a flag on the command line wins over its variable.
+// Flags may come before or after the arguments. Every flag of serve, and
+// the store flags of the other commands, has an environment variable
+// (LEAF_ plus the flag's name in capitals); a flag on the command line wins
+// over its variable.
 package main
 
 import (
@@ -35,17 +38,33 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "leaf:", err)
-		if errors.Is(err, errUsage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	os.Exit(exitCode(err, os.Stderr))
 }
+
+// exitCode reports err on stderr and returns the exit status: 0 for none
+// or a help asked for, 2 for a usage error, 1 for any other failure.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "leaf:", err)
+	if !errors.Is(err, errUsage) {
+		return 1
+	}
+	var h helpHint
+	if errors.As(err, &h) {
+		fmt.Fprintf(stderr, "Run '%s -h' for its usage.\n", h.command)
+	}
+	return 2
+}
+
+// helpHint is a usage error of a command, whose -h tells more.
+type helpHint struct {
+	error
+	command string
+}
+
+func (h helpHint) Unwrap() error { return h.error }
 
 const usage = `leaf: unique, time-ordered ids over HTTP
 
@@ -53,10 +72,20 @@ Usage:
   leaf serve    [flags]   run the service (migrates first unless --migrate=false)
   leaf migrate  [flags]   apply pending migrations and exit
   leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
-  leaf tag list [flags]
-  leaf version
+                          create a tag
+  leaf tag list [flags]   list the tags
+  leaf version            print the version
+  leaf help [COMMAND]     this text, or a command's flags
 
-Run 'leaf COMMAND -h' for a command's flags.
+Flags may come before or after the arguments. Run 'leaf COMMAND -h' for a
+command's flags.
+`
+
+const tagUsage = `Usage:
+  leaf tag add NAME [flags]   create a tag
+  leaf tag list [flags]       list the tags
+
+Run 'leaf tag add -h' or 'leaf tag list -h' for their flags.
 `
 
 // run executes one command line. getenv supplies the environment.
@@ -66,29 +95,51 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("%w: no command", errUsage)
 	}
 	cmd, rest := args[0], args[1:]
+	var err error
 	switch cmd {
 	case "serve":
-		return serve(ctx, rest, getenv, stderr)
+		err = serve(ctx, rest, getenv, stderr)
 	case "migrate":
-		return migrate(ctx, rest, getenv, stdout, stderr)
+		err = migrate(ctx, rest, getenv, stdout, stderr)
 	case "tag":
 		if len(rest) == 0 {
+			fmt.Fprint(stderr, tagUsage)
 			return fmt.Errorf("%w: tag needs a subcommand: add or list", errUsage)
 		}
-		switch rest[0] {
+		switch cmd = "tag " + rest[0]; rest[0] {
 		case "add":
-			return tagAdd(ctx, rest[1:], getenv, stdout, stderr)
+			err = tagAdd(ctx, rest[1:], getenv, stdout, stderr)
 		case "list":
-			return tagList(ctx, rest[1:], getenv, stdout, stderr)
+			err = tagList(ctx, rest[1:], getenv, stdout, stderr)
+		case "-h", "--help", "-help", "help":
+			fmt.Fprint(stdout, tagUsage)
+			return nil
+		default:
+			fmt.Fprint(stderr, tagUsage)
+			return fmt.Errorf("%w: unknown tag subcommand %s (add, list)", errUsage, quote(rest[0]))
 		}
-		return fmt.Errorf("%w: unknown tag subcommand %q (add, list)", errUsage, rest[0])
 	case "version", "--version", "-version":
+		if len(rest) > 0 {
+			return fmt.Errorf("%w: version takes no arguments, got %s", errUsage, quoteAll(rest))
+		}
 		fmt.Fprintln(stdout, "leaf", version)
 		return nil
 	case "help", "-h", "--help", "-help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		switch {
+		case len(rest) == 0:
+			fmt.Fprint(stdout, usage)
+			return nil
+		case rest[0] == "help" || rest[0] == "version":
+			return run(ctx, rest[:1], getenv, stdout, stderr)
+		}
+		// leaf help tag add is leaf tag add -h; leaf help tag, leaf tag -h.
+		return run(ctx, append(rest[:len(rest):len(rest)], "-h"), getenv, stdout, stderr)
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: unknown command %s", errUsage, quote(cmd))
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+	if errors.Is(err, errUsage) {
+		return helpHint{err, "leaf " + cmd}
+	}
+	return err
 }

@@ -104,7 +104,7 @@ func TestBadCommandLines(t *testing.T) {
 		{"both modes off", env{}, []string{"serve", "--segment=false", "--snowflake=false"}},
 		{"tag without subcommand", env{}, []string{"tag"}},
 		{"tag add without name", env{}, []string{"tag", "add", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
-		{"tag add bad name", env{}, []string{"tag", "add", "bad name", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
+		{"tag add bad name", env{}, []string{"tag", "add", "bad\x00name", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
 		{"tag add bad step", env{}, []string{"tag", "add", "t", "--step", "0", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},
 	}
 	for _, tt := range tests {

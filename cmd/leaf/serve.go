@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -126,6 +127,12 @@ type app struct {
 	srv      *http.Server
 	serving  atomic.Bool // run has handed the listener to the server
 	stopping atomic.Bool // set when shutdown begins: /readyz fails
+
+	// With --migrate=false: why the schema is not what this version
+	// needs, until a re-check finds it is; schemaDone ends the re-checks.
+	schemaErr  atomic.Pointer[error]
+	schemaDone chan struct{}
+	schemaWG   sync.WaitGroup
 }
 
 // open starts every part, bounded by ctx. On error the parts opened so far
@@ -138,9 +145,13 @@ func (a *app) open(ctx context.Context) error {
 	}
 	a.log.Info("store open", a.cfg.describe()...)
 	if a.cfg.migrate {
-		if err := a.store.Migrate(ctx); err != nil {
+		applied, err := migrateStore(ctx, a.store)
+		if err != nil {
 			return err
 		}
+		logMigrations(a.log, applied)
+	} else {
+		a.watchSchema(ctx)
 	}
 
 	// Bound before anything is leased, so a port in use fails the start
@@ -151,13 +162,14 @@ func (a *app) open(ctx context.Context) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		httpapi.NewStoreUpCollector(func() bool { return a.store.Health().Up }))
+		httpapi.NewStoreUpCollector(func() bool { return a.store.Health().Up }), httpapi.NewBuildInfoCollector(version))
 	api := httpapi.Config{
 		AdminToken: a.cfg.adminToken,
 		Registry:   reg,
 		Logger:     a.log,
 		Checks: []httpapi.Check{
 			{Name: "lifecycle", Func: a.lifecycleCheck},
+			{Name: "schema", Func: a.schemaCheck, ShowReason: true},
 			{Name: "store", Func: a.storeCheck},
 		},
 	}
@@ -237,6 +249,10 @@ func (a *app) run(ctx context.Context) error {
 // after a failed open.
 func (a *app) close() error {
 	a.stopping.Store(true)
+	if a.schemaDone != nil {
+		close(a.schemaDone)
+		a.schemaWG.Wait()
+	}
 	var errs []error
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
 		_ = a.ln.Close()
@@ -264,6 +280,52 @@ func (a *app) close() error {
 func (a *app) lifecycleCheck(context.Context) error {
 	if a.stopping.Load() {
 		return errors.New("shutting down")
+	}
+	return nil
+}
+
+// watchSchema checks, when serve does not migrate, that the database has
+// the tables and columns this version uses. While it does not, /readyz
+// fails naming what is missing, and the check runs again every few
+// seconds, so that a `leaf migrate` run elsewhere makes the instance ready.
+func (a *app) watchSchema(ctx context.Context) {
+	err := a.store.CheckSchema(ctx)
+	if err == nil || !errors.As(err, new(*segment.NotMigratedError)) {
+		return // a store that does not answer is the store check's to report
+	}
+	a.log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", "err", err)
+	a.schemaErr.Store(&err)
+	a.schemaDone = make(chan struct{})
+	a.schemaWG.Add(1)
+	go func() {
+		defer a.schemaWG.Done()
+		t := time.NewTicker(schemaRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-a.schemaDone:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), a.store.Timeout())
+			err := a.store.CheckSchema(ctx)
+			cancel()
+			if err == nil {
+				a.schemaErr.Store(nil)
+				a.log.Info("the database is migrated now")
+				return
+			}
+		}
+	}()
+}
+
+// schemaRecheck is how often a database found without its migrations is
+// checked again.
+const schemaRecheck = 2 * time.Second
+
+func (a *app) schemaCheck(context.Context) error {
+	if err := a.schemaErr.Load(); err != nil {
+		return *err
 	}
 	return nil
 }

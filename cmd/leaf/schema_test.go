@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
+)
+
+// TestServeOnAnUnmigratedDatabase: `serve --migrate=false` on a database
+// that was never migrated is not ready and says which table is missing
+// and what to run, in /readyz and in every error; once the database is
+// migrated elsewhere it becomes ready by itself.
+func TestServeOnAnUnmigratedDatabase(t *testing.T) {
+	dsn := storetest.MySQL(t)
+	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret"}
+	a := startApp(t, e, "--migrate=false", "--snowflake=false")
+
+	code, body := get(t, a.base+"/readyz")
+	var ready readyBody
+	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusServiceUnavailable {
+		t.Fatalf("readyz = %d %s (%v), want 503", code, body, err)
+	}
+	if r := ready.check("schema"); r.Status != "failing" || !strings.Contains(r.Reason, "leaf_alloc") || !strings.Contains(r.Reason, "leaf migrate") {
+		t.Fatalf("readyz schema check = %+v, want failing naming leaf_alloc and `leaf migrate`", r)
+	}
+	for _, path := range []string{"/api/segment/get/orders", "/api/segment/batch/orders?count=2"} {
+		code, body := get(t, a.base+path)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf_alloc") || !strings.Contains(body, "leaf migrate") {
+			t.Fatalf("%s = %d %s, want 503 naming leaf_alloc and `leaf migrate`", path, code, body)
+		}
+	}
+	code, body = getAuth(a.base+"/api/admin/tags", "t0ken-secret")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf migrate") {
+		t.Fatalf("admin list = %d %s, want 503 saying to run `leaf migrate`", code, body)
+	}
+
+	storetest.Open(t, store.MySQL, dsn) // migrates, as `leaf migrate` would
+	waitUntil(t, "ready after the migration", func() bool {
+		code, _ := getQuiet(a.base + "/readyz")
+		return code == http.StatusOK
+	})
+	if !strings.Contains(a.logs.String(), "run `leaf migrate`") {
+		t.Fatalf("nothing logged about the missing migrations:\n%s", a.logs.String())
+	}
+}
+
+type readyBody struct {
+	Status string `json:"status"`
+	Checks []struct {
+		Name, Status, Reason string
+	} `json:"checks"`
+}
+
+func (r readyBody) check(name string) (c struct{ Name, Status, Reason string }) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return c
+}
