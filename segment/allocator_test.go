@@ -555,3 +555,27 @@ func TestNamesAskedForDuringTheFirstListRead(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestDescriptionRules(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		ok   bool
+	}{
+		{"order ids", true},
+		{"订单\tids\r\nline two", true},
+		{strings.Repeat("é", segment.MaxDescriptionLen), true},
+		{strings.Repeat("é", segment.MaxDescriptionLen+1), false},
+		{"bell\a", false},
+		{"nul\x00", false},
+		{"esc\x1b[31m", false},
+		{"bad \xff utf-8", false},
+	} {
+		err := segment.Tag{Name: "t", MaxID: 1, Step: 1, Description: tc.desc}.Validate()
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, segment.ErrInvalidDescription) {
+			t.Errorf("Validate(description %q) = %v, want ok=%v", tc.desc, err, tc.ok)
+		}
+		if err2 := (segment.TagUpdate{Description: &tc.desc}).Validate(); (err2 == nil) != tc.ok {
+			t.Errorf("TagUpdate.Validate(description %q) = %v, want ok=%v", tc.desc, err2, tc.ok)
+		}
+	}
+}

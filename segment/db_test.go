@@ -94,7 +94,7 @@ func TestContinuesAnExistingLeafDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := st.Migrate(ctx); err != nil {
+	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrations on an existing Leaf database: %v", err)
 	}
 	a := newAllocator(t, st, newClock())

@@ -213,9 +213,20 @@ func validateMaxID(maxID int64) error {
 	return nil
 }
 
+// validateDescription allows MaxDescriptionLen characters of valid UTF-8,
+// with tabs and line breaks but no other control character: a
+// description is read by people, in tag lists and terminals.
 func validateDescription(d string) error {
+	if !utf8.ValidString(d) {
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidDescription)
+	}
 	if n := utf8.RuneCountInString(d); n > MaxDescriptionLen {
 		return fmt.Errorf("%w: %d characters, more than %d", ErrInvalidDescription, n, MaxDescriptionLen)
+	}
+	for i, r := range d {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return fmt.Errorf("%w: control character %U at byte %d", ErrInvalidDescription, r, i)
+		}
 	}
 	return nil
 }

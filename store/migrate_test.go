@@ -63,7 +63,7 @@ func TestExistingLeafDatabase(t *testing.T) {
 	before := read()
 
 	for i := range 2 {
-		if err := s.Migrate(ctx); err != nil {
+		if _, err := s.Migrate(ctx); err != nil {
 			t.Fatalf("migration %d: %v", i+1, err)
 		}
 	}
@@ -168,7 +168,7 @@ func TestMigrateConcurrent(t *testing.T) {
 		}
 		errs := make(chan error, n)
 		for _, s := range stores {
-			go func() { errs <- s.Migrate(context.Background()) }()
+			go func() { _, err := s.Migrate(context.Background()); errs <- err }()
 		}
 		for range n {
 			if err := <-errs; err != nil {

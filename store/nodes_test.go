@@ -45,7 +45,7 @@ func startNode(t *testing.T, i int) node {
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "leaf", "leaf-pw", "tcp", srv.Addr(), "leaf"
 	n := node{srv: srv, dsn: cfg.FormatDSN()}
 	s := openNodes(t, n.dsn)
-	if err := s.Migrate(context.Background()); err != nil {
+	if _, err := s.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	createTag(t, s, "t", int64(i+1)*1_000_000, 10)

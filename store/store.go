@@ -228,10 +228,10 @@ func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
 	return s
 }
 
-// Migrate applies the pending migrations (see package migrations).
-func (s *Store) Migrate(ctx context.Context) error {
-	_, err := migrations.Up(ctx, s.db.DB, s.dialect)
-	return err
+// Migrate applies the pending migrations (see package migrations) and
+// returns those it applied, oldest first.
+func (s *Store) Migrate(ctx context.Context) ([]migrations.Applied, error) {
+	return migrations.Up(ctx, s.db.DB, s.dialect)
 }
 
 // CheckSchema reads no row but names every column the store uses, so it

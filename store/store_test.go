@@ -973,7 +973,7 @@ func TestOpenErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if err := s.Migrate(ctx); err != nil {
+		if _, err := s.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
 		createTag(t, s, "m", 1, 5)

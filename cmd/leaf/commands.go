@@ -42,13 +42,7 @@ func commandLine(name string, args []string, getenv func(string) string, stderr 
 	return sf, fs.Args(), nil
 }
 
-// migrateStore applies the pending migrations to st and returns those it
-// applied, oldest first.
-func migrateStore(ctx context.Context, st *store.Store) ([]migrations.Applied, error) {
-	return migrations.Up(ctx, st.DB().DB, st.Dialect())
-}
-
-// logMigrations logs what migrateStore applied at the start of serve.
+// logMigrations logs what Store.Migrate applied at the start of serve.
 func logMigrations(log *slog.Logger, applied []migrations.Applied) {
 	if len(applied) == 0 {
 		log.Info("no pending migration")
@@ -59,7 +53,7 @@ func logMigrations(log *slog.Logger, applied []migrations.Applied) {
 	}
 }
 
-// printMigrations writes what migrateStore applied to where.
+// printMigrations writes what Store.Migrate applied to where.
 func printMigrations(w io.Writer, where string, applied []migrations.Applied) {
 	for _, m := range applied {
 		fmt.Fprintf(w, "applied %s (version %d) to %s\n", m.Name, m.Version, where)
@@ -80,7 +74,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer st.Close()
 	where := sf.where(st)
-	applied, err := migrateStore(ctx, st)
+	applied, err := st.Migrate(ctx)
 	printMigrations(stdout, where, applied)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
@@ -121,7 +115,7 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	where := sf.where(st)
 	// Migrations only create what is missing, so tag add works on a fresh
 	// database too; it says so, as that may be a database made by mistake.
-	applied, err := migrateStore(ctx, st)
+	applied, err := st.Migrate(ctx)
 	printMigrations(stderr, where, applied)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)

@@ -145,7 +145,7 @@ func (a *app) open(ctx context.Context) error {
 	}
 	a.log.Info("store open", a.cfg.describe()...)
 	if a.cfg.migrate {
-		applied, err := migrateStore(ctx, a.store)
+		applied, err := a.store.Migrate(ctx)
 		if err != nil {
 			return err
 		}

@@ -142,7 +142,7 @@ func Open(tb testing.TB, dialect, dsn string) *store.Store {
 			tb.Errorf("storetest: close %s store: %v", dialect, err)
 		}
 	})
-	if err := s.Migrate(ctx); err != nil {
+	if _, err := s.Migrate(ctx); err != nil {
 		tb.Fatalf("storetest: %v", err)
 	}
 	return s
