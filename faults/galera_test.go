@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/internal/mariadbtest"
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/migrations"
 )
 
@@ -128,25 +129,13 @@ func createDatabase(tb testing.TB, nodes []*mariadbtest.Server, db string) {
 		if i == 0 {
 			mustExec(tb, conn, "CREATE DATABASE `"+db+"`")
 		}
-		waitFor(tb, 30*time.Second, "database "+db+" on "+n.Addr(), func() bool {
+		testkit.WaitFor(tb, 30*time.Second, "database "+db+" on "+n.Addr(), func() bool {
 			var one int
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err := conn.QueryRowContext(ctx, `SELECT 1 FROM information_schema.schemata WHERE schema_name = ?`, db).Scan(&one)
 			return err == nil
 		})
-	}
-}
-
-// waitFor polls cond every 100 ms until it holds, failing tb after timeout.
-func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -233,7 +222,7 @@ func galeraLoad(t *testing.T, c *mariadbtest.Cluster, run int) galeraRunResult {
 	for i, n := range nodes {
 		plain[i] = openDB(t, n.DSN(""))
 		conn := syncedDB(t, n, db)
-		waitFor(t, 30*time.Second, "the tags on "+n.Addr(), func() bool {
+		testkit.WaitFor(t, 30*time.Second, "the tags on "+n.Addr(), func() bool {
 			var k int
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -272,7 +261,7 @@ func galeraLoad(t *testing.T, c *mariadbtest.Cluster, run int) galeraRunResult {
 	// The node comes back once the others have evicted it and commit
 	// again: a node restarted while the others still hold its old self
 	// in their view rejoins only after evs.inactive_timeout.
-	waitFor(t, 60*time.Second, "commits on the surviving nodes", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "commits on the surviving nodes", func() bool {
 		for i := range probes.got {
 			if i != victim && !probes.got[i].committedAfter(killAt) {
 				return false

@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leafid/leaf/internal/tcpproxy"
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/store/storetest"
 )
 
@@ -370,7 +371,7 @@ func waitLeaseRenewals(tb testing.TB, db *sql.DB, n int) {
 	if len(first) != n {
 		tb.Fatalf("%d worker leases, want %d", len(first), n)
 	}
-	waitFor(tb, 30*time.Second, "the worker leases to be renewed", func() bool {
+	testkit.WaitFor(tb, 30*time.Second, "the worker leases to be renewed", func() bool {
 		for id, exp := range leaseExpiries(tb, db) {
 			if exp <= first[id] {
 				return false

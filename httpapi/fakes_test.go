@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -279,24 +280,6 @@ func (f *fakeTags) Tags(context.Context) ([]segment.Tag, error) {
 	return out, nil
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 const testToken = "s3cret-admin-token"
 
 type env struct {
@@ -305,7 +288,7 @@ type env struct {
 	snow *fakeSnowflake
 	tags *fakeTags
 	reg  *prometheus.Registry
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 }
 
 // newEnv builds a server with every mode on and the admin API mounted;
@@ -317,7 +300,7 @@ func newEnv(tb testing.TB, edit ...func(*httpapi.Config)) *env {
 		snow: &fakeSnowflake{},
 		tags: newFakeTags(),
 		reg:  prometheus.NewRegistry(),
-		logs: &syncBuffer{},
+		logs: &testkit.SyncBuffer{},
 	}
 	cfg := httpapi.Config{
 		Segments:   v.seg,

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -68,7 +69,7 @@ func TestPrefetchStartsAfterTenPercent(t *testing.T) {
 		t.Fatalf("store calls at 10%% = %d, want 1", got)
 	}
 	take(t, a, "t", 11, 1) // past 10%: one background load
-	waitFor(t, "the prefetch", func() bool { return state(t, a, "t").Segments[1] != nil })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return state(t, a, "t").Segments[1] != nil })
 	take(t, a, "t", 12, 50) // no second load while the next half is full
 	if got := st.allocCalls(); got != 2 {
 		t.Fatalf("store calls after prefetch = %d, want 2", got)
@@ -101,7 +102,7 @@ func TestStepAdapts(t *testing.T) {
 		for range s.Segments[s.Current].Remaining {
 			mustNext(t, a, "t") // passes 10% of the segment: one load
 		}
-		waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+		testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
 		mustNext(t, a, "t") // switches to the prefetched segment
 	}
 	spend(time.Minute)      // load 2: fast -> 200
@@ -153,7 +154,7 @@ func TestWaitForLoadIsBoundedByContext(t *testing.T) {
 			ids <- id
 		})
 	}
-	waitFor(t, "50 waiters", func() bool { return state(t, a, "t").Waits >= 51 })
+	testkit.WaitFor(t, 0, "50 waiters", func() bool { return state(t, a, "t").Waits >= 51 })
 	close(block)
 	wg.Wait()
 	close(ids)
@@ -178,7 +179,7 @@ func TestStoreDownThenBack(t *testing.T) {
 
 	// buffered ids keep flowing although the prefetch fails
 	take(t, a, "t", 2, 99)
-	waitFor(t, "the failed prefetch", func() bool { return state(t, a, "t").LoadFailures == 1 })
+	testkit.WaitFor(t, 0, "the failed prefetch", func() bool { return state(t, a, "t").LoadFailures == 1 })
 	calls := st.allocCalls()
 
 	// buffers empty: fail at once, without another load during the back-off
@@ -258,7 +259,7 @@ func TestManyUnknownNames(t *testing.T) {
 	st.fold = true // as MySQL's collations would match them
 	a := newAllocator(t, st, c)
 	take(t, a, "orders", 1, 3)
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "orders").Loading })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "orders").Loading })
 	allocs := st.allocCalls()
 	names := []string{"ORDERS", "Orders", "orders ", "oRdErS"}
 	for i := range 2000 {
@@ -357,7 +358,7 @@ func TestNeverIDZero(t *testing.T) {
 	st := newMemStore(segment.Tag{Name: "t", MaxID: -5, Step: 10})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "t", 1, 4) // range [-5, 4] clipped to [1, 4]
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
 	take(t, a, "t", 5, 20)
 }
 
@@ -390,7 +391,7 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := segment.New(st, segment.Options{RefreshInterval: time.Millisecond})
 	take(t, a, "t", 1, 10) // segment [1, 11) spent; [11, 31) prefetched
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
 	block := make(chan struct{})
 	defer close(block)
 	began := make(chan string, 1)
@@ -400,7 +401,7 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 	take(t, a, "t", 14, 17)
 	waiter := make(chan error)
 	go func() { _, err := a.Next(context.Background(), "t"); waiter <- err }()
-	waitFor(t, "the waiter", func() bool { return state(t, a, "t").Waits > 0 })
+	testkit.WaitFor(t, 0, "the waiter", func() bool { return state(t, a, "t").Waits > 0 })
 
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -408,7 +409,7 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 	if err := <-waiter; !errors.Is(err, segment.ErrClosed) && !errors.Is(err, segment.ErrUnavailable) {
 		t.Fatalf("waiter after Close = %v, want ErrClosed", err)
 	}
-	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+	testkit.WaitFor(t, 0, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 	if _, err := a.Next(context.Background(), "other"); !errors.Is(err, segment.ErrClosed) {
 		t.Fatalf("Next of a new tag after Close = %v, want ErrClosed", err)
 	}

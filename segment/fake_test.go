@@ -192,18 +192,6 @@ func take(tb testing.TB, a *segment.Allocator, tag string, first int64, n int) {
 	}
 }
 
-// waitFor polls cond (for a background goroutine's effect, not a clock).
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func state(tb testing.TB, a *segment.Allocator, tag string) segment.BufferState {
 	tb.Helper()
 	for _, st := range a.Snapshot() {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -59,7 +60,7 @@ func TestFenceMovesARowThatWentBack(t *testing.T) {
 	for range 150 { // the first range (1..100) and part of the next (101..300)
 		next()
 	}
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
 	high := state(t, a, "t").HighMaxID
 	rewind(st, "t", 51) // the database lost every range but the first 50 ids
 
@@ -95,7 +96,7 @@ func TestFenceFailureServesNothingStale(t *testing.T) {
 	var seen regressions
 	a := newFencedAllocator(t, st, 1000, &seen)
 	take(t, a, "t", 1, 5) // half of 1..10: the next range, 11..30, is loaded
-	waitFor(t, "the prefetch", func() bool { return !state(t, a, "t").Loading && state(t, a, "t").Loads == 2 })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading && state(t, a, "t").Loads == 2 })
 	rewind(st, "t", 1)
 	st.set(func(s *memStore) { s.failAbove = errDown })
 
@@ -120,13 +121,13 @@ func TestRefreshFindsARowThatWentBack(t *testing.T) {
 	a := newFencedAllocator(t, st, jump, &seen)
 	take(t, a, "t", 1, 15) // past 10% of 1..100: 101..300 is loaded
 	take(t, a, "u", 1, 15)
-	waitFor(t, "the prefetches", func() bool { return state(t, a, "t").Loads == 2 && state(t, a, "u").Loads == 2 })
+	testkit.WaitFor(t, 0, "the prefetches", func() bool { return state(t, a, "t").Loads == 2 && state(t, a, "u").Loads == 2 })
 	rewind(st, "t", 101)
 
 	if err := a.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the fence", func() bool { return state(t, a, "t").Regressions == 1 })
+	testkit.WaitFor(t, 0, "the fence", func() bool { return state(t, a, "t").Regressions == 1 })
 	row, _ := st.Tag(context.Background(), "t")
 	if row.MaxID < 301+jump {
 		t.Fatalf("row max_id = %d after the refresh found it behind, want at least %d", row.MaxID, 301+jump)
@@ -151,11 +152,11 @@ func TestRefreshConfirmsBeforeJumping(t *testing.T) {
 	var seen regressions
 	a := newFencedAllocator(t, st, 5000, &seen)
 	take(t, a, "t", 1, 15)
-	waitFor(t, "the prefetch", func() bool { return state(t, a, "t").Loads == 2 })
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return state(t, a, "t").Loads == 2 })
 	if err := a.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the check", func() bool { return st.allocCalls() == 3 })
+	testkit.WaitFor(t, 0, "the check", func() bool { return st.allocCalls() == 3 })
 	if evs := seen.list(); len(evs) != 0 {
 		t.Fatalf("regressions %+v after a stale read alone", evs)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -26,7 +27,7 @@ func TestHandBack(t *testing.T) {
 		st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 		a := newAllocator(t, st, newClock())
 		take(t, a, "t", 1, 20) // past 10%: the next half [101, 301) is loaded
-		waitFor(t, "the prefetch", func() bool { s := state(t, a, "t"); return s.Segments[1] != nil && !s.Loading })
+		testkit.WaitFor(t, 0, "the prefetch", func() bool { s := state(t, a, "t"); return s.Segments[1] != nil && !s.Loading })
 		got := a.HandBack(context.Background())
 		if len(got) != 1 || got[0].From != 21 || got[0].Moved || got[0].Err != nil {
 			t.Fatalf("HandBack = %+v, want from 21", got)
@@ -40,7 +41,7 @@ func TestHandBack(t *testing.T) {
 		other := newAllocator(t, st, newClock())
 		take(t, other, "t", 101, 1)
 		take(t, a, "t", 6, 10) // a's prefetch comes after other's range
-		waitFor(t, "the prefetch", func() bool { s := state(t, a, "t"); return s.Segments[1] != nil && !s.Loading })
+		testkit.WaitFor(t, 0, "the prefetch", func() bool { s := state(t, a, "t"); return s.Segments[1] != nil && !s.Loading })
 		next := state(t, a, "t").Segments[1]
 		got := a.HandBack(context.Background())
 		if len(got) != 1 || got[0].From != next.Start || got[0].Moved {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 // testApp is `leaf serve` running in the test process on a port of its
@@ -14,7 +16,7 @@ import (
 type testApp struct {
 	*app
 	base string
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 
 	cancel   context.CancelFunc
 	done     chan error
@@ -26,7 +28,7 @@ type testApp struct {
 // when t ends if the test has not stopped it.
 func startApp(t *testing.T, e env, args ...string) *testApp {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a, err := newApp(append(args, "--addr", "127.0.0.1:0"), e.get, logs)
 	if err != nil {
 		t.Fatal(err)

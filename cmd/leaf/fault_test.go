@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -83,7 +83,7 @@ func (p *cutProxy) setCut(cut bool) {
 // batch asks for n segment ids; it returns the status and the ids.
 func batch(t *testing.T, base, tag string, n int) (int, []string) {
 	t.Helper()
-	code, body := get(t, base+"/api/segment/batch/"+tag+"?count="+strconv.Itoa(n))
+	code, body := testkit.MustGet(t, base+"/api/segment/batch/"+tag+"?count="+strconv.Itoa(n))
 	if code != 200 {
 		return code, nil
 	}
@@ -92,33 +92,6 @@ func batch(t *testing.T, base, tag string, n int) (int, []string) {
 		t.Fatalf("batch body %q: %v", body, err)
 	}
 	return code, v.IDs
-}
-
-// getQuiet is get without failing the test when the request fails.
-func getQuiet(url string) (int, string) {
-	return getWith(url, "")
-}
-
-// getAuth is get with a bearer token.
-func getAuth(url, token string) (int, string) {
-	return getWith(url, token)
-}
-
-func getWith(url, token string) (int, string) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err.Error()
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // TestDatabaseGoesAway runs `leaf serve` on MySQL behind a proxy, cuts the
@@ -160,13 +133,13 @@ func TestDatabaseGoesAway(t *testing.T) {
 		t.Fatalf("first batch: %d", code)
 	}
 	collect(ids)
-	waitUntil(t, "the prefetch", func() bool {
-		_, body := getAuth(base+"/api/admin/segments", "tok")
+	testkit.WaitFor(t, 0, "the prefetch", func() bool {
+		_, body := testkit.Get(base+"/api/admin/segments", "tok")
 		return strings.Count(body, `"start"`) == 2
 	})
 
 	proxy.setCut(true)
-	if code, body := get(t, base+"/readyz"); code != 200 {
+	if code, body := testkit.MustGet(t, base+"/readyz"); code != 200 {
 		t.Fatalf("readyz with the database gone and ids buffered = %d %s", code, body)
 	}
 	// Both buffered segments are served: 800 + 2000 ids, then 503.
@@ -185,17 +158,17 @@ func TestDatabaseGoesAway(t *testing.T) {
 	}
 	start := time.Now()
 	for range 20 {
-		if code, _ := get(t, base+"/api/segment/get/orders"); code != 503 {
+		if code, _ := testkit.MustGet(t, base+"/api/segment/get/orders"); code != 503 {
 			t.Fatalf("with empty buffers and no database = %d, want 503", code)
 		}
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("20 requests took %v: callers must not hang while the database is gone", took)
 	}
-	if code, body := get(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"degraded":["store"]`) {
+	if code, body := testkit.MustGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"degraded":["store"]`) {
 		t.Fatalf("readyz with the database gone and the buffers empty = %d %s, want 200 naming the store degraded", code, body)
 	}
-	if _, body := get(t, base+"/metrics"); !strings.Contains(body, "leaf_store_up 0") {
+	if _, body := testkit.MustGet(t, base+"/metrics"); !strings.Contains(body, "leaf_store_up 0") {
 		t.Fatal("leaf_store_up is not 0 while the database is gone")
 	}
 	if n := strings.Count(logs.String(), "store not answering"); n != 1 {
@@ -203,8 +176,8 @@ func TestDatabaseGoesAway(t *testing.T) {
 	}
 
 	proxy.setCut(false)
-	waitUntil(t, "service to resume", func() bool {
-		code, body := getQuiet(base + "/api/segment/get/orders")
+	testkit.WaitFor(t, 0, "service to resume", func() bool {
+		code, body := testkit.Get(base+"/api/segment/get/orders", "")
 		if code == 200 {
 			collect([]string{body})
 		}
@@ -212,22 +185,11 @@ func TestDatabaseGoesAway(t *testing.T) {
 	})
 	_, ids = batch(t, base, "orders", 500)
 	collect(ids)
-	if code, body := get(t, base+"/readyz"); code != 200 || strings.Contains(body, "degraded") {
+	if code, body := testkit.MustGet(t, base+"/readyz"); code != 200 || strings.Contains(body, "degraded") {
 		t.Fatalf("readyz after the database came back = %d %s", code, body)
 	}
 	if !strings.Contains(logs.String(), "store answering again") {
 		t.Fatalf("no line says the store answers again:\n%s", logs.String())
 	}
 	t.Logf("%d distinct ids across the outage", len(seen))
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

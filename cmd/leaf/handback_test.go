@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -30,7 +31,7 @@ func takeIDs(t *testing.T, a *testApp, tag string, n int) []int64 {
 	t.Helper()
 	ids := make([]int64, n)
 	for i := range ids {
-		code, body := get(t, a.base+"/api/segment/get/"+tag)
+		code, body := testkit.MustGet(t, a.base+"/api/segment/get/"+tag)
 		id, err := strconv.ParseInt(body, 10, 64)
 		if code != 200 || err != nil {
 			t.Fatalf("id %d: %d %q", i, code, body)

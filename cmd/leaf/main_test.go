@@ -11,33 +11,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 // env is a fake environment for run.
 type env map[string]string
 
 func (e env) get(k string) string { return e[k] }
-
-// syncBuffer collects a server's log while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func runCmd(t *testing.T, e env, args ...string) (string, error) {
 	t.Helper()
@@ -157,17 +140,6 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // TestServeAndShutDown runs `leaf serve` on the embedded store, takes ids
 // from both modes and stops it as SIGTERM would.
 func TestServeAndShutDown(t *testing.T) {
@@ -178,7 +150,7 @@ func TestServeAndShutDown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve", "--log-format", "json"}, e.get, io.Discard, logs) }()
 
@@ -196,17 +168,17 @@ func TestServeAndShutDown(t *testing.T) {
 	}
 
 	for i := 1; i <= 3; i++ {
-		if code, body := get(t, base+"/api/segment/get/orders"); code != 200 || body != strconv.Itoa(i) {
+		if code, body := testkit.MustGet(t, base+"/api/segment/get/orders"); code != 200 || body != strconv.Itoa(i) {
 			t.Fatalf("segment id %d = %d %q", i, code, body)
 		}
 	}
-	code, body := get(t, base+"/api/snowflake/get")
+	code, body := testkit.MustGet(t, base+"/api/snowflake/get")
 	if id, err := strconv.ParseInt(body, 10, 64); code != 200 || err != nil || id <= 0 {
 		t.Fatalf("snowflake id = %d %q", code, body)
 	}
 	// a tag created over the admin API is usable at once, even right after
 	// a request found it unknown
-	if code, _ := get(t, base+"/api/segment/get/payments"); code != 404 {
+	if code, _ := testkit.MustGet(t, base+"/api/segment/get/payments"); code != 404 {
 		t.Fatalf("unknown tag = %d, want 404", code)
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/tags", strings.NewReader(`{"tag":"payments","step":10,"max_id":500}`))
@@ -220,13 +192,13 @@ func TestServeAndShutDown(t *testing.T) {
 	if resp.StatusCode != 201 {
 		t.Fatalf("create tag = %d, want 201", resp.StatusCode)
 	}
-	if code, body := get(t, base+"/api/segment/batch/payments?count=15"); code != 200 || !strings.Contains(body, `"500"`) || !strings.Contains(body, `"514"`) {
+	if code, body := testkit.MustGet(t, base+"/api/segment/batch/payments?count=15"); code != 200 || !strings.Contains(body, `"500"`) || !strings.Contains(body, `"514"`) {
 		t.Fatalf("batch of the new tag = %d %s", code, body)
 	}
-	if code, _ := get(t, base+"/readyz"); code != 200 {
+	if code, _ := testkit.MustGet(t, base+"/readyz"); code != 200 {
 		t.Fatalf("readyz = %d", code)
 	}
-	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, `leaf_ids_issued_total{mode="segment",tag="orders"} 3`) {
+	if code, body := testkit.MustGet(t, base+"/metrics"); code != 200 || !strings.Contains(body, `leaf_ids_issued_total{mode="segment",tag="orders"} 3`) {
 		t.Fatalf("metrics = %d, without the segment ids issued:\n%.2000s", code, body)
 	}
 

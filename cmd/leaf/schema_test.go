@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 )
@@ -19,7 +20,7 @@ func TestServeOnAnUnmigratedDatabase(t *testing.T) {
 	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret"}
 	a := startApp(t, e, "--migrate=false", "--snowflake=false")
 
-	code, body := get(t, a.base+"/readyz")
+	code, body := testkit.MustGet(t, a.base+"/readyz")
 	var ready readyBody
 	if err := json.Unmarshal([]byte(body), &ready); err != nil || code != http.StatusServiceUnavailable {
 		t.Fatalf("readyz = %d %s (%v), want 503", code, body, err)
@@ -28,19 +29,19 @@ func TestServeOnAnUnmigratedDatabase(t *testing.T) {
 		t.Fatalf("readyz schema check = %+v, want failing naming leaf_alloc and `leaf migrate`", r)
 	}
 	for _, path := range []string{"/api/segment/get/orders", "/api/segment/batch/orders?count=2"} {
-		code, body := get(t, a.base+path)
+		code, body := testkit.MustGet(t, a.base+path)
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf_alloc") || !strings.Contains(body, "leaf migrate") {
 			t.Fatalf("%s = %d %s, want 503 naming leaf_alloc and `leaf migrate`", path, code, body)
 		}
 	}
-	code, body = getAuth(a.base+"/api/admin/tags", "t0ken-secret")
+	code, body = testkit.Get(a.base+"/api/admin/tags", "t0ken-secret")
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf migrate") {
 		t.Fatalf("admin list = %d %s, want 503 saying to run `leaf migrate`", code, body)
 	}
 
 	storetest.Open(t, store.MySQL, dsn) // migrates, as `leaf migrate` would
-	waitUntil(t, "ready after the migration", func() bool {
-		code, _ := getQuiet(a.base + "/readyz")
+	testkit.WaitFor(t, 0, "ready after the migration", func() bool {
+		code, _ := testkit.Get(a.base+"/readyz", "")
 		return code == http.StatusOK
 	})
 	if !strings.Contains(a.logs.String(), "run `leaf migrate`") {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -27,10 +28,10 @@ func TestSpellingsAndUnknownTagsCostNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := startApp(t, env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret"}, "--snowflake=false")
-	if code, body := get(t, a.base+"/api/segment/get/"+tag); code != 200 || body != "1" {
+	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/"+tag); code != 200 || body != "1" {
 		t.Fatalf("first id = %d %q", code, body)
 	}
-	_, metricsBefore := get(t, a.base+"/metrics")
+	_, metricsBefore := testkit.MustGet(t, a.base+"/metrics")
 	rowBefore, err := st.Tag(ctx, tag)
 	if err != nil {
 		t.Fatal(err)
@@ -53,27 +54,27 @@ func TestSpellingsAndUnknownTagsCostNothing(t *testing.T) {
 		names = append(names, fmt.Sprintf("no-such-tag-%d", i))
 	}
 	for _, name := range names {
-		code, body := get(t, a.base+"/api/segment/get/"+url.PathEscape(name))
+		code, body := testkit.MustGet(t, a.base+"/api/segment/get/"+url.PathEscape(name))
 		if code != http.StatusNotFound || !strings.Contains(body, "unknown_tag") {
 			t.Fatalf("%q = %d %s, want 404 unknown_tag", name, code, body)
 		}
 	}
 
-	if code, body := get(t, a.base+"/api/segment/get/"+tag); code != 200 || body != "2" {
+	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/"+tag); code != 200 || body != "2" {
 		t.Fatalf("the tag's next id = %d %q, want 2: its ids stay in order", code, body)
 	}
 	rowAfter, err := st.Tag(ctx, tag)
 	if err != nil || rowAfter.MaxID != rowBefore.MaxID {
 		t.Fatalf("max_id moved from %d to %d (%v)", rowBefore.MaxID, rowAfter.MaxID, err)
 	}
-	_, segs := getAuth(a.base+"/api/admin/segments", "t0ken-secret")
+	_, segs := testkit.Get(a.base+"/api/admin/segments", "t0ken-secret")
 	var snapshot struct {
 		Segments []json.RawMessage `json:"segments"`
 	}
 	if err := json.Unmarshal([]byte(segs), &snapshot); err != nil || len(snapshot.Segments) != 1 {
 		t.Fatalf("buffers after the flood: %v %s", err, segs)
 	}
-	_, metricsAfter := get(t, a.base+"/metrics")
+	_, metricsAfter := testkit.MustGet(t, a.base+"/metrics")
 	if n := strings.Count(metricsAfter, "no-such-tag") + strings.Count(metricsAfter, "ORDERS"); n != 0 {
 		t.Fatalf("%d metric lines name a tag with no row", n)
 	}

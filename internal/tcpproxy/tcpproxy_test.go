@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 // waitFor bounds every wait for something that should happen.
@@ -159,19 +161,6 @@ func wantSilent(tb testing.TB, c net.Conn, msg string) {
 	}
 }
 
-// eventually waits until cond holds.
-func eventually(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("not after %v: %s", waitFor, what)
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestPass(t *testing.T) {
 	echo := startEcho(t, "a")
 	p := Start(t, echo.Addr())
@@ -182,7 +171,7 @@ func TestPass(t *testing.T) {
 		t.Errorf("Conns() = %d, want 1", n)
 	}
 	c.Close()
-	eventually(t, "the proxy closes both sides when the client hangs up", func() bool {
+	testkit.WaitFor(t, waitFor, "the proxy closes both sides when the client hangs up", func() bool {
 		open, _, _ := echo.stats()
 		return p.Conns() == 0 && open == 0
 	})
@@ -196,7 +185,7 @@ func TestCut(t *testing.T) {
 
 	p.Cut()
 	wantClosed(t, old)
-	eventually(t, "the server side is closed too", func() bool {
+	testkit.WaitFor(t, waitFor, "the server side is closed too", func() bool {
 		open, _, _ := echo.stats()
 		return open == 0
 	})
@@ -236,7 +225,7 @@ func TestBlackhole(t *testing.T) {
 	p.Pass()
 	wantClosed(t, old)
 	wantClosed(t, held)
-	eventually(t, "the server side of the held connection is closed", func() bool {
+	testkit.WaitFor(t, waitFor, "the server side of the held connection is closed", func() bool {
 		open, _, _ := echo.stats()
 		return open == 0
 	})
@@ -284,7 +273,7 @@ func TestTargetDown(t *testing.T) {
 	ln.Close()
 	p := Start(t, down)
 	wantClosed(t, dial(t, p.Addr()))
-	eventually(t, "the connection is forgotten", func() bool { return p.Conns() == 0 })
+	testkit.WaitFor(t, waitFor, "the connection is forgotten", func() bool { return p.Conns() == 0 })
 }
 
 // TestCloseEndsEverything closes a proxy with connections in every state and
@@ -302,7 +291,7 @@ func TestCloseEndsEverything(t *testing.T) {
 		heldOld := dial(t, p.Addr())
 		wantSilent(t, heldOld, "lost")
 		heldNew := dial(t, p.Addr())
-		eventually(t, "the new connection is held", func() bool { return p.Conns() == 3 })
+		testkit.WaitFor(t, waitFor, "the new connection is held", func() bool { return p.Conns() == 3 })
 
 		p.Close()
 		for _, c := range []net.Conn{forwarded, heldOld, heldNew} {
@@ -317,7 +306,7 @@ func TestCloseEndsEverything(t *testing.T) {
 		c.Close()
 		t.Errorf("a closed proxy accepts connections")
 	}
-	eventually(t, fmt.Sprintf("back to %d goroutines", before), func() bool {
+	testkit.WaitFor(t, waitFor, fmt.Sprintf("back to %d goroutines", before), func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 }
