@@ -105,7 +105,7 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	// Checked before the store is opened: a bad command line creates no
 	// database file and applies no migration.
 	if err := t.Validate(); err != nil {
-		return fmt.Errorf("%w: tag %s: %v", errUsage, quote(t.Name), err)
+		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
 	}
 	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
