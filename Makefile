@@ -29,7 +29,10 @@ IMAGE ?= leaf:$(VERSION)
 COMPOSE ?= $(shell if docker compose version >/dev/null 2>&1; then echo 'docker compose'; \
 	elif command -v docker-compose >/dev/null 2>&1; then echo docker-compose; fi)
 
-.PHONY: all build run test bench fuzz lint tidy-check compose-check docker clean
+# promtool, from Debian's prometheus package, checks the files in deploy/.
+PROMTOOL ?= promtool
+
+.PHONY: all build run test bench fuzz lint tidy-check compose-check deploy-check docker clean
 
 all: lint test build
 
@@ -79,6 +82,17 @@ compose-check:
 	fi
 	$(COMPOSE) -f docker-compose.yml config -q
 	@echo "docker-compose.yml is valid ($(COMPOSE))"
+
+# The files users deploy (deploy/): the alert rules checked and their unit
+# tests run by promtool, then the Go tests in deploy/, which have promtool
+# parse every dashboard query and check the Kubernetes manifest (CI=true
+# makes them fail rather than skip without promtool).
+deploy-check:
+	@command -v $(PROMTOOL) >/dev/null 2>&1 || { \
+		echo "deploy-check: $(PROMTOOL) not found (Debian: apt-get install prometheus)"; exit 1; }
+	$(PROMTOOL) check rules deploy/prometheus/leaf-alerts.yml
+	cd deploy/prometheus && $(PROMTOOL) test rules leaf-alerts_test.yml
+	CI=true PROMTOOL='$(PROMTOOL)' $(GO) test -count=1 ./deploy/...
 
 docker:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -80,7 +81,7 @@ var (
 		"Segment loads from the store, by biz tag and result (ok or error).",
 		[]string{"tag", "result"}, nil)
 	segStepDesc = prometheus.NewDesc("leaf_segment_step",
-		"The step the next segment load of a biz tag asks for.",
+		"The step of the last segment load of a biz tag; the next load adapts it to how long the segment lasted.",
 		[]string{"tag"}, nil)
 	segRemainingDesc = prometheus.NewDesc("leaf_segment_remaining",
 		"Ids left in both halves of a biz tag's buffer.",
@@ -97,9 +98,17 @@ var (
 	snowBackwardsDesc = prometheus.NewDesc("leaf_snowflake_clock_backwards_total",
 		"Times the clock was seen moving backwards.", nil, nil)
 	snowWorkerDesc = prometheus.NewDesc("leaf_snowflake_worker_id",
-		"The worker id this process issues snowflake ids with.", nil, nil)
+		"The worker id this process issues snowflake ids with; -1 while it holds no worker lease.", nil, nil)
+	snowSeqWaitsDesc = prometheus.NewDesc("leaf_snowflake_sequence_waits_total",
+		"Waits for the next millisecond because the current one had no sequence number left.", nil, nil)
+	snowEpochEndDesc = prometheus.NewDesc("leaf_snowflake_epoch_end_timestamp_seconds",
+		"When the 41-bit millisecond range of the configured epoch runs out, in Unix seconds.", nil, nil)
+	snowLeaseRenewalsDesc = prometheus.NewDesc("leaf_snowflake_lease_renewals_total",
+		"Worker-lease renewals and acquisitions that succeeded.", nil, nil)
 	snowLeaseFailuresDesc = prometheus.NewDesc("leaf_snowflake_lease_failures_total",
 		"Worker-lease renewals and acquisitions that failed.", nil, nil)
+	snowLeaseExpiryDesc = prometheus.NewDesc("leaf_snowflake_lease_expiry_timestamp_seconds",
+		"When the worker lease last acquired or renewed expires by the database's clock, in Unix seconds; absent with a fixed worker id.", nil, nil)
 	snowLeaseRegressionsDesc = prometheus.NewDesc("leaf_snowflake_lease_regressions_total",
 		"Renewals that found the worker lease gone back in time in the store.", nil, nil)
 )
@@ -152,9 +161,12 @@ type snowflakeCollector struct{ src SnowflakeStatser }
 
 // NewSnowflakeCollector exports, at scrape time,
 // leaf_ids_issued_total{mode="snowflake",tag=""},
-// leaf_snowflake_clock_backwards_total, leaf_snowflake_worker_id,
-// leaf_snowflake_lease_failures_total and
-// leaf_snowflake_lease_regressions_total.
+// leaf_snowflake_clock_backwards_total, leaf_snowflake_worker_id (-1
+// while no lease is held), leaf_snowflake_sequence_waits_total,
+// leaf_snowflake_epoch_end_timestamp_seconds,
+// leaf_snowflake_lease_renewals_total, leaf_snowflake_lease_failures_total,
+// leaf_snowflake_lease_regressions_total and, with a leased worker id,
+// leaf_snowflake_lease_expiry_timestamp_seconds.
 func NewSnowflakeCollector(src SnowflakeStatser) prometheus.Collector {
 	return snowflakeCollector{src: src}
 }
@@ -163,8 +175,12 @@ func (snowflakeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- snowIssuedDesc
 	ch <- snowBackwardsDesc
 	ch <- snowWorkerDesc
+	ch <- snowSeqWaitsDesc
+	ch <- snowEpochEndDesc
+	ch <- snowLeaseRenewalsDesc
 	ch <- snowLeaseFailuresDesc
 	ch <- snowLeaseRegressionsDesc
+	ch <- snowLeaseExpiryDesc
 }
 
 func (s snowflakeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -172,8 +188,31 @@ func (s snowflakeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(snowIssuedDesc, prometheus.CounterValue, float64(st.Issued), "")
 	ch <- prometheus.MustNewConstMetric(snowBackwardsDesc, prometheus.CounterValue, float64(st.ClockBackwards))
 	ch <- prometheus.MustNewConstMetric(snowWorkerDesc, prometheus.GaugeValue, float64(st.WorkerID))
+	ch <- prometheus.MustNewConstMetric(snowSeqWaitsDesc, prometheus.CounterValue, float64(st.SequenceWaits))
+	if !st.Exhausts.IsZero() {
+		ch <- prometheus.MustNewConstMetric(snowEpochEndDesc, prometheus.GaugeValue, unixSeconds(st.Exhausts))
+	}
+	ch <- prometheus.MustNewConstMetric(snowLeaseRenewalsDesc, prometheus.CounterValue, float64(st.LeaseRenewals))
 	ch <- prometheus.MustNewConstMetric(snowLeaseFailuresDesc, prometheus.CounterValue, float64(st.LeaseFailures))
 	ch <- prometheus.MustNewConstMetric(snowLeaseRegressionsDesc, prometheus.CounterValue, float64(st.LeaseRegressions))
+	if !st.LeaseExpires.IsZero() {
+		ch <- prometheus.MustNewConstMetric(snowLeaseExpiryDesc, prometheus.GaugeValue, unixSeconds(st.LeaseExpires))
+	}
+}
+
+// unixSeconds is t in Unix seconds, to the millisecond.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+
+// NewBuildInfoCollector exports leaf_build_info{version,goversion}, always
+// 1, so that dashboards and alerts can tell which build each instance runs.
+func NewBuildInfoCollector(version string) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "leaf_build_info",
+		Help:        "Always 1; its labels are the version of leaf and of Go it was built with.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	g.Set(1)
+	return g
 }
 
 // NewStoreUpCollector exports leaf_store_up, 1 while up() is true.

@@ -425,3 +425,85 @@ func TestLeaseRegressedWhileAcquiringAgain(t *testing.T) {
 		t.Fatalf("Ready after a regression, acquiring again fails: %v, want ErrLeaseLost and ErrLeaseRegressed", err)
 	}
 }
+
+// TestStatsLeaseState: Stats shows the worker id only while it is this
+// generator's, -1 otherwise, and the lease's expiry by the store's clock.
+func TestStatsLeaseState(t *testing.T) {
+	t.Run("fixed worker id", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		g := newTestGenerator(t, fixedSettings(clock))
+		st := g.Stats()
+		if st.WorkerID != 7 || !st.LeaseExpires.IsZero() || !st.Exhausts.Equal(g.Exhausts()) {
+			t.Errorf("Stats() = %+v, want worker 7, no lease expiry, exhausts %s", st, g.Exhausts())
+		}
+	})
+
+	t.Run("renewals fail until issuing stops", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		store := newFakeStore(clock)
+		g := newLeaseGenerator(t, clock, store)
+		if st := g.Stats(); st.WorkerID != 0 || !st.LeaseExpires.Equal(start.Add(ttl)) {
+			t.Fatalf("after New: Stats() = %+v, want worker 0 expiring at %s", st, start.Add(ttl))
+		}
+		clock.Step(t, g.every)
+		renewed := clock.Now()
+		if st := g.Stats(); !st.LeaseExpires.Equal(renewed.Add(ttl)) || st.LeaseRenewals != 2 {
+			t.Fatalf("after a renewal: Stats() = %+v, want 2 renewals, expiry %s", st, renewed.Add(ttl))
+		}
+
+		store.set(func(s *fakeStore) { s.failRenew = errors.New("database down") })
+		deadline := renewed.Add(g.ttl - g.margin)
+		for clock.Now().Add(g.retry).Before(deadline) {
+			clock.Step(t, g.retry)
+		}
+		clock.Add(deadline.Sub(clock.Now()) - time.Nanosecond)
+		if got := g.Stats().WorkerID; got != 0 {
+			t.Fatalf("just before issuing stops: worker id %d, want 0", got)
+		}
+		clock.Add(time.Nanosecond)
+		st := g.Stats()
+		if st.WorkerID != -1 || st.LeaseFailures == 0 {
+			t.Fatalf("when issuing stops: Stats() = %+v, want worker -1 and failures", st)
+		}
+		if !clock.Now().Before(st.LeaseExpires) {
+			t.Errorf("issuing stopped at %s, not before the expiry %s", clock.Now(), st.LeaseExpires)
+		}
+
+		store.set(func(s *fakeStore) { s.failRenew = nil })
+		clock.Step(t, g.retry)
+		if st := g.Stats(); st.WorkerID != 0 || !st.LeaseExpires.Equal(clock.Now().Add(ttl)) {
+			t.Errorf("after a renewal: Stats() = %+v, want worker 0 expiring at %s", st, clock.Now().Add(ttl))
+		}
+	})
+
+	t.Run("taken by another holder", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		store := newFakeStore(clock)
+		store.set(func(s *fakeStore) { s.workers = 1 })
+		g := newLeaseGenerator(t, clock, store)
+		store.put(Lease{WorkerID: 0, Holder: "thief", Expires: start.Add(time.Hour)})
+		clock.Step(t, g.every)
+		if got := g.Stats().WorkerID; got != -1 {
+			t.Fatalf("with the lease taken: worker id %d, want -1", got)
+		}
+		if got := g.WorkerID(); got != 0 {
+			t.Errorf("WorkerID() = %d, want the last id held, 0", got)
+		}
+		store.put(Lease{WorkerID: 0})
+		clock.Step(t, g.retry)
+		if got := g.Stats().WorkerID; got != 0 {
+			t.Errorf("after acquiring again: worker id %d, want 0", got)
+		}
+	})
+
+	t.Run("closed", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		g := newLeaseGenerator(t, clock, newFakeStore(clock))
+		if err := g.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Stats().WorkerID; got != -1 {
+			t.Errorf("after Close: worker id %d, want -1", got)
+		}
+	})
+}

@@ -64,6 +64,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,8 +158,13 @@ type Settings struct {
 	OnLease func(LeaseEvent)
 }
 
-// Stats are a Generator's counters since New.
+// Stats are a Generator's counters since New, and the state an operator
+// watches.
 type Stats struct {
+	// WorkerID is the worker id ids are issued with: the fixed one, or the
+	// leased one while the lease is held; -1 while no lease is held (the
+	// store gave it to another, renewals failed until issuing stopped, or
+	// Close released it). Generator.WorkerID keeps the last id instead.
 	WorkerID int64
 	// Issued counts the ids handed out.
 	Issued uint64
@@ -175,6 +181,12 @@ type Stats struct {
 	// LeaseRegressions counts the renewals that found the lease gone back
 	// in time (ErrLeaseRegressed).
 	LeaseRegressions uint64
+	// LeaseExpires is when the lease last acquired or renewed runs out,
+	// by the store's clock; zero without Leases. It is not cleared when
+	// the lease is lost, so a lapsed lease shows a time in the past.
+	LeaseExpires time.Time
+	// Exhausts is the same as Generator.Exhausts.
+	Exhausts time.Time
 }
 
 // Generator issues snowflake ids. It is safe for concurrent use.
@@ -466,24 +478,48 @@ func compose(ms, workerID, seq int64) int64 {
 }
 
 // WorkerID is the worker id in use; with leases it may change after the
-// lease was lost and acquired again.
+// lease was lost and acquired again. It is the last one held even while no
+// lease is: Stats.WorkerID tells whether it is held.
 func (g *Generator) WorkerID() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.workerID
 }
 
-// Stats returns the generator's counters.
+// Stats returns the generator's counters and lease state.
 func (g *Generator) Stats() Stats {
+	g.mu.Lock()
+	worker, expires := int64(-1), g.lease.Expires
+	if g.heldLocked(g.now()) {
+		worker = g.workerID
+	}
+	g.mu.Unlock()
 	return Stats{
-		WorkerID:         g.WorkerID(),
+		WorkerID:         worker,
 		Issued:           g.issued.Load(),
 		ClockBackwards:   g.backwards.Load(),
 		SequenceWaits:    g.seqWaits.Load(),
 		LeaseRenewals:    g.renewals.Load(),
 		LeaseFailures:    g.leaseFailures.Load(),
 		LeaseRegressions: g.regressions.Load(),
+		LeaseExpires:     expires,
+		Exhausts:         g.Exhausts(),
 	}
+}
+
+// heldLocked says whether the worker id is this generator's at now: a
+// fixed one always is; a leased one until the store gives it to another,
+// Close releases it, or renewals have failed for as long as issuing goes
+// on without one (LeaseTTL less the margin). A regression's quiet time
+// does not count: the lease acquired after it is held, only not used yet.
+func (g *Generator) heldLocked(now time.Time) bool {
+	switch {
+	case g.leases == nil:
+		return true
+	case g.closed, g.lost:
+		return false
+	}
+	return now.Sub(g.renewedAt) < g.ttl-g.margin
 }
 
 // Exhausts is the first instant (UTC) at which the 41-bit range of
@@ -525,15 +561,33 @@ func (g *Generator) close(ctx context.Context) error {
 	return nil
 }
 
+// spinFor is the last stretch of a wait that sleep spends yielding the
+// processor rather than on a timer: a timer fires late by tens to hundreds
+// of microseconds, a large part of the millisecond a caller waits for when
+// its 4096 sequence numbers are used up. Only a caller with ids to take
+// spins, so an idle generator costs nothing.
+const spinFor = time.Millisecond
+
+// sleep waits d, or until ctx is done: on a timer for all but the last
+// spinFor, then yielding until the deadline.
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	deadline := time.Now().Add(d)
+	if coarse := d - spinFor; coarse > 0 {
+		t := time.NewTimer(coarse)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
 	}
+	for time.Now().Before(deadline) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		runtime.Gosched()
+	}
+	return nil
 }
 
 func randomOffset() int64 { return rand.Int64N(100) }
