@@ -155,6 +155,9 @@ type Allocator struct {
 
 	marksMu sync.Mutex // protects marks; taken with no other lock held after it
 	marks   map[string]*mark
+
+	failedMu sync.Mutex            // protects failed
+	failed   map[string]*FailedTag // tags whose first load failed, until one succeeds
 }
 
 // mark is what the allocator remembers of a tag beyond its buffer's life.
@@ -166,7 +169,8 @@ type mark struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
-		added: make(map[string]uint64), listedAt: math.MinInt64, marks: make(map[string]*mark)}
+		added: make(map[string]uint64), listedAt: math.MinInt64, marks: make(map[string]*mark),
+		failed: make(map[string]*FailedTag)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(nil))
@@ -388,10 +392,15 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	switch {
 	case errors.Is(err, ErrUnknownTag):
 		a.forgetRow(tag)
+		a.firstLoaded(tag, nil)
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
 	case err != nil:
+		if !errors.Is(err, ErrClosed) && a.ctx.Err() == nil {
+			a.firstLoaded(tag, err)
+		}
 		return nil, a.unavailable(tag, err)
 	}
+	a.firstLoaded(tag, nil)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -406,6 +415,37 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	m[tag] = b
 	a.buffers.Store(newTable(m))
 	return b, nil
+}
+
+// firstLoaded records how a first load of tag ended: a failure is kept
+// until one succeeds or the tag is gone. Only tags of the list get here,
+// so the record is bounded by the table's size.
+func (a *Allocator) firstLoaded(tag string, err error) {
+	a.failedMu.Lock()
+	defer a.failedMu.Unlock()
+	if err == nil {
+		delete(a.failed, tag)
+		return
+	}
+	f := a.failed[tag]
+	if f == nil {
+		f = &FailedTag{Tag: tag}
+		a.failed[tag] = f
+	}
+	f.Err, f.At = err.Error(), a.opts.Now()
+	f.Failures++
+}
+
+// Failed lists the tags whose first load failed and that have no buffer,
+// ordered by tag.
+func (a *Allocator) Failed() []FailedTag {
+	a.failedMu.Lock()
+	defer a.failedMu.Unlock()
+	out := make([]FailedTag, 0, len(a.failed))
+	for _, tag := range slices.Sorted(maps.Keys(a.failed)) {
+		out = append(out, *a.failed[tag])
+	}
+	return out
 }
 
 // Added tells the allocator that tag was just created, so that it is
@@ -578,6 +618,13 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 			a.spawn(func() { a.checkBehind(t.Name) })
 		}
 	}
+	a.failedMu.Lock()
+	for tag := range a.failed {
+		if !known[tag] {
+			delete(a.failed, tag)
+		}
+	}
+	a.failedMu.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for tag, at := range a.added {

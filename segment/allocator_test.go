@@ -580,3 +580,28 @@ func TestDescriptionRules(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedFirstLoadsAreListed: a tag of the list whose first load fails
+// has no buffer, so Failed names it until a load succeeds.
+func TestFailedFirstLoadsAreListed(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "bad", MaxID: 1, Step: 0}, segment.Tag{Name: "ok", MaxID: 1, Step: 10})
+	a := newAllocator(t, st, newClock())
+	take(t, a, "ok", 1, 1)
+	for range 3 {
+		if _, err := a.Next(context.Background(), "bad"); !errors.Is(err, segment.ErrMisconfigured) {
+			t.Fatalf("Next(bad) = %v, want ErrMisconfigured", err)
+		}
+	}
+	if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatal(err)
+	}
+	got := a.Failed()
+	if len(got) != 1 || got[0].Tag != "bad" || got[0].Failures != 3 || !strings.Contains(got[0].Err, "misconfigured") {
+		t.Fatalf("Failed() = %+v, want bad with 3 failures", got)
+	}
+	st.set(func(s *memStore) { s.rows["bad"].Step = 10 })
+	take(t, a, "bad", 1, 1)
+	if got := a.Failed(); len(got) != 0 {
+		t.Fatalf("Failed() after a success = %+v", got)
+	}
+}

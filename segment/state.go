@@ -40,3 +40,16 @@ type BufferState struct {
 	HighMaxID   int64
 	Regressions uint64
 }
+
+// FailedTag is a tag of the list whose first load failed, so that it has
+// no buffer to describe: a row at the int64 maximum, one with a bad step,
+// or any tag while the store is down.
+type FailedTag struct {
+	Tag string
+	// Err is the last failure's error.
+	Err string
+	// Failures counts the failed first loads since the last success; At is
+	// when the last one failed.
+	Failures uint64
+	At       time.Time
+}
