@@ -1,0 +1,330 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/client"
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
+)
+
+// These tests run the client against the real thing: the server's HTTP
+// handler, its allocator and snowflake generator, over a real store,
+// behind real listeners.
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// server is a leaf server on an httptest listener.
+type server struct {
+	srv      *httptest.Server
+	gen      *snowflake.Generator
+	requests atomic.Int64 // every request
+	ranges   atomic.Int64 // ranges handed out (200s of the range route)
+}
+
+func (s *server) URL() string { return s.srv.URL }
+
+// kill closes the server's listener and its connections, as when its
+// process dies.
+func (s *server) kill() { s.srv.Close() }
+
+// startServer serves the API over st with snowflake worker id workerID.
+func startServer(tb testing.TB, st *store.Store, workerID int64) *server {
+	tb.Helper()
+	alloc := segment.New(st, segment.Options{})
+	tb.Cleanup(func() { _ = alloc.Close() })
+	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: workerID})
+	if err != nil {
+		tb.Fatalf("snowflake: %v", err)
+	}
+	tb.Cleanup(func() { _ = gen.Close(context.Background()) })
+	h := httpapi.New(httpapi.Config{Segments: alloc, Snowflake: gen})
+	s := &server{gen: gen}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		if sw.status == http.StatusOK && strings.HasPrefix(r.URL.Path, "/api/segment/range/") {
+			s.ranges.Add(1)
+		}
+	}))
+	tb.Cleanup(s.srv.Close)
+	return s
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// twoServers starts two servers sharing one database of dialect, with
+// tag (step 1000) created.
+func twoServers(tb testing.TB, dialect string, tags ...string) (a, b *server) {
+	tb.Helper()
+	var dsn string
+	switch dialect {
+	case store.SQLite:
+		dsn = filepath.Join(tb.TempDir(), "leaf.db")
+	case store.MySQL:
+		dsn = storetest.MySQL(tb)
+	}
+	st1, st2 := storetest.Open(tb, dialect, dsn), storetest.Open(tb, dialect, dsn)
+	for _, tag := range tags {
+		if _, err := st1.CreateTag(context.Background(), segment.Tag{Name: tag, Step: 1000, MaxID: 1}); err != nil {
+			tb.Fatalf("create tag %s: %v", tag, err)
+		}
+	}
+	return startServer(tb, st1, 1), startServer(tb, st2, 2)
+}
+
+// TestMillionIDs: three clients, four goroutines each, take ids from two
+// servers over one database; every id is collected and none repeats.
+func TestMillionIDs(t *testing.T) {
+	total := 1_000_000
+	if testing.Short() {
+		total = 100_000
+	}
+	for _, dialect := range []string{store.SQLite, store.MySQL} {
+		t.Run(dialect, func(t *testing.T) {
+			a, b := twoServers(t, dialect, "orders")
+			const clients, workers = 3, 4
+			each := (total + clients*workers - 1) / (clients * workers)
+			results := make([][]int64, clients*workers)
+			start := time.Now()
+			var wg sync.WaitGroup
+			for i := range clients {
+				// Each client lists the servers in its own order.
+				eps := []string{a.URL(), b.URL()}
+				if i%2 == 1 {
+					eps[0], eps[1] = eps[1], eps[0]
+				}
+				c := newClient(t, client.Config{Endpoints: eps})
+				for w := range workers {
+					wg.Go(func() {
+						ids := make([]int64, 0, each)
+						ctx := context.Background()
+						for len(ids) < each {
+							if len(ids)%1000 == 0 {
+								batch, err := c.NextN(ctx, "orders", 10)
+								if err != nil {
+									t.Error(err)
+									return
+								}
+								ids = append(ids, batch...)
+								continue
+							}
+							id, err := c.Next(ctx, "orders")
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							ids = append(ids, id)
+						}
+						results[i*workers+w] = ids
+					})
+				}
+			}
+			wg.Wait()
+			took := time.Since(start)
+			var all []int64
+			for _, ids := range results {
+				all = append(all, ids...)
+			}
+			if len(all) < total {
+				t.Fatalf("%d ids collected", len(all))
+			}
+			checkUnique(t, all)
+			t.Logf("%d ids in %v, no duplicate; range requests: %d and %d",
+				len(all), took.Round(time.Millisecond), a.ranges.Load(), b.ranges.Load())
+		})
+	}
+}
+
+// TestServerKilled: one of two servers dies while ids are taken; callers
+// see no error, the other server serves the ranges.
+func TestServerKilled(t *testing.T) {
+	const tag = "shop/orders v2:ü" // a tag that needs escaping in a path
+	a, b := twoServers(t, store.SQLite, tag)
+	c := newClient(t, client.Config{Endpoints: []string{a.URL(), b.URL()}, MinRange: 500, MaxRange: 500})
+
+	var (
+		taken   atomic.Int64
+		stop    atomic.Bool
+		mu      sync.Mutex
+		all     []int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+	)
+	for range 4 {
+		wg.Go(func() {
+			var ids []int64
+			for !stop.Load() {
+				id, err := c.Next(context.Background(), tag)
+				if err != nil {
+					errOnce.Do(func() { t.Errorf("Next: %v", err) })
+					break
+				}
+				ids = append(ids, id)
+				taken.Add(1)
+			}
+			mu.Lock()
+			all = append(all, ids...)
+			mu.Unlock()
+		})
+	}
+	eventually(t, "20,000 ids", func() bool { return taken.Load() >= 20_000 })
+	aBefore := a.ranges.Load()
+	a.kill()
+	bAfter := b.ranges.Load()
+	eventually(t, "20 ranges from the other server", func() bool { return b.ranges.Load() >= bAfter+20 })
+	stop.Store(true)
+	wg.Wait()
+	if aBefore == 0 {
+		t.Error("the killed server had served no range before it died")
+	}
+	checkUnique(t, all)
+	t.Logf("%d ids; ranges: %d from the killed server, %d from the other", len(all), aBefore, b.ranges.Load())
+}
+
+// TestEveryServerDown: the buffered ids are served, exactly, then a clear
+// error names every endpoint.
+func TestEveryServerDown(t *testing.T) {
+	a, b := twoServers(t, store.SQLite, "orders")
+	c := newClient(t, client.Config{Endpoints: []string{a.URL(), b.URL()}, MinRange: 1000, MaxRange: 1000})
+	ctx := context.Background()
+	for range 300 { // past a quarter of the first range: the second is fetched
+		if _, err := c.Next(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the second range", func() bool { return a.ranges.Load()+b.ranges.Load() == 2 })
+	a.kill()
+	b.kill()
+
+	served := 0
+	var err error
+	for ; served < 5000; served++ {
+		if _, err = c.Next(ctx, "orders"); err != nil {
+			break
+		}
+	}
+	if served != 1700 {
+		t.Fatalf("%d ids served after the servers died, want the 700 + 1000 buffered", served)
+	}
+	if !errors.Is(err, client.ErrUnavailable) {
+		t.Fatalf("Next: %v, want ErrUnavailable", err)
+	}
+	for _, u := range []string{a.URL(), b.URL()} {
+		if !strings.Contains(err.Error(), u+": ") {
+			t.Errorf("the error does not name %s: %v", u, err)
+		}
+	}
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != 0 || e.Err == nil {
+		t.Errorf("the error's *Error: %#v", e)
+	}
+	t.Logf("the error: %v", err)
+}
+
+func TestServerErrorsAreNotFailedOver(t *testing.T) {
+	a, b := twoServers(t, store.SQLite, "orders")
+	c := newClient(t, client.Config{Endpoints: []string{a.URL(), b.URL()}})
+	tests := []struct {
+		tag  string
+		want error
+	}{
+		{"missing", client.ErrUnknownTag},
+		{"missing/too?#%", client.ErrUnknownTag},
+		{"\xff", client.ErrInvalidTag}, // not UTF-8
+		{strings.Repeat("x", 129), client.ErrInvalidTag},
+		{"", client.ErrInvalidTag}, // refused without a request
+	}
+	for _, tt := range tests {
+		before := a.requests.Load() + b.requests.Load()
+		_, err := c.Next(context.Background(), tt.tag)
+		if !errors.Is(err, tt.want) || errors.Is(err, client.ErrUnavailable) {
+			t.Errorf("Next(%.20q): %v, want %v", tt.tag, err, tt.want)
+		}
+		requests := a.requests.Load() + b.requests.Load() - before
+		if tt.tag == "" && requests != 0 || tt.tag != "" && requests != 1 {
+			t.Errorf("Next(%.20q): %d requests", tt.tag, requests)
+		}
+	}
+	if _, err := c.Next(context.Background(), "orders"); err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+}
+
+// TestSnowflakeIDs: ids from two servers are unique and never older than
+// SnowflakeMaxAge when handed out, also when a slow caller lets batches
+// age.
+func TestSnowflakeIDs(t *testing.T) {
+	a, b := twoServers(t, store.SQLite)
+	const maxAge = 50 * time.Millisecond
+	c := newClient(t, client.Config{Endpoints: []string{a.URL(), b.URL()}, SnowflakeBatch: 50, SnowflakeMaxAge: maxAge})
+	var (
+		mu   sync.Mutex
+		all  []int64
+		wg   sync.WaitGroup
+		late atomic.Int64
+	)
+	take := func() {
+		id, err := c.Snowflake(context.Background())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		d, err := a.gen.Decode(id)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		// The id's time is its millisecond, rounded down.
+		if age := time.Since(d.Time); age > maxAge+time.Millisecond {
+			late.Add(1)
+			t.Errorf("snowflake id %d handed out %v after it was made", id, age)
+		}
+		mu.Lock()
+		all = append(all, id)
+		mu.Unlock()
+	}
+	for range 4 {
+		wg.Go(func() {
+			for range 5000 {
+				take()
+			}
+		})
+	}
+	wg.Wait()
+	// A slow caller: one id every 20ms, so each batch ages out long
+	// before it is used.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	before := a.requests.Load() + b.requests.Load()
+	for range 10 {
+		<-tick.C
+		take()
+	}
+	if n := a.requests.Load() + b.requests.Load() - before; n < 4 {
+		t.Errorf("%d requests for 10 ids 20ms apart with a max age of 50ms: stale ids were used", n)
+	}
+	checkUnique(t, all)
+}
