@@ -15,27 +15,38 @@ import (
 func (s *server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err) // the HTTPErrorHandler
+		if err := next(c); err != nil {
+			s.handleError(err, c)
 		}
-		took := time.Since(start)
-		status := c.Response().Status
-		route := routeLabel(c)
-		s.metrics.observe(route, c.Request().Method, status, took)
-		if s.log.Enabled(c.Request().Context(), slog.LevelDebug) {
-			req := c.Request()
-			s.log.DebugContext(req.Context(), "request",
-				"method", req.Method,
-				"route", route,
-				"path", req.URL.Path,
-				"status", status,
-				"bytes", c.Response().Size,
-				"took", took,
-				"remote", req.RemoteAddr,
-			)
-		}
+		s.record(c, time.Since(start))
 		return nil
+	}
+}
+
+// handleUnrouted is echo's HTTPErrorHandler, which echo calls only for
+// requests no route's chain took (no such path, a wrong method): it
+// renders the error and records the request, whose time before this
+// point echo does not give.
+func (s *server) handleUnrouted(err error, c echo.Context) {
+	s.handleError(err, c)
+	s.record(c, 0)
+}
+
+// record counts a finished request in the metrics and logs it at debug
+// level. It never logs headers.
+func (s *server) record(c echo.Context, took time.Duration) {
+	req, status, route := c.Request(), c.Response().Status, routeLabel(c)
+	s.metrics.observe(route, req.Method, status, took)
+	if s.log.Enabled(req.Context(), slog.LevelDebug) {
+		s.log.DebugContext(req.Context(), "request",
+			"method", req.Method,
+			"route", route,
+			"path", req.URL.Path,
+			"status", status,
+			"bytes", c.Response().Size,
+			"took", took,
+			"remote", req.RemoteAddr,
+		)
 	}
 }
 
@@ -94,7 +105,7 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 			if req.ContentLength > limit {
 				return &http.MaxBytesError{Limit: limit}
 			}
-			if req.Body != nil {
+			if req.Body != nil && req.Body != http.NoBody {
 				req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 			}
 			return next(c)

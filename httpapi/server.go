@@ -10,6 +10,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +67,13 @@ type Config struct {
 	// AdminToken is the bearer token of /api/admin; empty leaves the admin
 	// API unmounted.
 	AdminToken string
+	// StatusToken is the bearer token of /status and /status.json; empty
+	// leaves them open. The admin token does not open them.
+	StatusToken string
+	// Instance describes this process on /status. The page also shows
+	// Segments' Failed() and Snowflake's Stats() where they have them, as
+	// segment.Allocator and snowflake.Generator do.
+	Instance Instance
 	// Checks are run by /readyz; none means always ready.
 	Checks []Check
 	// Registry receives the HTTP metrics and is served on /metrics; nil
@@ -74,6 +82,8 @@ type Config struct {
 	// Logger receives request logs (debug) and unexpected errors; nil
 	// discards.
 	Logger *slog.Logger
+	// Now is the clock of /status; nil means time.Now.
+	Now func() time.Time
 }
 
 // Body, batch and range limits.
@@ -95,6 +105,11 @@ type server struct {
 	metrics *httpMetrics
 	// tokenSum is the SHA-256 of the admin token, compared in constant time.
 	tokenSum [32]byte
+	// statusSum is the same for the status token.
+	statusSum [32]byte
+	now       func() time.Time
+	started   time.Time // shown as the instance's start on /status
+	snowRate  rateMeter // snowflake ids per second on /status
 }
 
 // New returns the echo instance serving the whole API. It registers the
@@ -115,14 +130,67 @@ func New(cfg Config) *echo.Echo {
 	if cfg.AdminToken != "" {
 		s.tokenSum = tokenSum(cfg.AdminToken)
 	}
+	if cfg.StatusToken != "" {
+		s.statusSum = tokenSum(cfg.StatusToken)
+	}
+	s.now = cfg.Now
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.started = cfg.Instance.Started
+	if s.started.IsZero() {
+		s.started = s.now()
+	}
 
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.HTTPErrorHandler = s.handleError
-	e.Use(s.observe, s.recover, headNoBody, bodyLimit(maxBodyBytes))
-	s.routes(e)
+	e.HTTPErrorHandler = s.handleUnrouted
+	s.routes(chained{e: e, s: s})
 	return e
+}
+
+// routes is what routes registers routes on.
+type routes interface {
+	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+}
+
+// chained registers each route with every middleware composed around its
+// handler once, at registration. Echo composes its global and route
+// middleware anew on every request, an allocation per middleware per
+// request on the hot path. The order is echo's: observe outermost, then
+// recover, headNoBody, bodyLimit, the route's own middleware, the handler.
+// Requests that match no route (404, 405) never reach a chain; echo hands
+// them to handleUnrouted.
+type chained struct {
+	e *echo.Echo
+	s *server
+}
+
+func (r chained) wrap(h echo.HandlerFunc, m []echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(m) - 1; i >= 0; i-- {
+		h = m[i](h)
+	}
+	return r.s.observe(r.s.recover(headNoBody(bodyLimit(maxBodyBytes)(h))))
+}
+
+func (r chained) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.GET(path, r.wrap(h, m))
+}
+
+func (r chained) HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.HEAD(path, r.wrap(h, m))
+}
+
+func (r chained) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.POST(path, r.wrap(h, m))
+}
+
+func (r chained) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.PATCH(path, r.wrap(h, m))
 }
 
 // routes registers every route of the API.
@@ -134,7 +202,7 @@ func New(cfg Config) *echo.Echo {
 // A route whose last part is a parameter is registered a second time
 // without it, so that an empty tag or id is the 400 of a bad parameter,
 // not a 404.
-func (s *server) routes(e *echo.Echo) {
+func (s *server) routes(e routes) {
 	for path, h := range map[string]echo.HandlerFunc{
 		"/healthz": s.healthz,
 		"/readyz":  s.readyz,
@@ -142,6 +210,19 @@ func (s *server) routes(e *echo.Echo) {
 	} {
 		e.GET(path, h)
 		e.HEAD(path, h)
+	}
+	// The status page is open, as /metrics is, unless it has a token of
+	// its own; it is read-only, so the admin token is not asked for.
+	var statusAuth []echo.MiddlewareFunc
+	if s.cfg.StatusToken != "" {
+		statusAuth = append(statusAuth, requireBearer(s.statusSum))
+	}
+	for path, h := range map[string]echo.HandlerFunc{
+		"/status":      s.statusPage,
+		"/status.json": s.statusJSONHandler,
+	} {
+		e.GET(path, h, statusAuth...)
+		e.HEAD(path, h, statusAuth...)
 	}
 
 	for _, r := range []struct {

@@ -380,10 +380,11 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	var err error
 	if !a.spawn(func() {
 		defer close(done)
+		began := a.opts.Now()
 		var alloc Allocation
 		alloc, err = a.allocate(tag, 0)
 		if err == nil {
-			b = newBuffer(a, tag, alloc)
+			b = newBuffer(a, tag, alloc, a.opts.Now().Sub(began))
 		}
 	}) {
 		return nil, ErrClosed

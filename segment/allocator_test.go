@@ -605,3 +605,31 @@ func TestFailedFirstLoadsAreListed(t *testing.T) {
 		t.Fatalf("Failed() after a success = %+v", got)
 	}
 }
+
+// TestLastLoadTook: the snapshot says how long the last successful load
+// took, by the allocator's clock; a failed load leaves it as it was.
+func TestLastLoadTook(t *testing.T) {
+	c := newClock()
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	took := 40 * time.Millisecond
+	st.set(func(s *memStore) { s.after = func(string) { c.Advance(took) } })
+	a := newAllocator(t, st, c)
+	mustNext(t, a, "t")
+	if got := state(t, a, "t").LastLoadTook; got != 40*time.Millisecond {
+		t.Fatalf("after the first load: LastLoadTook = %v, want 40ms", got)
+	}
+
+	took = 70 * time.Millisecond
+	mustNext(t, a, "t") // past 10%: the prefetch starts
+	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
+	if got := state(t, a, "t").LastLoadTook; got != 70*time.Millisecond {
+		t.Fatalf("after the prefetch: LastLoadTook = %v, want 70ms", got)
+	}
+
+	st.set(func(s *memStore) { s.fail = errDown })
+	take(t, a, "t", 3, 18) // into the prefetched half, whose own prefetch fails
+	testkit.WaitFor(t, 0, "the failed load", func() bool { return state(t, a, "t").LastError != "" })
+	if got := state(t, a, "t").LastLoadTook; got != 70*time.Millisecond {
+		t.Errorf("after a failed load: LastLoadTook = %v, want the last success's 70ms", got)
+	}
+}

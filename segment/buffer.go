@@ -77,6 +77,7 @@ type buffer struct {
 	step     int64         // step of the last load
 	minStep  int64         // the row's step at the last load
 	lastLoad time.Time
+	lastTook time.Duration // how long the load that finished at lastLoad took
 	lastErr  error
 	failures int // consecutive failed loads
 	retired  uint64
@@ -84,9 +85,9 @@ type buffer struct {
 	failed   uint64
 }
 
-func newBuffer(a *Allocator, tag string, alloc Allocation) *buffer {
+func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
 	now := a.opts.Now()
-	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, loads: 1}
+	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1}
 	b.cur.Store(newSeg(alloc, now))
 	b.wantNext.Store(true)
 	b.retryAt.Store(math.MinInt64)
@@ -129,6 +130,7 @@ func (b *buffer) startLoadLocked() {
 }
 
 func (b *buffer) load(step int64, done chan struct{}) {
+	began := b.a.opts.Now()
 	alloc, err := b.a.allocate(b.tag, step)
 	if errors.Is(err, ErrUnknownTag) {
 		b.a.forgetRow(b.tag)
@@ -155,7 +157,7 @@ func (b *buffer) load(step int64, done chan struct{}) {
 	b.failures = 0
 	b.lastErr = nil
 	b.retryAt.Store(math.MinInt64)
-	b.step, b.minStep, b.lastLoad = alloc.Step, alloc.DBStep, now
+	b.step, b.minStep, b.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, now, now.Sub(began)
 	b.next = newSeg(alloc, now)
 }
 
@@ -244,6 +246,7 @@ func (b *buffer) state() BufferState {
 		Step:         b.step,
 		MinStep:      b.minStep,
 		LastLoad:     b.lastLoad,
+		LastLoadTook: b.lastTook,
 		Issued:       b.retired + cur.taken(),
 		Loads:        b.loads,
 		LoadFailures: b.failed,

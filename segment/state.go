@@ -27,8 +27,10 @@ type BufferState struct {
 	// Step is the step of the last load; MinStep is the row's own step,
 	// the floor of the adaptive step.
 	Step, MinStep int64
-	// LastLoad is when the last successful load finished.
-	LastLoad time.Time
+	// LastLoad is when the last successful load finished, and
+	// LastLoadTook how long it took (by Options.Now).
+	LastLoad     time.Time
+	LastLoadTook time.Duration
 	// LastError is the last load's error, if that load failed.
 	LastError string
 	// Issued counts ids handed out; Loads and LoadFailures count loads;

@@ -507,3 +507,39 @@ func TestStatsLeaseState(t *testing.T) {
 		}
 	})
 }
+
+// TestStatsLeaseHolderAndRenewal: Stats names the holder, when the last
+// successful renewal began and why the last one failed, until one succeeds.
+func TestStatsLeaseHolderAndRenewal(t *testing.T) {
+	t.Run("fixed worker id", func(t *testing.T) {
+		s := fixedSettings(newFakeClock(start, 10*ms))
+		s.Holder = "ignored without leases"
+		g := newTestGenerator(t, s)
+		if st := g.Stats(); st.Holder != "" || !st.LastRenewal.IsZero() || st.LeaseError != "" {
+			t.Errorf("Stats() = %+v, want no holder, renewal or lease error", st)
+		}
+	})
+
+	t.Run("leased", func(t *testing.T) {
+		clock := newFakeClock(start, 10*ms)
+		store := newFakeStore(clock)
+		g := newLeaseGenerator(t, clock, store)
+		if st := g.Stats(); st.Holder != "host-a" || !st.LastRenewal.Equal(start) || st.LeaseError != "" {
+			t.Fatalf("after New: Stats() = %+v, want holder host-a, renewed at %s, no error", st, start)
+		}
+
+		store.set(func(s *fakeStore) { s.failRenew = errors.New("database down") })
+		clock.Step(t, g.every)
+		st := g.Stats()
+		if !st.LastRenewal.Equal(start) || !strings.Contains(st.LeaseError, "database down") {
+			t.Fatalf("after a failed renewal: Stats() = %+v, want renewed at %s and the error", st, start)
+		}
+
+		store.set(func(s *fakeStore) { s.failRenew = nil })
+		clock.Step(t, g.retry)
+		renewed := clock.Now()
+		if st := g.Stats(); !st.LastRenewal.Equal(renewed) || st.LeaseError != "" {
+			t.Errorf("after a renewal: Stats() = %+v, want renewed at %s, no error", st, renewed)
+		}
+	})
+}

@@ -185,6 +185,13 @@ type Stats struct {
 	// by the store's clock; zero without Leases. It is not cleared when
 	// the lease is lost, so a lapsed lease shows a time in the past.
 	LeaseExpires time.Time
+	// Holder is the name this generator holds leases under; LastRenewal
+	// is when its last successful renewal or acquisition began, by the
+	// local clock; LeaseError is why the last one failed, empty after a
+	// success. All three stay empty without Leases.
+	Holder      string
+	LastRenewal time.Time
+	LeaseError  string
 	// Exhausts is the same as Generator.Exhausts.
 	Exhausts time.Time
 }
@@ -489,9 +496,16 @@ func (g *Generator) WorkerID() int64 {
 // Stats returns the generator's counters and lease state.
 func (g *Generator) Stats() Stats {
 	g.mu.Lock()
-	worker, expires := int64(-1), g.lease.Expires
+	worker, expires, renewed, leaseErr := int64(-1), g.lease.Expires, g.renewedAt, ""
 	if g.heldLocked(g.now()) {
 		worker = g.workerID
+	}
+	if g.leaseErr != nil {
+		leaseErr = g.leaseErr.Error()
+	}
+	holder := ""
+	if g.leases != nil {
+		holder = g.holder
 	}
 	g.mu.Unlock()
 	return Stats{
@@ -503,6 +517,9 @@ func (g *Generator) Stats() Stats {
 		LeaseFailures:    g.leaseFailures.Load(),
 		LeaseRegressions: g.regressions.Load(),
 		LeaseExpires:     expires,
+		Holder:           holder,
+		LastRenewal:      renewed,
+		LeaseError:       leaseErr,
 		Exhausts:         g.Exhausts(),
 	}
 }

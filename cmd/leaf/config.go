@@ -89,6 +89,14 @@ func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store
 	return st, err
 }
 
+// kind names the store's kind, "mysql" or "sqlite", without an address.
+func (f *storeFlags) kind() string {
+	if f.mysqlDSN == "" {
+		return "sqlite"
+	}
+	return "mysql"
+}
+
 // describe names the store for logs, without the DSN's password.
 func (f *storeFlags) describe() []any {
 	if f.mysqlDSN == "" {

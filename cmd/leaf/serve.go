@@ -37,6 +37,7 @@ type serveConfig struct {
 	workerID     int64
 	epochMs      int64
 	adminToken   string
+	statusToken  string
 	logFormat    string
 	logLevel     string
 	holder       string
@@ -54,6 +55,7 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Int64Var(&c.workerID, "snowflake-worker-id", -1, "fixed snowflake worker `id` 0..1023; -1 leases one from the database")
 	fs.Int64Var(&c.epochMs, "snowflake-epoch", snowflake.DefaultEpochMs, "snowflake epoch in Unix `milliseconds`")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
+	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
@@ -164,9 +166,16 @@ func (a *app) open(ctx context.Context) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		httpapi.NewStoreUpCollector(func() bool { return a.store.Health().Up }), httpapi.NewBuildInfoCollector(version))
 	api := httpapi.Config{
-		AdminToken: a.cfg.adminToken,
-		Registry:   reg,
-		Logger:     a.log,
+		AdminToken:  a.cfg.adminToken,
+		StatusToken: a.cfg.statusToken,
+		Instance: httpapi.Instance{
+			Version:     version,
+			Started:     time.Now(),
+			Store:       a.cfg.kind(),
+			StoreHealth: a.storeHealth,
+		},
+		Registry: reg,
+		Logger:   a.log,
 		Checks: []httpapi.Check{
 			{Name: "lifecycle", Func: a.lifecycleCheck},
 			{Name: "schema", Func: a.schemaCheck, ShowReason: true},
@@ -225,7 +234,8 @@ func (a *app) run(ctx context.Context) error {
 	a.serving.Store(true)
 	go func() { served <- a.srv.Serve(a.ln) }()
 	a.log.Info("serving", "addr", a.addr(), "version", version,
-		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "")
+		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
+		"status_token", a.cfg.statusToken != "")
 
 	select {
 	case err := <-served:
@@ -328,6 +338,16 @@ func (a *app) schemaCheck(context.Context) error {
 		return *err
 	}
 	return nil
+}
+
+// storeHealth is the store's health as /status shows it.
+func (a *app) storeHealth() httpapi.StoreHealth {
+	h := a.store.Health()
+	out := httpapi.StoreHealth{Up: h.Up, Since: h.Since, Failed: h.Failed}
+	if !h.Up && h.Err != nil {
+		out.Err = h.Err.Error()
+	}
+	return out
 }
 
 func (a *app) storeCheck(context.Context) error {
