@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -171,7 +172,7 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return withTag(tag, err)
 	}
-	return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, strconv.AppendInt(nil, id, 10))
+	return writeID(c, id)
 }
 
 func (s *server) segmentBatch(c echo.Context) error {
@@ -240,7 +241,27 @@ func (s *server) snowflakeGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, strconv.AppendInt(nil, id, 10))
+	return writeID(c, id)
+}
+
+// textPlain is the Content-Type of a single id, set as a ready slice:
+// Header.Set would allocate one on every request. Nothing changes a
+// header's values in place, so the slice is shared.
+var textPlain = []string{echo.MIMETextPlainCharsetUTF8}
+
+// idBuf holds the digits of one id while they are written; Write takes
+// them through an interface, so a local array would be allocated anyway.
+var idBuf = sync.Pool{New: func() any { return new([20]byte) }}
+
+// writeID answers 200 with the decimal id as plain text, Leaf's answer.
+func writeID(c echo.Context, id int64) error {
+	res := c.Response()
+	res.Header()[echo.HeaderContentType] = textPlain
+	res.WriteHeader(http.StatusOK)
+	buf := idBuf.Get().(*[20]byte)
+	_, err := res.Write(strconv.AppendInt(buf[:0], id, 10))
+	idBuf.Put(buf)
+	return err
 }
 
 func (s *server) snowflakeBatch(c echo.Context) error {

@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,9 +17,28 @@ import (
 
 // httpMetrics are the request counts and latencies, by route pattern,
 // method and status.
+//
+// The series of each label set are looked up once and kept in a map that
+// is replaced whole when a label set is new: a request then costs one map
+// read, where the vectors' own lookup builds and hashes a label map on
+// every call. Route patterns, methods and statuses are few, so the map
+// stays small.
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	series atomic.Pointer[map[seriesKey]seriesPair]
+	mu     sync.Mutex // serialises the replacement of series
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type seriesPair struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 var httpLabels = []string{"route", "method", "status"}
@@ -35,6 +57,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	}
 	m.requests = register(reg, m.requests)
 	m.duration = register(reg, m.duration)
+	m.series.Store(&map[seriesKey]seriesPair{})
 	return m
 }
 
@@ -54,9 +77,32 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 }
 
 func (m *httpMetrics) observe(route, method string, status int, took time.Duration) {
-	labels := prometheus.Labels{"route": route, "method": methodLabel(method), "status": strconv.Itoa(status)}
-	m.requests.With(labels).Inc()
-	m.duration.With(labels).Observe(took.Seconds())
+	k := seriesKey{route: route, method: methodLabel(method), status: status}
+	p, ok := (*m.series.Load())[k]
+	if !ok {
+		p = m.add(k)
+	}
+	p.requests.Inc()
+	p.duration.Observe(took.Seconds())
+}
+
+// add looks up the series of a new label set and publishes a map with it.
+func (m *httpMetrics) add(k seriesKey) seriesPair {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.series.Load()
+	if p, ok := old[k]; ok {
+		return p
+	}
+	status := strconv.Itoa(k.status)
+	p := seriesPair{
+		requests: m.requests.WithLabelValues(k.route, k.method, status),
+		duration: m.duration.WithLabelValues(k.route, k.method, status),
+	}
+	next := maps.Clone(old)
+	next[k] = p
+	m.series.Store(&next)
+	return p
 }
 
 // methodLabel bounds the method label to the standard methods.

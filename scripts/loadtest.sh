@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Local load test with wrk, against 127.0.0.1 only.
-# Builds bin/leaf, serves it on a temporary SQLite file, creates tag "bench",
-# then measures /api/segment/get/bench, /api/snowflake/get and the /healthz
-# baseline in ROUNDS interleaved rounds (after one warm-up round of 2s each),
-# and prints each one's median requests/s and its ratio to the baseline's.
-#   PORT      (default 18080)    DURATION (default 10s)
-#   THREADS   (default 2)        CONNS    (default 64)
-#   ROUNDS    (default 5)
+# Builds bin/leaf and, from the bench module, a bare net/http handler that
+# writes a constant (the ceiling) and the Go client's load program. Serves
+# leaf on a temporary SQLite file, creates tag "bench", then measures
+# /api/segment/get/bench, /api/snowflake/get, /healthz and the bare handler
+# in ROUNDS interleaved rounds (after one warm-up round of 2s each), and
+# prints each one's median requests/s and p99 and its ratio to the bare
+# handler's. Last, the Go client takes ids from the same leaf for DURATION
+# with 1 and with 8 goroutines and prints ids/s.
+#   PORT      (default 18080; the bare handler uses PORT+1)
+#   DURATION  (default 10s)      THREADS  (default 2)
+#   CONNS     (default 64)       ROUNDS   (default 5)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -33,20 +37,32 @@ if curl -s -o /dev/null --max-time 1 "${BASE}/healthz"; then
 	exit 1
 fi
 
-echo "==> building bin/leaf"
-make build
+BARE="http://127.0.0.1:$((PORT + 1))"
+if curl -s -o /dev/null --max-time 1 "${BARE}/"; then
+	echo "something already listens on 127.0.0.1:$((PORT + 1)); set PORT=..." >&2
+	exit 1
+fi
 
 tmp=$(mktemp -d)
 server_pid=""
+bare_pid=""
 cleanup() {
-	if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
+	for pid in "$server_pid" "$bare_pid"; do
+		if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+echo "==> building bin/leaf, the bare handler and the client's load program"
+make build
+(cd bench && go build -o "$tmp/bare" ./cmd/bare && go build -o "$tmp/clientload" ./cmd/clientload)
+"$tmp/bare" -addr "127.0.0.1:$((PORT + 1))" >"$tmp/bare.log" 2>&1 &
+bare_pid=$!
 
 echo "==> starting leaf serve on 127.0.0.1:${PORT} (SQLite at $tmp/leaf.db)"
 # Configuration through the environment keeps the token out of `ps`.
@@ -83,43 +99,54 @@ curl -fsS -X POST "${BASE}/api/admin/tags" \
 echo
 
 # Each endpoint must answer 2xx before it is measured.
-paths=(/healthz /api/segment/get/bench /api/snowflake/get)
-for p in "${paths[@]}"; do
-	curl -fsS -o /dev/null --max-time 5 "${BASE}${p}" || { echo "GET $p failed" >&2; exit 1; }
+targets=("${BASE}/api/segment/get/bench" "${BASE}/api/snowflake/get" "${BASE}/healthz" "${BARE}/")
+names=(/api/segment/get/bench /api/snowflake/get /healthz bare)
+for u in "${targets[@]}"; do
+	curl -fsS -o /dev/null --max-time 5 "$u" || { echo "GET $u failed" >&2; exit 1; }
 done
 
-# measure PATH DURATION: wrk's requests/s for one run.
+# measure URL DURATION: wrk's requests/s and p99 (ms) for one run.
 measure() {
-	local out r
-	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" "${BASE}$1")
+	local out r p99
+	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "$1")
 	if grep -q 'Non-2xx or 3xx responses' <<<"$out"; then
 		echo "warning: $1 returned non-2xx responses during the run" >&2
 	fi
 	r=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
-	[[ -n "$r" ]] || { echo "could not read Requests/sec for $1" >&2; exit 1; }
-	echo "$r"
+	p99=$(awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v *= 1000 } print v }' <<<"$out")
+	[[ -n "$r" && -n "$p99" ]] || { echo "could not read Requests/sec or p99 for $1" >&2; exit 1; }
+	echo "$r $p99"
 }
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 
 echo "==> warm-up: 2s on each endpoint"
-for p in "${paths[@]}"; do measure "$p" 2s >/dev/null; done
+for u in "${targets[@]}"; do measure "$u" 2s >/dev/null; done
 
-declare -A runs
+declare -A rps p99s
 for round in $(seq 1 "$ROUNDS"); do
-	for p in "${paths[@]}"; do
-		r=$(measure "$p" "$DURATION")
-		echo "round ${round}: wrk -t${THREADS} -c${CONNS} -d${DURATION} ${BASE}${p}: ${r} requests/s"
-		runs[$p]+="$r "
+	for i in "${!targets[@]}"; do
+		read -r r p <<<"$(measure "${targets[$i]}" "$DURATION")"
+		echo "round ${round}: wrk -t${THREADS} -c${CONNS} -d${DURATION} --latency ${targets[$i]}: ${r} requests/s, p99 ${p} ms"
+		rps[$i]+="$r "
+		p99s[$i]+="$p "
 	done
 done
 
 echo
 echo "==> medians of ${ROUNDS} rounds (${THREADS} threads, ${CONNS} connections, ${DURATION} each)"
-base=$(tr ' ' '\n' <<<"${runs[/healthz]}" | grep . | median)
-printf '%-28s %14s %10s   %s\n' endpoint 'requests/s' 'vs /healthz' 'runs'
-for p in "${paths[@]}"; do
-	m=$(tr ' ' '\n' <<<"${runs[$p]}" | grep . | median)
-	awk -v p="$p" -v r="$m" -v b="$base" -v all="${runs[$p]}" \
-		'BEGIN { printf "%-28s %14.0f %9.2fx   %s\n", p, r, (b > 0 ? r / b : 0), all }'
+bare=$(tr ' ' '\n' <<<"${rps[3]}" | grep . | median)
+printf '%-24s %12s %9s %10s   %s\n' endpoint 'requests/s' 'vs bare' 'p99 ms' 'runs'
+for i in "${!targets[@]}"; do
+	m=$(tr ' ' '\n' <<<"${rps[$i]}" | grep . | median)
+	p=$(tr ' ' '\n' <<<"${p99s[$i]}" | grep . | median)
+	awk -v n="${names[$i]}" -v r="$m" -v b="$bare" -v p="$p" -v all="${rps[$i]}" \
+		'BEGIN { printf "%-24s %12.0f %8.2fx %10.2f   %s\n", n, r, (b > 0 ? r / b : 0), p, all }'
+done
+
+echo
+echo "==> the Go client against the same leaf, ${DURATION} each"
+for g in 1 8; do
+	r=$("$tmp/clientload" -endpoint "$BASE" -tag bench -goroutines "$g" -d "$DURATION")
+	echo "client.Next from ${g} goroutine(s): ${r} ids/s"
 done
