@@ -51,6 +51,12 @@ bench:
 fuzz:
 	FUZZTIME='$(FUZZTIME)' FUZZ_TARGETS='$(FUZZ_TARGETS)' GO='$(GO)' bash scripts/fuzz.sh
 
+# What CI fuzzes: the whole HTTP edge (real router, allocator and
+# generator) for a short while; every target's seeds also run in make test.
+.PHONY: fuzz-short
+fuzz-short:
+	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP' GO='$(GO)' bash scripts/fuzz.sh
+
 # The fault suite (faults/): real leaf processes and MariaDB servers, killed,
 # cut off, failed over, and a 3-node Galera cluster; figures in RELIABILITY.md.
 # Needs root and Debian's mariadb-server, galera-4 and rsync. faults-short is
