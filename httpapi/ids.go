@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/base62"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -22,11 +23,7 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // queryCount reads the count parameter: given once, decimal digits only
 // (leading zeros allowed, no sign), from 1 to limit. A query string that
 // does not parse is refused whole, since the count may be what was lost.
-func queryCount(c echo.Context, limit int) (int, error) {
-	q, err := url.ParseQuery(c.Request().URL.RawQuery)
-	if err != nil {
-		return 0, newError(http.StatusBadRequest, codeInvalidRequest, "the query string is malformed: %v", err)
-	}
+func queryCount(q url.Values, limit int) (int, error) {
 	switch vs := q["count"]; len(vs) {
 	case 0:
 		return parseCount("", limit)
@@ -35,6 +32,64 @@ func queryCount(c echo.Context, limit int) (int, error) {
 	default:
 		return 0, newError(http.StatusBadRequest, codeInvalidCount, "count is given %d times; give it once, a whole number from 1 to %d", len(vs), limit)
 	}
+}
+
+// query parses the request's query string, refusing one that is malformed
+// rather than dropping what it cannot read.
+func query(c echo.Context) (url.Values, error) {
+	q, err := url.ParseQuery(c.Request().URL.RawQuery)
+	if err != nil {
+		return nil, newError(http.StatusBadRequest, codeInvalidRequest, "the query string is malformed: %v", err)
+	}
+	return q, nil
+}
+
+// idForm is how ids are written: in decimal, Leaf's form, or as
+// fixed-width base62 text that sorts as the numbers do (package base62).
+type idForm uint8
+
+const (
+	decimalForm idForm = iota
+	base62Form
+)
+
+// queryForm reads ?format=: absent or "decimal" is decimal, "base62" is
+// base62.
+func queryForm(q url.Values) (idForm, error) {
+	switch vs := q["format"]; {
+	case len(vs) == 0 || len(vs) == 1 && vs[0] == "decimal":
+		return decimalForm, nil
+	case len(vs) == 1 && vs[0] == "base62":
+		return base62Form, nil
+	}
+	return 0, newError(http.StatusBadRequest, codeInvalidRequest, "format must be given once, decimal or base62")
+}
+
+// singleForm is queryForm for the single-id routes, which read no query
+// at all when there is none: the common case stays free of parsing.
+func singleForm(c echo.Context) (idForm, error) {
+	if c.Request().URL.RawQuery == "" {
+		return decimalForm, nil
+	}
+	q, err := query(c)
+	if err != nil {
+		return 0, err
+	}
+	return queryForm(q)
+}
+
+// batchQuery reads a batch's count (1..limit) and form.
+func batchQuery(c echo.Context, limit int) (int, idForm, error) {
+	q, err := query(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := queryCount(q, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	form, err := queryForm(q)
+	return n, form, err
 }
 
 // parseCount reads a count of 1..limit in plain decimal digits.
@@ -126,17 +181,24 @@ func modeOff(mode string) error {
 }
 
 // appendIDs writes ids as a JSON array of strings.
-func appendIDs(b []byte, ids []int64) []byte {
+func appendIDs(b []byte, ids []int64, form idForm) []byte {
 	b = append(b, '[')
 	for i, id := range ids {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = strconv.AppendInt(b, id, 10)
+		b = appendID(b, id, form)
 		b = append(b, '"')
 	}
 	return append(b, ']')
+}
+
+func appendID(b []byte, id int64, form idForm) []byte {
+	if form == base62Form {
+		return base62.Append(b, id)
+	}
+	return strconv.AppendInt(b, id, 10)
 }
 
 // appendJSONString writes s as a JSON string. A tag may hold any
@@ -168,11 +230,15 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	form, err := singleForm(c)
+	if err != nil {
+		return err
+	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
 	if err != nil {
 		return withTag(tag, err)
 	}
-	return writeID(c, id)
+	return writeID(c, id, form)
 }
 
 func (s *server) segmentBatch(c echo.Context) error {
@@ -183,7 +249,7 @@ func (s *server) segmentBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := queryCount(c, MaxCount)
+	n, form, err := batchQuery(c, MaxCount)
 	if err != nil {
 		return err
 	}
@@ -198,7 +264,7 @@ func (s *server) segmentBatch(c echo.Context) error {
 	b = append(b, `{"tag":`...)
 	b = appendJSONString(b, tag)
 	b = append(b, `,"ids":`...)
-	b = appendIDs(b, ids)
+	b = appendIDs(b, ids, form)
 	b = append(b, '}')
 	return c.JSONBlob(http.StatusOK, b)
 }
@@ -211,7 +277,11 @@ func (s *server) segmentRange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := queryCount(c, MaxRangeCount)
+	q, err := query(c)
+	if err != nil {
+		return err
+	}
+	n, err := queryCount(q, MaxRangeCount)
 	if err != nil {
 		return err
 	}
@@ -237,11 +307,15 @@ func (s *server) snowflakeGet(c echo.Context) error {
 	if s.cfg.Snowflake == nil {
 		return modeOff("snowflake")
 	}
+	form, err := singleForm(c)
+	if err != nil {
+		return err
+	}
 	id, err := s.cfg.Snowflake.Next(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	return writeID(c, id)
+	return writeID(c, id, form)
 }
 
 // textPlain is the Content-Type of a single id, set as a ready slice:
@@ -253,13 +327,14 @@ var textPlain = []string{echo.MIMETextPlainCharsetUTF8}
 // them through an interface, so a local array would be allocated anyway.
 var idBuf = sync.Pool{New: func() any { return new([20]byte) }}
 
-// writeID answers 200 with the decimal id as plain text, Leaf's answer.
-func writeID(c echo.Context, id int64) error {
+// writeID answers 200 with the id as plain text, in decimal (Leaf's
+// answer) or base62.
+func writeID(c echo.Context, id int64, form idForm) error {
 	res := c.Response()
 	res.Header()[echo.HeaderContentType] = textPlain
 	res.WriteHeader(http.StatusOK)
 	buf := idBuf.Get().(*[20]byte)
-	_, err := res.Write(strconv.AppendInt(buf[:0], id, 10))
+	_, err := res.Write(appendID(buf[:0], id, form))
 	idBuf.Put(buf)
 	return err
 }
@@ -268,7 +343,7 @@ func (s *server) snowflakeBatch(c echo.Context) error {
 	if s.cfg.Snowflake == nil {
 		return modeOff("snowflake")
 	}
-	n, err := queryCount(c, MaxCount)
+	n, form, err := batchQuery(c, MaxCount)
 	if err != nil {
 		return err
 	}
@@ -281,7 +356,7 @@ func (s *server) snowflakeBatch(c echo.Context) error {
 	}
 	b := make([]byte, 0, 16+n*22)
 	b = append(b, `{"ids":`...)
-	b = appendIDs(b, ids)
+	b = appendIDs(b, ids, form)
 	b = append(b, '}')
 	return c.JSONBlob(http.StatusOK, b)
 }

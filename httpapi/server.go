@@ -62,6 +62,9 @@ type Config struct {
 	// Snowflake serves snowflake mode; nil turns it off (its routes
 	// answer 404 not_found).
 	Snowflake SnowflakeIDs
+	// UUIDs serves /api/uuid; nil turns it off (its routes answer 404
+	// not_found). Decoding a UUID needs no generator and is always on.
+	UUIDs UUIDs
 	// Tags backs the admin tag routes; nil makes them answer 404 not_found.
 	Tags TagAdmin
 	// AdminToken is the bearer token of /api/admin; empty leaves the admin
@@ -241,6 +244,14 @@ func (s *server) routes(e routes) {
 	e.GET("/api/snowflake/get/:key", s.snowflakeGet)
 	e.GET("/api/snowflake/batch", s.snowflakeBatch)
 	e.GET("/api/snowflake/decode/:id", s.snowflakeDecode)
+
+	e.GET("/api/uuid/get", s.uuidGet)
+	e.GET("/api/uuid/batch", s.uuidBatch)
+	e.GET("/api/uuid/decode/:uuid", s.uuidDecode)
+	e.GET("/api/uuid/decode/", s.uuidDecode)
+
+	e.GET("/api/convert/:form/:id", s.convert)
+	e.GET("/api/convert/:form/", s.convert)
 	e.GET("/api/snowflake/decode/", s.snowflakeDecode)
 
 	if s.cfg.AdminToken == "" {

@@ -109,6 +109,7 @@ type statusState struct {
 	tags      []segment.BufferState
 	failed    []segment.FailedTag
 	snow      *snowflake.Stats
+	uuids     *uint64 // UUIDs made; nil when UUIDs are off
 	// rate is the snowflake ids per second over rateOver.
 	rate     float64
 	rateOver time.Duration
@@ -126,6 +127,10 @@ func (s *server) readStatus() statusState {
 		if fl, ok := seg.(failedLister); ok {
 			st.failed = fl.Failed()
 		}
+	}
+	if s.cfg.UUIDs != nil {
+		n := s.cfg.UUIDs.Issued()
+		st.uuids = &n
 	}
 	if sn, ok := s.cfg.Snowflake.(SnowflakeStatser); ok {
 		stats := sn.Stats()
@@ -180,6 +185,11 @@ type statusJSON struct {
 	// Segment and Snowflake are null when the mode is off.
 	Segment   *segmentStatusJSON   `json:"segment"`
 	Snowflake *snowflakeStatusJSON `json:"snowflake"`
+	UUID      *uuidStatusJSON      `json:"uuid"`
+}
+
+type uuidStatusJSON struct {
+	Issued string `json:"issued"`
 }
 
 type instanceJSON struct {
@@ -290,6 +300,9 @@ func (st statusState) json() statusJSON {
 			EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
 		}
 	}
+	if st.uuids != nil {
+		out.UUID = &uuidStatusJSON{Issued: strconv.FormatUint(*st.uuids, 10)}
+	}
 	return out
 }
 
@@ -313,6 +326,7 @@ type pageView struct {
 	Tags      []tagView
 	Failed    []failedView
 	Snowflake []field // nil when snowflake mode is off
+	UUID      []field // nil when UUIDs are off
 }
 
 // field is one labelled value; Bad and Warn colour it.
@@ -360,6 +374,9 @@ type failedView struct {
 
 func (st statusState) page() pageView {
 	v := pageView{Refresh: statusRefresh, Time: st.now.UTC().Format("2006-01-02 15:04:05 MST"), Version: st.inst.Version}
+	if st.uuids != nil {
+		v.UUID = []field{{Label: "Issued", Value: strconv.FormatUint(*st.uuids, 10), Note: "RFC 9562 version 7, monotonic within the instance"}}
+	}
 
 	v.Instance = []field{
 		{Label: "Version", Value: orDash(st.inst.Version), Note: runtime.Version()},

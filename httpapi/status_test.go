@@ -383,13 +383,24 @@ func TestStatusRate(t *testing.T) {
 func TestStatusModesOff(t *testing.T) {
 	v := newEnv(t, func(c *httpapi.Config) { c.Segments, c.Snowflake = nil, nil })
 	body := v.do(t, http.MethodGet, "/status", nil).Body.String()
-	if n := strings.Count(body, "Off on this instance."); n != 2 {
-		t.Errorf("the page says %d modes are off, want 2", n)
+	if n := strings.Count(body, "Off on this instance."); n != 3 {
+		t.Errorf("the page says %d modes are off, want 3 (segment, snowflake, UUIDs)", n)
 	}
 	var out map[string]json.RawMessage
 	decodeBody(t, v.do(t, http.MethodGet, "/status.json", nil), &out)
-	if string(out["segment"]) != "null" || string(out["snowflake"]) != "null" {
-		t.Errorf("modes off: segment %s, snowflake %s, want null", out["segment"], out["snowflake"])
+	if string(out["segment"]) != "null" || string(out["snowflake"]) != "null" || string(out["uuid"]) != "null" {
+		t.Errorf("modes off: segment %s, snowflake %s, uuid %s, want null", out["segment"], out["snowflake"], out["uuid"])
+	}
+
+	v = newEnv(t, withUUIDs)
+	v.do(t, http.MethodGet, "/api/uuid/batch?count=7", nil)
+	decodeBody(t, v.do(t, http.MethodGet, "/status.json", nil), &out)
+	if string(out["uuid"]) != `{"issued":"7"}` {
+		t.Errorf("uuid status = %s, want 7 issued", out["uuid"])
+	}
+	body = v.do(t, http.MethodGet, "/status", nil).Body.String()
+	if i := strings.Index(body, "<h2>UUIDs</h2>"); i < 0 || !strings.Contains(body[i:], "<dd>7</dd>") {
+		t.Error("the page does not show the UUIDs made")
 	}
 }
 

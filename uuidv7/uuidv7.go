@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,8 @@ var ErrNotV7 = errors.New("not an RFC 9562 version 7 UUID")
 type Generator struct {
 	now  func() time.Time
 	rand func(b []byte)
+
+	issued atomic.Uint64
 
 	mu     sync.Mutex // protects the fields below
 	lastMs int64
@@ -66,8 +69,12 @@ func New(o Options) *Generator {
 	return g
 }
 
+// Issued counts the UUIDs made.
+func (g *Generator) Issued() uint64 { return g.issued.Load() }
+
 // New returns the next UUID.
 func (g *Generator) New() UUID {
+	g.issued.Add(1)
 	var r [12]byte
 	g.rand(r[:])
 	ms := g.now().UnixMilli()

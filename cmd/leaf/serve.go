@@ -22,6 +22,7 @@ import (
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/uuidv7"
 )
 
 // shutdownTimeout bounds the graceful shutdown of the HTTP server and the
@@ -204,6 +205,11 @@ func (a *app) open(ctx context.Context) error {
 		api.Segments = a.alloc
 		api.Tags = tagAdmin{TagAdmin: a.store, alloc: a.alloc}
 	}
+
+	// UUIDs need no store and no coordination: always served.
+	uuids := uuidv7.New(uuidv7.Options{})
+	api.UUIDs = uuids
+	reg.MustRegister(httpapi.NewUUIDCollector(uuids))
 
 	if a.cfg.snowflake {
 		if a.gen, err = a.newGenerator(ctx); err != nil {
