@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -63,4 +66,26 @@ func (r readyBody) check(name string) (c struct{ Name, Status, Reason string }) 
 		}
 	}
 	return c
+}
+
+// TestServeRefusalsAreJSON: what Go's HTTP server refuses by itself
+// reaches the client of `leaf serve` in the API's error shape.
+func TestServeRefusalsAreJSON(t *testing.T) {
+	a := startApp(t, env{"LEAF_SQLITE_PATH": t.TempDir() + "/leaf.db"}, "--snowflake=false")
+	c, err := net.Dial("tcp", a.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /api/segment/get/%zz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"code":"invalid_request"`) {
+		t.Fatalf("malformed request line = %d %s", resp.StatusCode, body)
+	}
 }

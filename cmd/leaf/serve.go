@@ -238,7 +238,7 @@ func (a *app) addr() string { return a.ln.Addr().String() }
 func (a *app) run(ctx context.Context) error {
 	served := make(chan error, 1)
 	a.serving.Store(true)
-	go func() { served <- a.srv.Serve(a.ln) }()
+	go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
 	a.log.Info("serving", "addr", a.addr(), "version", version,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
 		"status_token", a.cfg.statusToken != "")

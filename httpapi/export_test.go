@@ -1,0 +1,4 @@
+package httpapi
+
+// RewriteRefusal exposes rewriteRefusal to the fuzz target.
+var RewriteRefusal = rewriteRefusal
