@@ -136,7 +136,7 @@ func testChurn(t *testing.T, name string, stop func(*instance) error) {
 	}
 	r.add("ids_taken_from_db", taken)
 	if taken > 0 {
-		r.add("share_thrown_away", 1-float64(segIDs)/float64(taken))
+		r.add("pct_thrown_away", 100*(1-float64(segIDs)/float64(taken)))
 	}
 	r.bound("ids", segIDs >= wantIDs, "%d segment ids, want at least %d", segIDs, wantIDs)
 	r.bound("restarts", failed == 0 && len(kills) >= int(minRun/killEvery)-1,
