@@ -165,8 +165,10 @@ func TestDatabaseGoesAway(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("20 requests took %v: callers must not hang while the database is gone", took)
 	}
-	if code, body := testkit.MustGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"degraded":["store"]`) {
-		t.Fatalf("readyz with the database gone and the buffers empty = %d %s, want 200 naming the store degraded", code, body)
+	if code, body := testkit.MustGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, `"degraded":["store"]`) ||
+		!strings.Contains(body, `"reason":"degraded: the database has not answered since`) || strings.Contains(body, "127.0.0.1") {
+		t.Fatalf("readyz with the database gone and the buffers empty = %d %s, want 200 naming the store degraded, "+
+			"with a reason that names no address", code, body)
 	}
 	if _, body := testkit.MustGet(t, base+"/metrics"); !strings.Contains(body, "leaf_store_up 0") {
 		t.Fatal("leaf_store_up is not 0 while the database is gone")

@@ -178,9 +178,9 @@ func (a *app) open(ctx context.Context) error {
 		Registry: reg,
 		Logger:   a.log,
 		Checks: []httpapi.Check{
-			{Name: "lifecycle", Func: a.lifecycleCheck},
+			{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
 			{Name: "schema", Func: a.schemaCheck, ShowReason: true},
-			{Name: "store", Func: a.storeCheck},
+			{Name: "store", Func: a.storeCheck, ShowReason: true},
 		},
 	}
 
@@ -217,7 +217,7 @@ func (a *app) open(ctx context.Context) error {
 		}
 		reg.MustRegister(httpapi.NewSnowflakeCollector(a.gen))
 		api.Snowflake = a.gen
-		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck})
+		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck, ShowReason: true})
 	}
 
 	a.srv = &http.Server{
@@ -356,9 +356,13 @@ func (a *app) storeHealth() httpapi.StoreHealth {
 	return out
 }
 
+// The checks' errors are shown in /readyz, which anyone who reaches the
+// port may read: they say what is wrong in words that name no host. The
+// errors with the details are in the log.
+
 func (a *app) storeCheck(context.Context) error {
 	if h := a.store.Health(); !h.Up {
-		return fmt.Errorf("%w: store down since %s: %w", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339), h.Err)
+		return fmt.Errorf("%w: the database has not answered since %s", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339))
 	}
 	return nil
 }
@@ -369,10 +373,23 @@ func (a *app) storeCheck(context.Context) error {
 // only degrades.
 func (a *app) snowflakeCheck(context.Context) error {
 	err := a.gen.Ready()
-	if errors.Is(err, snowflake.ErrLeaseRegressed) || errors.Is(err, snowflake.ErrLeaseUnrenewed) {
-		return fmt.Errorf("%w: %w", httpapi.ErrDegraded, err)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, snowflake.ErrLeaseRegressed):
+		return fmt.Errorf("%w: the worker lease went back in time (a database failover): waiting until every holder the database forgot has stopped", httpapi.ErrDegraded)
+	case errors.Is(err, snowflake.ErrLeaseUnrenewed):
+		return fmt.Errorf("%w: the worker lease could not be renewed in time", httpapi.ErrDegraded)
+	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
+		return errors.New("no worker lease is held: another process took it, or none is free")
+	case errors.Is(err, snowflake.ErrClockBackwards):
+		return errors.New("the clock is behind the last id by more than the tolerance")
+	case errors.Is(err, snowflake.ErrExhausted):
+		return errors.New("the snowflake epoch's timestamp range has run out")
+	case errors.Is(err, snowflake.ErrClosed):
+		return errors.New("shutting down")
 	}
-	return err
+	return errors.New("cannot issue snowflake ids (the log says why)")
 }
 
 // newGenerator starts the snowflake generator with a fixed or leased worker
