@@ -105,31 +105,6 @@ func (n *clusterNode) workerOf(t *testing.T) (id, worker int64) {
 	return id, d.WorkerID
 }
 
-// leaseTableRow is a row of leaf_worker_lease.
-type leaseTableRow struct {
-	WorkerID        int64  `db:"worker_id"`
-	Holder          string `db:"holder"`
-	ExpiresMS       int64  `db:"expires_ms"`
-	LastTimestampMS int64  `db:"last_timestamp_ms"`
-	DBNowMS         int64  `db:"db_now_ms"`
-}
-
-func (r leaseTableRow) live() bool { return r.ExpiresMS > r.DBNowMS }
-
-func leaseTable(t *testing.T, st *store.Store) []leaseTableRow {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), clusterTimeout)
-	defer cancel()
-	var rows []leaseTableRow
-	err := st.DB().SelectContext(ctx, &rows, `SELECT worker_id, holder, expires_ms, last_timestamp_ms,
-  TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000 AS db_now_ms
-FROM leaf_worker_lease ORDER BY worker_id`)
-	if err != nil {
-		t.Fatalf("read leaf_worker_lease: %v", err)
-	}
-	return rows
-}
-
 // TestClusterOfThreeOnOneMySQL is the scale-out acceptance: three instances
 // on one MySQL database lease three worker ids, never issue an id twice
 // and free their worker ids when they shut down.
@@ -249,13 +224,14 @@ func TestClusterOfThreeOnOneMySQL(t *testing.T) {
 
 	// While they run: three live leases, one per instance.
 	st := storetest.Open(t, store.MySQL, dsn)
-	rows := leaseTable(t, st)
+	// The database runs on this machine: its clock is the test's.
+	rows := storetest.Leases(t, st)
 	if len(rows) != nodes {
 		t.Fatalf("leaf_worker_lease has %d rows while the instances run, want %d: %+v", len(rows), nodes, rows)
 	}
 	holders := map[string]bool{}
 	for _, r := range rows {
-		if !slices.Contains(workers, r.WorkerID) || !r.live() || holders[r.Holder] {
+		if !slices.Contains(workers, r.WorkerID) || !r.Expires.After(time.Now()) || holders[r.Holder] {
 			t.Fatalf("lease while running: %+v (worker ids %v)", r, workers)
 		}
 		holders[r.Holder] = true
@@ -277,12 +253,12 @@ func TestClusterOfThreeOnOneMySQL(t *testing.T) {
 	}
 
 	// The leases are released, with the last timestamps recorded.
-	for _, r := range leaseTable(t, st) {
-		if r.live() {
-			t.Errorf("worker id %d still held by %q after shutdown: expires %d, now %d", r.WorkerID, r.Holder, r.ExpiresMS, r.DBNowMS)
+	for _, r := range storetest.Leases(t, st) {
+		if now := time.Now(); r.Expires.After(now) {
+			t.Errorf("worker id %d still held by %q after shutdown: expires %v, now %v", r.WorkerID, r.Holder, r.Expires, now)
 		}
-		if r.LastTimestampMS < maxMs[r.WorkerID] {
-			t.Errorf("worker id %d: recorded last timestamp %d is below its last id's ms %d", r.WorkerID, r.LastTimestampMS, maxMs[r.WorkerID])
+		if r.LastTimestamp < maxMs[r.WorkerID] {
+			t.Errorf("worker id %d: recorded last timestamp %d is below its last id's ms %d", r.WorkerID, r.LastTimestamp, maxMs[r.WorkerID])
 		}
 	}
 	// New holders get exactly the released ids (expired ids go first).
