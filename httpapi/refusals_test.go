@@ -92,7 +92,9 @@ func FuzzRewriteRefusal(f *testing.F) {
 		if err != nil {
 			t.Fatalf("rewrite of %q is not a response: %v", p, err)
 		}
-		var e struct{ Error struct{ Code, Message string } }
+		var e struct {
+			Error struct{ Code, Message string }
+		}
 		body, _ := io.ReadAll(resp.Body)
 		if json.Unmarshal(body, &e) != nil || e.Error.Code != "invalid_request" || resp.StatusCode < 400 {
 			t.Fatalf("rewrite of %q = %q", p, out)
