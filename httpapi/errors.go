@@ -132,7 +132,7 @@ func classify(err error) *apiError {
 	case errors.Is(err, snowflake.ErrClockBackwards):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "the clock moved backwards beyond tolerance; retry later")
 	case errors.Is(err, snowflake.ErrExhausted):
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the snowflake epoch's 41-bit timestamp range has run out")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the snowflake layout's timestamp range from the epoch has run out")
 	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "no snowflake worker id is held; retry later")
 	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed):

@@ -146,9 +146,9 @@ var (
 	snowWorkerDesc = prometheus.NewDesc("leaf_snowflake_worker_id",
 		"The worker id this process issues snowflake ids with; -1 while it holds no worker lease.", nil, nil)
 	snowSeqWaitsDesc = prometheus.NewDesc("leaf_snowflake_sequence_waits_total",
-		"Waits for the next millisecond because the current one had no sequence number left.", nil, nil)
+		"Waits for the next unit of time (millisecond or second, per the layout) because the current one had no sequence number left.", nil, nil)
 	snowEpochEndDesc = prometheus.NewDesc("leaf_snowflake_epoch_end_timestamp_seconds",
-		"When the 41-bit millisecond range of the configured epoch runs out, in Unix seconds.", nil, nil)
+		"When the time field of the configured snowflake layout runs out, counted from the configured epoch, in Unix seconds.", nil, nil)
 	snowLeaseRenewalsDesc = prometheus.NewDesc("leaf_snowflake_lease_renewals_total",
 		"Worker-lease renewals and acquisitions that succeeded.", nil, nil)
 	snowLeaseFailuresDesc = prometheus.NewDesc("leaf_snowflake_lease_failures_total",

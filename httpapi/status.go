@@ -246,6 +246,17 @@ type snowflakeStatusJSON struct {
 	RateWindowSeconds float64 `json:"rate_window_seconds"`
 	EpochExhausts     string  `json:"epoch_exhausts"`
 	EpochLeftSeconds  float64 `json:"epoch_left_seconds"`
+	// Layout is omitted when the generator does not say it.
+	Layout *snowflakeLayoutJSON `json:"layout,omitempty"`
+}
+
+type snowflakeLayoutJSON struct {
+	TimeUnit     string `json:"time_unit"` // "ms" or "s"
+	TimeBits     int    `json:"time_bits"`
+	WorkerBits   int    `json:"worker_bits"`
+	SequenceBits int    `json:"sequence_bits"`
+	// IDsPerSecond is one worker's ceiling.
+	IDsPerSecond int64 `json:"ids_per_second"`
 }
 
 func (st statusState) json() statusJSON {
@@ -298,6 +309,14 @@ func (st statusState) json() statusJSON {
 			RateWindowSeconds: st.rateOver.Seconds(),
 			EpochExhausts:     formatTime(sn.Exhausts, timeLayout),
 			EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
+		}
+		if l := sn.Layout; l != (snowflake.Layout{}) {
+			unit := "ms"
+			if l.Unit == time.Second {
+				unit = "s"
+			}
+			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: unit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+				SequenceBits: l.SequenceBits, IDsPerSecond: l.IDsPerSecond()}
 		}
 	}
 	if st.uuids != nil {
@@ -513,15 +532,25 @@ func snowflakePage(st statusState, sn snowflake.Stats, alerts []string) ([]field
 	if st.rateOver > 0 {
 		rate.Note += "; rate over the last " + humanDuration(st.rateOver)
 	}
+	unit := "millisecond"
+	if sn.Layout.Unit == time.Second {
+		unit = "second"
+	}
 	backwards := field{Label: "Clock backwards", Value: group(sn.ClockBackwards), Warn: sn.ClockBackwards > 0,
-		Note: group(sn.SequenceWaits) + " waits for the next millisecond"}
+		Note: group(sn.SequenceWaits) + " waits for the next " + unit}
 	left := sn.Exhausts.Sub(st.now)
 	epoch := field{Label: "Epoch range lasts", Value: humanDuration(left), Note: "until " + formatTime(sn.Exhausts, "2006-01-02")}
 	if left < 365*24*time.Hour {
 		epoch.Bad = true
 		alerts = append(alerts, "The snowflake epoch's range runs out in "+humanDuration(left))
 	}
-	return append(fields, rate, backwards, epoch), alerts
+	fields = append(fields, rate, backwards, epoch)
+	if l := sn.Layout; l != (snowflake.Layout{}) {
+		fields = append(fields, field{Label: "Layout", Value: fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.WorkerBits, l.SequenceBits),
+			Note: fmt.Sprintf("%d bits of %ss, %s worker ids, %s ids per %s per worker", l.TimeBits, unit,
+				group(uint64(l.MaxWorkerID()+1)), group(uint64(l.MaxSequence()+1)), unit)})
+	}
+	return fields, alerts
 }
 
 // Formatting for people.

@@ -3,21 +3,25 @@ package snowflake
 import (
 	"context"
 	"testing"
+	"time"
 )
 
-// ceiling is the layout's limit for one worker: 4096 ids per millisecond.
-const ceiling = (MaxSequence + 1) * 1000.0
-
-// reportRate reports ids per second and the fraction of the ceiling.
-func reportRate(b *testing.B, ids int) {
+// reportRate reports ids per second and the fraction of g's ceiling: its
+// layout's 2^SequenceBits ids per unit of time for one worker (4096 per
+// millisecond with Leaf's layout).
+func reportRate(b *testing.B, g *Generator, ids int) {
 	b.Helper()
 	rate := float64(ids) / b.Elapsed().Seconds()
 	b.ReportMetric(rate, "ids/s")
-	b.ReportMetric(rate/ceiling, "of-ceiling")
+	b.ReportMetric(rate/float64(g.Layout().IDsPerSecond()), "of-ceiling")
 }
 
 func BenchmarkNext(b *testing.B) {
 	g := newTestGenerator(b, Settings{WorkerID: 1})
+	benchNext(b, g)
+}
+
+func benchNext(b *testing.B, g *Generator) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -25,7 +29,26 @@ func BenchmarkNext(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	reportRate(b, b.N)
+	reportRate(b, g, b.N)
+}
+
+// BenchmarkNextLayouts runs Next at the README's example layouts. The
+// last has 2^20 ids per millisecond, a ceiling no caller reaches, so it
+// measures the cost of one call rather than the wait for the clock. With
+// seconds, a run of a second or two can report more than its ceiling: the
+// numbers of the second it starts in are all there however late in that
+// second it starts.
+func BenchmarkNextLayouts(b *testing.B) {
+	for _, l := range []Layout{
+		{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 8, SequenceBits: 14},
+		{Unit: time.Second, TimeBits: 31, WorkerBits: 10, SequenceBits: 22},
+		{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 5, SequenceBits: 7},
+		{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 2, SequenceBits: 20},
+	} {
+		b.Run(l.String(), func(b *testing.B) {
+			benchNext(b, newTestGenerator(b, Settings{WorkerID: 1, Layout: l}))
+		})
+	}
 }
 
 func BenchmarkNextParallel(b *testing.B) {
@@ -40,7 +63,7 @@ func BenchmarkNextParallel(b *testing.B) {
 			}
 		}
 	})
-	reportRate(b, b.N)
+	reportRate(b, g, b.N)
 }
 
 // BenchmarkNextN100 draws batches of 100, as GET /api/snowflake/batch does.
@@ -53,5 +76,5 @@ func BenchmarkNextN100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	reportRate(b, 100*b.N)
+	reportRate(b, g, 100*b.N)
 }

@@ -31,11 +31,11 @@ type LeaseEvent struct {
 // yet.
 func (g *Generator) acquireFirst(ctx context.Context) error {
 	start := g.now()
-	l, err := g.leases.Acquire(ctx, g.holder, MaxWorkerID+1, g.ttl)
+	l, err := g.leases.Acquire(ctx, g.holder, g.layout.MaxWorkerID()+1, g.ttl)
 	if err != nil {
 		return fmt.Errorf("snowflake: lease a worker id for %q: %w", g.holder, err)
 	}
-	if err := checkWorkerID(l.WorkerID, "the lease store"); err != nil {
+	if err := checkWorkerID(l.WorkerID, g.layout, "the lease store"); err != nil {
 		return fmt.Errorf("snowflake: %w", err)
 	}
 	now := g.now()
@@ -47,11 +47,12 @@ func (g *Generator) acquireFirst(ctx context.Context) error {
 		}
 		return err
 	}
-	g.lastMs = l.LastTimestamp - g.epochMs // reported back as is until an id is issued
+	g.last = g.unitAtMs(l.LastTimestamp)
+	g.floorMs = l.LastTimestamp // reported back as is until an id is issued
 	g.adoptLocked(l, start)
 	if err := g.extend(ctx); err != nil {
 		err := fmt.Errorf("snowflake: record the first renewal of worker id %d: %w", l.WorkerID, err)
-		if rerr := g.leases.Release(ctx, g.lease, g.epochMs+g.lastMs); rerr != nil && !errors.Is(rerr, ErrLeaseLost) {
+		if rerr := g.leases.Release(ctx, g.lease, g.lastMsLocked()); rerr != nil && !errors.Is(rerr, ErrLeaseLost) {
 			err = errors.Join(err, fmt.Errorf("snowflake: release worker id %d: %w", l.WorkerID, rerr))
 		}
 		return err
@@ -65,7 +66,14 @@ func (g *Generator) acquireFirst(ctx context.Context) error {
 // a later holder of the id starts above every id this one issued, whatever
 // the two machines' clocks say.
 func (g *Generator) reserveLocked(start time.Time) int64 {
-	return max(start.Add(g.ttl-g.margin).UnixMilli(), g.epochMs+g.lastMs)
+	return max(start.Add(g.ttl-g.margin).UnixMilli(), g.lastMsLocked())
+}
+
+// lastMsLocked is the last timestamp (Unix ms) to record as used: the
+// start of the last id's unit, and never below a LastTimestamp acquired,
+// which may lie within a unit (written by a holder with another unit).
+func (g *Generator) lastMsLocked() int64 {
+	return max(g.startMs(g.last), g.floorMs)
 }
 
 // heartbeat renews the lease until ctx is cancelled.
@@ -141,7 +149,9 @@ func (g *Generator) extend(ctx context.Context) error {
 	g.mu.Lock()
 	g.lease = nl
 	g.renewedAt = start
-	g.boundMs = max(g.boundMs, reserve-g.epochMs)
+	// The holder may issue in every unit that starts at or before reserve:
+	// the next holder's floor is that unit.
+	g.bound = max(g.bound, g.unitAtMs(reserve))
 	g.leaseErr = nil
 	g.mu.Unlock()
 	return nil
@@ -152,9 +162,9 @@ func (g *Generator) reacquire(ctx context.Context) LeaseEvent {
 	actx, cancel := context.WithTimeout(ctx, g.every)
 	defer cancel()
 	start := g.now()
-	l, err := g.leases.Acquire(actx, g.holder, MaxWorkerID+1, g.ttl)
+	l, err := g.leases.Acquire(actx, g.holder, g.layout.MaxWorkerID()+1, g.ttl)
 	if err == nil {
-		err = checkWorkerID(l.WorkerID, "the lease store")
+		err = checkWorkerID(l.WorkerID, g.layout, "the lease store")
 	}
 	g.mu.Lock()
 	if err != nil {
@@ -180,17 +190,18 @@ func (g *Generator) adoptLocked(l Lease, start time.Time) {
 	g.lost = false
 	g.leaseErr = nil
 	g.raiseFloorLocked(l.LastTimestamp)
-	g.boundMs = g.lastMs // nothing to issue until a renewal records a bound
-	// The worker id may have changed: the next id goes to a later
-	// millisecond, so that ids keep increasing.
-	g.next = usedUp
+	g.bound = g.last // nothing to issue until a renewal records a bound
+	// The worker id may have changed: the next id goes to a later unit,
+	// so that ids keep increasing.
+	g.next = g.usedUp
 }
 
-// raiseFloorLocked makes sure no id is issued at or below lastTimestamp
-// (Unix ms).
+// raiseFloorLocked makes sure no id is issued in the unit that holds
+// lastTimestamp (Unix ms) or below it.
 func (g *Generator) raiseFloorLocked(lastTimestamp int64) {
-	if floor := lastTimestamp - g.epochMs; floor > g.lastMs {
-		g.lastMs = floor
-		g.next = usedUp
+	g.floorMs = max(g.floorMs, lastTimestamp)
+	if floor := g.unitAtMs(lastTimestamp); floor > g.last {
+		g.last = floor
+		g.next = g.usedUp
 	}
 }

@@ -5,7 +5,7 @@ import "time"
 // ID is a snowflake id taken apart.
 type ID struct {
 	ID       int64
-	Time     time.Time // the id's millisecond, UTC
+	Time     time.Time // the start of the id's unit of time, UTC
 	WorkerID int64
 	Sequence int64
 }

@@ -1,5 +1,5 @@
-// Package snowflake issues 64-bit ids that grow with time, in the layout of
-// Meituan's Leaf (Twitter's snowflake):
+// Package snowflake issues 64-bit ids that grow with time. By default they
+// have the layout of Meituan's Leaf (Twitter's snowflake):
 //
 //	+-------+----------------------------------+-----------+-------------+
 //	| 1 bit | 41 bits                          | 10 bits   | 12 bits     |
@@ -15,40 +15,68 @@
 // second); a caller who finds the millisecond used up waits, asleep, for the
 // next one.
 //
+// # Layouts
+//
+// Settings.Layout changes the unit of the time field (milliseconds or
+// seconds) and the widths of the three fields:
+//
+//	id = t<<(W+S) | worker<<S | sequence      T + W + S = 63, or 53
+//
+// with T bits of time, W of worker id and S of sequence. The time field
+// lasts 2^T units from the epoch; a worker issues at most 2^S ids per unit;
+// leased worker ids come from a pool of 2^W. When T+W+S is 53, the ten bits
+// below the sign bit are 0 too, and every id is an integer that a
+// JavaScript number holds exactly. Decode reads an id by the generator's
+// layout: an id of one layout read by another is meaningless, so changing
+// the layout of a running system is a migration, like changing the epoch.
+//
+// Below, "unit" is the layout's time unit; with Leaf's layout, a
+// millisecond.
+//
 // # Sequence offset
 //
-// Each new millisecond's sequence starts at Settings.SeqOffset() instead of
-// 0; by default a random number in 0..99, as in Leaf. Under low traffic most
-// milliseconds issue a single id; were its sequence always 0, every such id
-// would be a multiple of 4096 and sharding by `id % n` (n a power of two up to
-// 4096) would send them all to shard 0. The offset spreads them, at the price
-// of up to 99 of the 4096 numbers of a busy millisecond.
+// Each new unit's sequence starts at Settings.SeqOffset() instead of 0; by
+// default a random number in 0..99, as in Leaf. Under low traffic most units
+// issue a single id; were its sequence always 0, every such id would be a
+// multiple of 4096 and sharding by `id % n` (n a power of two up to 4096)
+// would send them all to shard 0. The offset spreads them, at the price of up
+// to 99 of the 4096 numbers of a busy millisecond. With a narrower sequence
+// field the default offset is below 2^S/32, so that it costs at most a 32nd
+// of a unit's numbers (with 4 bits of sequence it is always 0).
 //
 // # Clock
 //
-// The generator keeps the millisecond of the last id it issued and never
-// issues at or below it, whatever the wall clock does. When the clock is found
-// behind that millisecond by at most Settings.Tolerance, the caller waits it
-// out; by more, Next fails with an error wrapping ErrClockBackwards and the
-// generator recovers by itself once the clock has caught up.
+// The generator keeps the unit of the last id it issued and never issues
+// below it, nor in it once its sequence numbers are used up, whatever the
+// wall clock does. When the clock is found behind the start of that unit by
+// at most Settings.Tolerance, the caller waits it out; by more, Next fails
+// with an error wrapping ErrClockBackwards and the generator recovers by
+// itself once the clock has caught up. With seconds, a clock that steps back
+// within the second of the last id goes unnoticed and harms nothing: the
+// sequence goes on.
 //
 // # Worker leases
 //
 // The worker id is either fixed (Settings.WorkerID) or leased from a
-// LeaseStore. A leaseholder issues only timestamps strictly above the
-// lease's LastTimestamp. It renews the lease at once and then from a
-// heartbeat goroutine every third of its TTL (every half second at most
-// after a failed one); each renewal records, as the
+// LeaseStore, from a pool of 2^W. A leaseholder issues only units strictly
+// above the one that holds the lease's LastTimestamp. It renews the lease
+// at once and then from a heartbeat goroutine every third of its TTL (every
+// half second at most after a failed one); each renewal records, as the
 // lease's LastTimestamp, the renewal's start plus LeaseTTL less a safety
-// margin (a sixth of the TTL), and the holder issues no timestamp beyond
-// what it recorded. It also stops issuing once LeaseTTL less the margin has
-// passed on the local monotonic clock since the start of its last successful
-// renewal: so it stops before the store can give the id to someone else,
-// and the next holder starts above every id it issued, whatever the two
-// clocks say. It resumes after a successful renewal; when the store says the
-// lease is someone else's, it stops at once and acquires a worker id again.
-// Close stops the heartbeat and releases the lease, recording the last
-// timestamp issued.
+// margin (a sixth of the TTL), and the holder issues no unit that starts
+// beyond what it recorded. It also stops issuing once LeaseTTL less the
+// margin has passed on the local monotonic clock since the start of its
+// last successful renewal: so it stops before the store can give the id to
+// someone else, and the next holder starts above every id it issued,
+// whatever the two clocks say. It resumes after a successful renewal; when
+// the store says the lease is someone else's, it stops at once and
+// acquires a worker id again. Close stops the heartbeat and releases the
+// lease, recording the last timestamp issued.
+//
+// LastTimestamp is in Unix milliseconds whatever the unit: a unit is
+// recorded as its first millisecond, the time its ids decode to. So with
+// seconds a holder records the start of its last id's second, and the next
+// holder of the id starts in a later second, waiting for it if need be.
 //
 // When a renewal finds the lease older than the store had confirmed
 // (ErrLeaseRegressed: a failover to a database that missed the last
@@ -89,30 +117,24 @@ var (
 	ErrLeaseUnrenewed = errors.New("worker lease not renewed in time")
 	// ErrNoWorkerID: every worker id is held by a live lease.
 	ErrNoWorkerID = errors.New("no free worker id")
-	// ErrInvalidID: an id that this layout cannot have produced.
+	// ErrInvalidID: an id that this layout cannot have produced (a
+	// negative one, or one above 2^53-1 with a 53-bit layout).
 	ErrInvalidID = errors.New("invalid snowflake id")
 	// ErrClosed: the generator was closed.
 	ErrClosed = errors.New("generator closed")
-	// ErrExhausted: the 41-bit range of milliseconds from the epoch has run
-	// out; no id can be issued with this epoch any more.
+	// ErrExhausted: the range of the layout's time field from the epoch has
+	// run out; no id can be issued with this epoch and layout any more.
 	ErrExhausted = errors.New("timestamp range exhausted")
 )
 
-// The layout.
+// Limits of the default layout, DefaultLayout().
 const (
-	timeBits   = 41
-	workerBits = 10
-	seqBits    = 12
-
-	workerShift = seqBits
-	timeShift   = seqBits + workerBits
-	maxMs       = 1<<timeBits - 1
-	usedUp      = 1 << seqBits // next sequence of a millisecond that has none left
-
-	// MaxWorkerID is the largest worker id (1023).
-	MaxWorkerID = 1<<workerBits - 1
-	// MaxSequence is the largest sequence number within a millisecond (4095).
-	MaxSequence = 1<<seqBits - 1
+	// MaxWorkerID is the largest worker id of the default layout (1023);
+	// Layout.MaxWorkerID gives any layout's.
+	MaxWorkerID = 1<<10 - 1
+	// MaxSequence is the largest sequence number within a millisecond of
+	// the default layout (4095); Layout.MaxSequence gives any layout's.
+	MaxSequence = 1<<12 - 1
 )
 
 // Defaults of Settings.
@@ -129,11 +151,13 @@ const (
 // Settings configures a Generator. Zero fields take the documented defaults.
 type Settings struct {
 	// EpochMs is the epoch in Unix milliseconds; 0 means DefaultEpochMs.
-	// It may not be negative nor in the future, and the 41-bit range it
-	// starts must not have run out.
+	// It may not be negative nor in the future, and the range of the
+	// layout's time field from it must not have run out.
 	EpochMs int64
-	// WorkerID is the fixed worker id, 0..MaxWorkerID, used when Leases is
-	// nil and ignored otherwise.
+	// Layout is the ids' layout; the zero Layout means DefaultLayout().
+	Layout Layout
+	// WorkerID is the fixed worker id, 0..Layout.MaxWorkerID(), used when
+	// Leases is nil and ignored otherwise.
 	WorkerID int64
 	// Leases, when set, is where the worker id is leased from.
 	Leases LeaseStore
@@ -150,8 +174,10 @@ type Settings struct {
 	// Sleep waits for d or until ctx is done; nil means a timer. It serves
 	// the waits for the clock and the lease heartbeat's period.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// SeqOffset gives the first sequence number of each new millisecond;
-	// nil means a random number in 0..99. Its result is taken modulo 4096.
+	// SeqOffset gives the first sequence number of each new unit of time;
+	// nil means a random number in 0..99, or below 2^SequenceBits/32 when
+	// that is less (see the package comment). Its result is taken modulo
+	// 2^SequenceBits.
 	SeqOffset func() int64
 	// OnLease, when set, is called after each renewal and acquisition made
 	// by the heartbeat, from the heartbeat's goroutine.
@@ -169,9 +195,9 @@ type Stats struct {
 	// Issued counts the ids handed out.
 	Issued uint64
 	// ClockBackwards counts the calls that found the clock behind the last
-	// id's millisecond (whether they waited or failed).
+	// id's unit of time (whether they waited or failed).
 	ClockBackwards uint64
-	// SequenceWaits counts the waits for the next millisecond because the
+	// SequenceWaits counts the waits for the next unit of time because the
 	// current one had no sequence number left.
 	SequenceWaits uint64
 	// LeaseRenewals and LeaseFailures count successful and failed lease
@@ -194,11 +220,23 @@ type Stats struct {
 	LeaseError  string
 	// Exhausts is the same as Generator.Exhausts.
 	Exhausts time.Time
+	// Layout is the ids' layout.
+	Layout Layout
 }
 
 // Generator issues snowflake ids. It is safe for concurrent use.
 type Generator struct {
-	epochMs   int64
+	epochMs int64
+	layout  Layout
+	// The layout as the hot path uses it: plain integers, so that issuing
+	// an id costs a few shifts and no call.
+	unitMs      int64 // 1 or 1000
+	timeShift   uint8 // W+S
+	workerShift uint8 // S
+	maxTime     int64 // 2^T-1: the last unit of the range
+	maxSeq      int64 // 2^S-1
+	usedUp      int64 // 2^S: next sequence of a unit that has none left
+
 	tolerance time.Duration
 	now       func() time.Time
 	sleep     func(context.Context, time.Duration) error
@@ -220,12 +258,13 @@ type Generator struct {
 	regressions   atomic.Uint64
 
 	mu        sync.Mutex // protects the fields below
-	lastMs    int64      // ms since the epoch of the last id issued, or the lease's floor
-	next      int64      // next sequence number in lastMs; usedUp when none is left
+	last      int64      // unit since the epoch of the last id issued, or the leases' floor
+	next      int64      // next sequence number in last; usedUp when none is left
+	floorMs   int64      // Unix ms: the largest LastTimestamp acquired; never recorded lower
 	workerID  int64      //
 	lease     Lease      // the lease held (with Leases)
 	renewedAt time.Time  // start of the last successful Acquire or Renew
-	boundMs   int64      // ms since the epoch: no id above it; recorded in the store by the last Renew
+	bound     int64      // unit since the epoch: no id above it; recorded in the store by the last Renew
 	lost      bool       // the store said the lease is someone else's
 	quietTill time.Time  // after a regression: nothing is issued before it
 	leaseErr  error      // the last renewal's error; nil after a success
@@ -241,27 +280,39 @@ type Generator struct {
 // id (bounded by ctx) and starts the heartbeat that Close stops.
 //
 // Settings that cannot work are errors wrapping ErrInvalidSettings (a
-// negative epoch, tolerance or lease TTL, an epoch in the future, a worker
-// id outside 0..MaxWorkerID, leases without a holder name); an epoch whose
-// range has run out is ErrExhausted. With leases, the errors of the lease
-// store are returned wrapped, ErrNoWorkerID among them.
+// layout that fails Layout.Validate, a negative epoch, tolerance or lease
+// TTL, an epoch in the future, a worker id outside the layout's, leases
+// without a holder name); an epoch whose range has run out is
+// ErrExhausted. With leases, the errors of the lease store are returned
+// wrapped, ErrNoWorkerID among them.
 func New(ctx context.Context, s Settings) (*Generator, error) {
 	s = s.withDefaults()
-	g := &Generator{
-		epochMs:   s.EpochMs,
-		tolerance: s.Tolerance,
-		now:       s.Now,
-		sleep:     s.Sleep,
-		seqOffset: s.SeqOffset,
-		onLease:   s.OnLease,
-		leases:    s.Leases,
-		holder:    s.Holder,
-		ttl:       s.LeaseTTL,
-		lastMs:    -1,
-		next:      usedUp,
-	}
-	if err := s.validate(g.now()); err != nil {
+	if err := s.validate(s.Now()); err != nil {
 		return nil, err
+	}
+	l := s.Layout
+	g := &Generator{
+		epochMs:     s.EpochMs,
+		layout:      l,
+		unitMs:      l.Unit.Milliseconds(),
+		timeShift:   uint8(l.WorkerBits + l.SequenceBits),
+		workerShift: uint8(l.SequenceBits),
+		maxTime:     1<<l.TimeBits - 1,
+		maxSeq:      l.MaxSequence(),
+		usedUp:      l.MaxSequence() + 1,
+		tolerance:   s.Tolerance,
+		now:         s.Now,
+		sleep:       s.Sleep,
+		seqOffset:   s.SeqOffset,
+		onLease:     s.OnLease,
+		leases:      s.Leases,
+		holder:      s.Holder,
+		ttl:         s.LeaseTTL,
+		last:        -1,
+	}
+	g.next = g.usedUp
+	if g.seqOffset == nil {
+		g.seqOffset = randomOffset(l)
 	}
 	if g.leases == nil {
 		g.workerID = s.WorkerID
@@ -288,6 +339,7 @@ func (s Settings) withDefaults() Settings {
 	if s.EpochMs == 0 {
 		s.EpochMs = DefaultEpochMs
 	}
+	s.Layout = s.Layout.orDefault()
 	if s.Tolerance == 0 {
 		s.Tolerance = DefaultTolerance
 	}
@@ -297,9 +349,6 @@ func (s Settings) withDefaults() Settings {
 	if s.Sleep == nil {
 		s.Sleep = sleep
 	}
-	if s.SeqOffset == nil {
-		s.SeqOffset = randomOffset
-	}
 	if s.LeaseTTL == 0 {
 		s.LeaseTTL = DefaultLeaseTTL
 	}
@@ -308,6 +357,9 @@ func (s Settings) withDefaults() Settings {
 
 // validate checks s, with its defaults, at now.
 func (s Settings) validate(now time.Time) error {
+	if err := s.Layout.Validate(); err != nil {
+		return err
+	}
 	switch {
 	case s.EpochMs < 0:
 		return fmt.Errorf("%w: epoch %d is negative", ErrInvalidSettings, s.EpochMs)
@@ -316,10 +368,10 @@ func (s Settings) validate(now time.Time) error {
 	case s.EpochMs > now.UnixMilli():
 		return fmt.Errorf("%w: epoch %s is in the future (now %s)",
 			ErrInvalidSettings, fmtMs(s.EpochMs), now.UTC().Format(time.RFC3339Nano))
-	case now.UnixMilli()-s.EpochMs > maxMs:
-		return errExhausted(s.EpochMs)
+	case !now.Before(s.Layout.End(s.EpochMs)):
+		return errExhausted(s.EpochMs, s.Layout)
 	case s.Leases == nil:
-		return checkWorkerID(s.WorkerID, "")
+		return checkWorkerID(s.WorkerID, s.Layout, "")
 	case s.Holder == "":
 		return fmt.Errorf("%w: a lease holder name is required with a lease store", ErrInvalidSettings)
 	case s.LeaseTTL < 0:
@@ -352,7 +404,7 @@ func (g *Generator) NextN(ctx context.Context, n int) ([]int64, error) {
 	return ids, nil
 }
 
-// take reserves up to want consecutive ids of one millisecond: first,
+// take reserves up to want consecutive ids of one unit of time: first,
 // first+1, ..., first+n-1.
 func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err error) {
 	counted := false
@@ -363,18 +415,18 @@ func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err
 			g.mu.Unlock()
 			return 0, 0, err
 		}
-		ms := now.UnixMilli() - g.epochMs
-		if ms > g.lastMs {
-			if ms > maxMs {
+		t := g.unitOf(now)
+		if t > g.last {
+			if t > g.maxTime {
 				g.mu.Unlock()
-				return 0, 0, errExhausted(g.epochMs)
+				return 0, 0, errExhausted(g.epochMs, g.layout)
 			}
-			g.lastMs = ms
-			g.next = g.seqOffset() & MaxSequence
+			g.last = t
+			g.next = g.seqOffset() & g.maxSeq
 		}
-		if ms == g.lastMs && g.next <= MaxSequence {
-			n = int(min(int64(want), MaxSequence+1-g.next))
-			first = compose(ms, g.workerID, g.next)
+		if t == g.last && g.next <= g.maxSeq {
+			n = int(min(int64(want), g.usedUp-g.next))
+			first = g.compose(t, g.workerID, g.next)
 			g.next += int64(n)
 			g.mu.Unlock()
 			g.issued.Add(uint64(n))
@@ -382,15 +434,15 @@ func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err
 		}
 
 		var wait time.Duration
-		if ms == g.lastMs { // no sequence number left in this millisecond
+		if t == g.last { // no sequence number left in this unit
 			g.seqWaits.Add(1)
-			wait = g.untilMs(now, g.lastMs+1)
+			wait = g.untilUnit(now, g.last+1)
 		} else { // the clock is behind the last id
 			if !counted {
 				counted = true
 				g.backwards.Add(1)
 			}
-			wait = g.untilMs(now, g.lastMs)
+			wait = g.untilUnit(now, g.last)
 			if wait > g.tolerance {
 				err := g.errBackwardsLocked(now, wait)
 				g.mu.Unlock()
@@ -404,9 +456,38 @@ func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err
 	}
 }
 
-// untilMs is how long from now until millisecond ms (since the epoch) begins.
-func (g *Generator) untilMs(now time.Time, ms int64) time.Duration {
-	return time.UnixMilli(g.epochMs + ms).Sub(now)
+// unitOf is the unit of time since the epoch that now is in. It stays
+// within the compiler's inlining budget, so that take pays no call for it:
+// with milliseconds it adds one well-predicted branch to the subtraction
+// that a fixed layout needed.
+func (g *Generator) unitOf(now time.Time) int64 {
+	t := now.UnixMilli() - g.epochMs
+	if g.unitMs != 1 {
+		t = floorDiv(t, g.unitMs)
+	}
+	return t
+}
+
+// floorDiv is a/b rounded down (b > 0), not toward zero: a clock before the
+// epoch is in unit -1, not 0.
+func floorDiv(a, b int64) int64 {
+	if a < 0 {
+		a -= b - 1
+	}
+	return a / b
+}
+
+// startMs is the first Unix millisecond of unit t since the epoch.
+func (g *Generator) startMs(t int64) int64 { return g.epochMs + t*g.unitMs }
+
+// untilUnit is how long from now until unit t (since the epoch) begins.
+func (g *Generator) untilUnit(now time.Time, t int64) time.Duration {
+	return time.UnixMilli(g.startMs(t)).Sub(now)
+}
+
+// unitAtMs is the unit since the epoch that Unix millisecond ms is in.
+func (g *Generator) unitAtMs(ms int64) int64 {
+	return g.unitOf(time.UnixMilli(ms))
 }
 
 // usableLocked says why no id may be issued at now, or nil.
@@ -427,7 +508,7 @@ func (g *Generator) usableLocked(now time.Time) error {
 		return fmt.Errorf("%w: worker id %d: %w", ErrLeaseLost, g.workerID, g.leaseErr)
 	}
 	age, limit := now.Sub(g.renewedAt), g.ttl-g.margin
-	if age < limit && now.UnixMilli()-g.epochMs <= g.boundMs {
+	if age < limit && g.unitOf(now) <= g.bound {
 		return nil
 	}
 	why := "no renewal has completed"
@@ -436,7 +517,7 @@ func (g *Generator) usableLocked(now time.Time) error {
 	}
 	if age < limit {
 		return fmt.Errorf("%w: %w: worker id %d: the clock reads %s, past %s, the last timestamp recorded as reserved; %s",
-			ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, now.UTC().Format(time.RFC3339Nano), fmtMs(g.epochMs+g.boundMs), why)
+			ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, now.UTC().Format(time.RFC3339Nano), fmtMs(g.startMs(g.bound)), why)
 	}
 	return fmt.Errorf("%w: %w: worker id %d not renewed for %v (limit %v); %s",
 		ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, age, limit, why)
@@ -452,37 +533,42 @@ func (g *Generator) Ready() error {
 	if err := g.usableLocked(now); err != nil {
 		return err
 	}
-	if ms := now.UnixMilli() - g.epochMs; ms > maxMs {
-		return errExhausted(g.epochMs)
+	if g.unitOf(now) > g.maxTime {
+		return errExhausted(g.epochMs, g.layout)
 	}
-	if wait := g.untilMs(now, g.lastMs); wait > g.tolerance {
+	if wait := g.untilUnit(now, g.last); wait > g.tolerance {
 		return g.errBackwardsLocked(now, wait)
 	}
 	return nil
 }
 
-// Decode takes an id of this generator's layout and epoch apart. Negative
-// ids are ErrInvalidID; every other int64 is a value the layout can hold.
+// Decode takes an id of this generator's layout and epoch apart: its Time
+// is the start of its unit. Negative ids, and with a 53-bit layout ids
+// above 2^53-1, are ErrInvalidID; every other int64 is a value the layout
+// can hold.
 func (g *Generator) Decode(id int64) (ID, error) {
-	return decode(id, g.epochMs)
-}
-
-func decode(id, epochMs int64) (ID, error) {
-	if id < 0 {
+	switch {
+	case id < 0:
 		return ID{}, fmt.Errorf("%w: %d is negative", ErrInvalidID, id)
+	case id > g.layout.MaxID():
+		return ID{}, fmt.Errorf("%w: %d is above %d, the largest id of the %d-bit layout %s",
+			ErrInvalidID, id, g.layout.MaxID(), g.layout.Bits(), g.layout)
 	}
 	return ID{
 		ID:       id,
-		Time:     time.UnixMilli(epochMs + id>>timeShift).UTC(),
-		WorkerID: id >> workerShift & MaxWorkerID,
-		Sequence: id & MaxSequence,
+		Time:     time.UnixMilli(g.startMs(id >> g.timeShift)).UTC(),
+		WorkerID: id >> g.workerShift & g.layout.MaxWorkerID(),
+		Sequence: id & g.maxSeq,
 	}, nil
 }
 
-// compose is the inverse of decode for ms since the epoch.
-func compose(ms, workerID, seq int64) int64 {
-	return ms<<timeShift | workerID<<workerShift | seq
+// compose is the inverse of Decode for unit t since the epoch.
+func (g *Generator) compose(t, workerID, seq int64) int64 {
+	return t<<g.timeShift | workerID<<g.workerShift | seq
 }
+
+// Layout is the ids' layout.
+func (g *Generator) Layout() Layout { return g.layout }
 
 // WorkerID is the worker id in use; with leases it may change after the
 // lease was lost and acquired again. It is the last one held even while no
@@ -521,6 +607,7 @@ func (g *Generator) Stats() Stats {
 		LastRenewal:      renewed,
 		LeaseError:       leaseErr,
 		Exhausts:         g.Exhausts(),
+		Layout:           g.layout,
 	}
 }
 
@@ -539,10 +626,10 @@ func (g *Generator) heldLocked(now time.Time) bool {
 	return now.Sub(g.renewedAt) < g.ttl-g.margin
 }
 
-// Exhausts is the first instant (UTC) at which the 41-bit range of
-// milliseconds has run out and no id can be issued.
+// Exhausts is the first instant (UTC) at which the range of the layout's
+// time field has run out and no id can be issued.
 func (g *Generator) Exhausts() time.Time {
-	return exhausts(g.epochMs)
+	return g.layout.End(g.epochMs)
 }
 
 // Close stops issuing; with leases it stops the heartbeat, waiting for it
@@ -567,7 +654,7 @@ func (g *Generator) close(ctx context.Context) error {
 		return fmt.Errorf("snowflake: stop the lease heartbeat: %w", ctx.Err())
 	}
 	g.mu.Lock()
-	l, lost, last := g.lease, g.lost, g.epochMs+g.lastMs
+	l, lost, last := g.lease, g.lost, g.lastMsLocked()
 	g.mu.Unlock()
 	if lost {
 		return nil // nothing of ours to release
@@ -581,7 +668,7 @@ func (g *Generator) close(ctx context.Context) error {
 // spinFor is the last stretch of a wait that sleep spends yielding the
 // processor rather than on a timer: a timer fires late by tens to hundreds
 // of microseconds, a large part of the millisecond a caller waits for when
-// its 4096 sequence numbers are used up. Only a caller with ids to take
+// its 4096 sequence numbers are used up (with Leaf's layout). Only a caller with ids to take
 // spins, so an idle generator costs nothing.
 const spinFor = time.Millisecond
 
@@ -607,35 +694,37 @@ func sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-func randomOffset() int64 { return rand.Int64N(100) }
-
-// errExhausted says that the 41-bit range of epochMs has run out.
-func errExhausted(epochMs int64) error {
-	return fmt.Errorf("%w: the 41-bit range of epoch %s ran out at %s",
-		ErrExhausted, fmtMs(epochMs), exhausts(epochMs).Format(time.RFC3339Nano))
+// randomOffset is the default Settings.SeqOffset of layout l: random below
+// 100, or below 2^S/32 when that is less, and at least below 1.
+func randomOffset(l Layout) func() int64 {
+	span := min(max((l.MaxSequence()+1)/32, 1), 100)
+	return func() int64 { return rand.Int64N(span) }
 }
 
-// exhausts is the first instant at which the 41-bit range of epochMs has
-// run out.
-func exhausts(epochMs int64) time.Time { return time.UnixMilli(epochMs + maxMs + 1).UTC() }
+// errExhausted says that the range of l's time field from epochMs has run
+// out.
+func errExhausted(epochMs int64, l Layout) error {
+	return fmt.Errorf("%w: the %d-bit range of %s of epoch %s ran out at %s",
+		ErrExhausted, l.TimeBits, unitName(l.Unit), fmtMs(epochMs), l.End(epochMs).Format(time.RFC3339Nano))
+}
 
-// errBackwardsLocked says that the clock, at now, is wait behind the last
-// id's millisecond.
+// errBackwardsLocked says that the clock, at now, is wait behind the start
+// of the last id's unit.
 func (g *Generator) errBackwardsLocked(now time.Time, wait time.Duration) error {
-	return fmt.Errorf("%w: the clock reads %s, %v before the last id's millisecond %s (tolerance %v)",
-		ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.epochMs+g.lastMs), g.tolerance)
+	return fmt.Errorf("%w: the clock reads %s, %v before the last id's time %s (tolerance %v)",
+		ErrClockBackwards, now.UTC().Format(time.RFC3339Nano), wait, fmtMs(g.startMs(g.last)), g.tolerance)
 }
 
-// checkWorkerID checks that id fits the layout; from names where it came
+// checkWorkerID checks that id fits layout l; from names where it came
 // from when that was not the settings.
-func checkWorkerID(id int64, from string) error {
-	if id >= 0 && id <= MaxWorkerID {
+func checkWorkerID(id int64, l Layout, from string) error {
+	if id >= 0 && id <= l.MaxWorkerID() {
 		return nil
 	}
 	if from != "" {
-		return fmt.Errorf("%s gave worker id %d, outside 0..%d", from, id, MaxWorkerID)
+		return fmt.Errorf("%s gave worker id %d, outside 0..%d", from, id, l.MaxWorkerID())
 	}
-	return fmt.Errorf("%w: worker id %d is outside 0..%d", ErrInvalidSettings, id, MaxWorkerID)
+	return fmt.Errorf("%w: worker id %d is outside 0..%d of %d worker bits", ErrInvalidSettings, id, l.MaxWorkerID(), l.WorkerBits)
 }
 
 func fmtMs(ms int64) string {

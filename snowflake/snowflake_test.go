@@ -14,6 +14,15 @@ import (
 
 const ms = time.Millisecond
 
+// Leaf's layout written out, apart from the code under test: 41 bits of
+// milliseconds above 10 of worker id above 12 of sequence.
+const (
+	maxMs     = 1<<41 - 1
+	timeShift = 22
+)
+
+func compose(ms, worker, seq int64) int64 { return ms<<timeShift | worker<<12 | seq }
+
 // TestParallelUnique draws ids from many goroutines on the real clock.
 func TestParallelUnique(t *testing.T) {
 	g := newTestGenerator(t, Settings{WorkerID: 1})

@@ -17,8 +17,9 @@ import (
 
 // Limits of the lease calls.
 const (
-	// maxWorkers is the number of worker ids of snowflake's 10-bit field.
-	maxWorkers = snowflake.MaxWorkerID + 1
+	// maxWorkers is the largest pool of worker ids: that of the widest
+	// worker field a snowflake layout may have.
+	maxWorkers = 1 << snowflake.MaxWorkerBits
 	// MaxHolderLen is the width of leaf_worker_lease.holder.
 	MaxHolderLen = 191
 	// acquireRounds bounds how often Acquire re-reads the table after

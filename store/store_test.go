@@ -720,6 +720,15 @@ func TestLeases(t *testing.T) {
 			}
 		})
 
+		t.Run("the widest pool a layout may have", func(t *testing.T) {
+			s := b.store(t)
+			for want := range int64(3) {
+				if l := acquire(t, s, fmt.Sprintf("h%d", want), 1<<snowflake.MaxWorkerBits); l.WorkerID != want {
+					t.Fatalf("lease %+v, want worker id %d", l, want)
+				}
+			}
+		})
+
 		t.Run("same holder gets its id back once released or expired, never while live", func(t *testing.T) {
 			s := b.store(t)
 			acquire(t, s, "other", 8)
@@ -933,7 +942,7 @@ func TestLeases(t *testing.T) {
 				{"empty holder", "", 4, ttl},
 				{"holder too long", strings.Repeat("h", store.MaxHolderLen+1), 4, ttl},
 				{"no workers", "h", 0, ttl},
-				{"too many workers", "h", snowflake.MaxWorkerID + 2, ttl},
+				{"too many workers", "h", 1<<snowflake.MaxWorkerBits + 1, ttl},
 				{"zero ttl", "h", 4, 0},
 			} {
 				t.Run(tc.name, func(t *testing.T) {

@@ -278,9 +278,58 @@ func badValue(f *flag.Flag, value string, err error) string {
 // is opened, so that a bad one is a usage error and not a failure halfway
 // through a start.
 var flagRules = map[string]func(any) error{
-	"snowflake-epoch": checkEpoch,
-	"tag-refresh":     checkTagRefresh,
-	"addr":            checkAddr,
+	"snowflake-epoch":     checkEpoch,
+	"snowflake-layout":    checkLayoutSyntax,
+	"snowflake-time-unit": checkTimeUnit,
+	"tag-refresh":         checkTagRefresh,
+	"addr":                checkAddr,
+}
+
+// defaultLayoutBits is --snowflake-layout's default: Leaf's layout.
+const defaultLayoutBits = "41,10,12"
+
+// timeUnits are the values of --snowflake-time-unit.
+var timeUnits = map[string]time.Duration{"ms": time.Millisecond, "s": time.Second}
+
+// parseLayout reads --snowflake-layout (three widths, "41,10,12") and
+// --snowflake-time-unit ("ms" or "s"). It checks only their syntax: the
+// rules of a layout are snowflake.Layout.Validate's.
+func parseLayout(bits, unit string) (snowflake.Layout, error) {
+	if err := checkLayoutSyntax(bits); err != nil {
+		return snowflake.Layout{}, fmt.Errorf("%w: --snowflake-layout %s: %v", errUsage, printable(bits), err)
+	}
+	if err := checkTimeUnit(unit); err != nil {
+		return snowflake.Layout{}, fmt.Errorf("%w: --snowflake-time-unit %s: %v", errUsage, printable(unit), err)
+	}
+	var w [3]int
+	for i, f := range strings.Split(bits, ",") {
+		w[i], _ = strconv.Atoi(strings.TrimSpace(f))
+	}
+	return snowflake.Layout{Unit: timeUnits[unit], TimeBits: w[0], WorkerBits: w[1], SequenceBits: w[2]}, nil
+}
+
+// checkLayoutSyntax wants three whole numbers separated by commas.
+func checkLayoutSyntax(v any) error {
+	s, _ := v.(string)
+	fields := strings.Split(s, ",")
+	if len(fields) != 3 {
+		return fmt.Errorf("want the bits of time, worker id and sequence as T,W,S, e.g. %s", defaultLayoutBits)
+	}
+	for _, f := range fields {
+		if _, err := strconv.Atoi(strings.TrimSpace(f)); err != nil {
+			return fmt.Errorf("%s is not a number of bits; want T,W,S, e.g. %s", printable(strings.TrimSpace(f)), defaultLayoutBits)
+		}
+	}
+	return nil
+}
+
+// checkTimeUnit wants ms or s.
+func checkTimeUnit(v any) error {
+	s, _ := v.(string)
+	if _, ok := timeUnits[s]; !ok {
+		return errors.New("want ms (milliseconds) or s (seconds)")
+	}
+	return nil
 }
 
 // checkTagRefresh wants a positive interval: segment.Options reads 0 as

@@ -59,6 +59,7 @@ func TestEveryServeFlagHasItsVariable(t *testing.T) {
 		"addr": "LEAF_ADDR", "mysql-dsn": "LEAF_MYSQL_DSN", "sqlite-path": "LEAF_SQLITE_PATH",
 		"segment": "LEAF_SEGMENT", "snowflake": "LEAF_SNOWFLAKE", "snowflake-worker-id": "LEAF_SNOWFLAKE_WORKER_ID",
 		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
+		"snowflake-layout": "LEAF_SNOWFLAKE_LAYOUT", "snowflake-time-unit": "LEAF_SNOWFLAKE_TIME_UNIT",
 	}
 	var c serveConfig
 	fs := c.flags()
@@ -83,6 +84,8 @@ func TestBadCommandLines(t *testing.T) {
 		{"unknown flag", env{}, []string{"serve", "--nope"}},
 		{"bad variable", env{"LEAF_SEGMENT": "maybe"}, []string{"serve"}},
 		{"bad worker id", env{}, []string{"serve", "--snowflake-worker-id", "1024"}},
+		{"bad snowflake layout", env{}, []string{"serve", "--snowflake-layout", "41,10,10"}},
+		{"bad snowflake time unit", env{"LEAF_SNOWFLAKE_TIME_UNIT": "h"}, []string{"serve"}},
 		{"bad log format", env{}, []string{"serve", "--log-format", "xml"}},
 		{"both modes off", env{}, []string{"serve", "--segment=false", "--snowflake=false"}},
 		{"tag without subcommand", env{}, []string{"tag"}},

@@ -37,6 +37,9 @@ type serveConfig struct {
 	snowflake    bool
 	workerID     int64
 	epochMs      int64
+	layoutBits   string           // --snowflake-layout as given
+	timeUnit     string           // --snowflake-time-unit as given
+	layout       snowflake.Layout // the two above, set by validate
 	adminToken   string
 	statusToken  string
 	logFormat    string
@@ -53,8 +56,10 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.BoolVar(&c.migrate, "migrate", true, "apply pending migrations before serving")
 	fs.BoolVar(&c.segment, "segment", true, "serve segment mode")
 	fs.BoolVar(&c.snowflake, "snowflake", true, "serve snowflake mode")
-	fs.Int64Var(&c.workerID, "snowflake-worker-id", -1, "fixed snowflake worker `id` 0..1023; -1 leases one from the database")
+	fs.Int64Var(&c.workerID, "snowflake-worker-id", -1, "fixed snowflake worker `id`, 0..2^W-1 for the W worker bits of --snowflake-layout (0..1023 by default); -1 leases one from the database")
 	fs.Int64Var(&c.epochMs, "snowflake-epoch", snowflake.DefaultEpochMs, "snowflake epoch in Unix `milliseconds`")
+	fs.StringVar(&c.layoutBits, "snowflake-layout", defaultLayoutBits, "widths of the snowflake time, worker id and sequence fields as `T,W,S`; they sum to 63, or to 53 for ids a JavaScript number holds exactly")
+	fs.StringVar(&c.timeUnit, "snowflake-time-unit", "ms", "`unit` of the snowflake time field: ms or s")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
 	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
@@ -96,17 +101,47 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, 
 }
 
 func (c *serveConfig) validate(fs *flag.FlagSet) error {
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
-	case c.workerID < -1 || c.workerID > snowflake.MaxWorkerID:
-		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d", errUsage, c.workerID, snowflake.MaxWorkerID)
+	}
+	if err := c.validateSnowflake(time.Now()); err != nil {
+		return err
+	}
+	switch {
 	case !c.segment && !c.snowflake:
 		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)
 	case c.failoverJump < 1:
 		return fmt.Errorf("%w: --failover-jump %d: want at least 1", errUsage, c.failoverJump)
 	}
 	return c.storeFlags.validate()
+}
+
+// validateSnowflake checks the snowflake layout, the worker id it allows
+// and, with snowflake mode on, that the layout's range from the epoch has
+// not run out at now: so that none of them fails a start halfway through,
+// after the store was opened and migrated.
+func (c *serveConfig) validateSnowflake(now time.Time) error {
+	var err error
+	if c.layout, err = parseLayout(c.layoutBits, c.timeUnit); err != nil {
+		return err
+	}
+	// Named as parsed, not as given: the given text may hold spaces or
+	// control characters from a variable.
+	l := c.layout
+	given := fmt.Sprintf("--snowflake-layout %d,%d,%d --snowflake-time-unit %s", l.TimeBits, l.WorkerBits, l.SequenceBits, c.timeUnit)
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("%w: %s: %w", errUsage, given, err)
+	}
+	if c.workerID < -1 || c.workerID > l.MaxWorkerID() {
+		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d (%d worker bits in %s)",
+			errUsage, c.workerID, l.MaxWorkerID(), l.WorkerBits, given)
+	}
+	if end := l.End(c.epochMs); c.snowflake && !now.Before(end) {
+		return fmt.Errorf("%w: --snowflake-epoch %d with %s: the %d-bit time field ran out at %s; "+
+			"a later epoch or a wider time field starts a new range, and changes the ids (README, \"Snowflake layouts\")",
+			errUsage, c.epochMs, given, l.TimeBits, end.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // app is one running `leaf serve`. open starts its parts in this order,
@@ -393,9 +428,10 @@ func (a *app) snowflakeCheck(context.Context) error {
 }
 
 // newGenerator starts the snowflake generator with a fixed or leased worker
-// id and warns when the epoch's 41-bit range runs out within a year.
+// id and warns when the layout's range from the epoch runs out within a
+// year.
 func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
-	s := snowflake.Settings{EpochMs: a.cfg.epochMs}
+	s := snowflake.Settings{EpochMs: a.cfg.epochMs, Layout: a.cfg.layout}
 	if a.cfg.workerID >= 0 {
 		s.WorkerID = a.cfg.workerID
 	} else {
@@ -409,10 +445,11 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snowflake: %w", err)
 	}
-	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder)
+	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder,
+		"layout", gen.Layout().String(), "runs_out", gen.Exhausts().Format(time.RFC3339))
 	if ends := gen.Exhausts(); time.Until(ends) < 365*24*time.Hour {
-		a.log.Warn("the snowflake epoch's 41-bit range runs out within a year: choose a later --snowflake-epoch before then",
-			"runs_out", ends.UTC().Format(time.RFC3339))
+		a.log.Warn("the snowflake time field's range from the epoch runs out within a year: plan a later --snowflake-epoch or a wider time field before then",
+			"runs_out", ends.UTC().Format(time.RFC3339), "layout", gen.Layout().String())
 	}
 	return gen, nil
 }
