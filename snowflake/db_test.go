@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -160,18 +161,6 @@ func dbNowMs(tb testing.TB, st *store.Store) int64 {
 		tb.Fatalf("read the database clock: %v", err)
 	}
 	return ms
-}
-
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("after %v: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // diesOnRelease is a lease store whose holder dies instead of releasing:
@@ -367,7 +356,7 @@ func TestLeaseExpiryAndReclaim(t *testing.T) {
 	}{
 		{"generator dies, lease runs out", func(t *testing.T, st *store.Store) (int64, []int64, int64) {
 			return dieAfterIssuing(t, st, deadTTL, func(w int64) {
-				eventually(t, 2*deadTTL+5*time.Second, "the dead holder's lease did not run out", func() bool {
+				testkit.WaitFor(t, 2*deadTTL+5*time.Second, "the dead holder's lease to run out", func() bool {
 					return readLease(t, st, w).ExpiresMS <= dbNowMs(t, st)
 				})
 			})
@@ -379,7 +368,7 @@ func TestLeaseExpiryAndReclaim(t *testing.T) {
 				// before that time an heir is refused (see
 				// TestLeaseRecordedTimestampAhead).
 				reserved := readLease(t, st, w).LastTimestampMS
-				eventually(t, 2*deadTTL, "the reserved time did not pass", func() bool {
+				testkit.WaitFor(t, 2*deadTTL, "the reserved time to pass", func() bool {
 					return time.Now().UnixMilli() > reserved
 				})
 			})
@@ -448,7 +437,7 @@ func dieAfterIssuing(t *testing.T, st *store.Store, ttl time.Duration, expire fu
 	w := g.WorkerID()
 	ids := issue(t, g, 3000)
 	lastMs := idMs(ids[len(ids)-1])
-	eventually(t, 3*ttl, "no heartbeat recorded the last id's timestamp", func() bool {
+	testkit.WaitFor(t, 3*ttl, "a heartbeat to record the last id's timestamp", func() bool {
 		return readLease(t, st, w).LastTimestampMS >= lastMs
 	})
 	closeGenerator(t, g) // stops the heartbeat; the release is lost
@@ -667,7 +656,7 @@ func TestLeaseSkewedHolderPartitioned(t *testing.T) {
 	a := newGenerator(t, snowflake.Settings{Leases: cut, Holder: "ahead", LeaseTTL: ttl, SeqOffset: zero,
 		Now: func() time.Time { return time.Now().Add(skew) }, Tolerance: 3 * time.Second})
 	w := a.WorkerID()
-	eventually(t, 2*ttl, "no heartbeat renewed the lease", func() bool { return a.Stats().LeaseRenewals >= 2 })
+	testkit.WaitFor(t, 2*ttl, "a heartbeat to renew the lease", func() bool { return a.Stats().LeaseRenewals >= 2 })
 	cut.cut.Store(true)
 	ctx := context.Background()
 	issuedA := map[int64]bool{}
@@ -682,11 +671,11 @@ func TestLeaseSkewedHolderPartitioned(t *testing.T) {
 		issuedA[id] = true
 		time.Sleep(200 * time.Microsecond)
 	}
-	eventually(t, 3*ttl, "the partitioned holder's lease did not expire", func() bool {
+	testkit.WaitFor(t, 3*ttl, "the partitioned holder's lease to expire", func() bool {
 		return readLease(t, sts[1], w).ExpiresMS <= dbNowMs(t, sts[1])
 	})
 	reserved := readLease(t, sts[1], w).LastTimestampMS
-	eventually(t, 3*ttl, "the reserved time did not pass", func() bool { return time.Now().UnixMilli() > reserved })
+	testkit.WaitFor(t, 3*ttl, "the reserved time to pass", func() bool { return time.Now().UnixMilli() > reserved })
 
 	b := newGenerator(t, snowflake.Settings{Leases: sts[1], Holder: "heir", LeaseTTL: ttl, SeqOffset: zero})
 	if b.WorkerID() != w {
