@@ -176,24 +176,13 @@ type app struct {
 // open starts every part, bounded by ctx. On error the parts opened so far
 // stay for close to stop.
 func (a *app) open(ctx context.Context) error {
-	var err error
-	a.store, err = a.cfg.open(ctx, store.Options{OnHealth: a.logHealth})
-	if err != nil {
+	if err := a.openStore(ctx); err != nil {
 		return err
-	}
-	a.log.Info("store open", a.cfg.describe()...)
-	if a.cfg.migrate {
-		applied, err := a.store.Migrate(ctx)
-		if err != nil {
-			return err
-		}
-		logMigrations(a.log, applied)
-	} else {
-		a.watchSchema(ctx)
 	}
 
 	// Bound before anything is leased, so a port in use fails the start
 	// at once, and the holder name has the port really listened on.
+	var err error
 	if a.ln, err = net.Listen("tcp", a.cfg.addr); err != nil {
 		return err
 	}
@@ -220,23 +209,9 @@ func (a *app) open(ctx context.Context) error {
 	}
 
 	if a.cfg.segment {
-		observe, err := httpapi.NewSegmentLoadObserver(reg)
-		if err != nil {
+		if a.alloc, err = a.newAllocator(reg); err != nil {
 			return err
 		}
-		loads := newLoadLimiters()
-		a.alloc = segment.New(a.store, segment.Options{
-			// A load is one call of the store, or two when it fences.
-			LoadTimeout:     2*a.store.Timeout() + time.Second,
-			RefreshInterval: a.cfg.refreshTags,
-			FailoverJump:    a.cfg.failoverJump,
-			OnLoad: func(tag string, took time.Duration, err error) {
-				observe(tag, took, err)
-				a.logLoad(loads, tag, err)
-			},
-			OnRegression: a.logRegression,
-		})
-		reg.MustRegister(httpapi.NewSegmentCollector(a.alloc))
 		api.Segments = a.alloc
 		api.Tags = tagAdmin{TagAdmin: a.store, alloc: a.alloc}
 	}
@@ -263,6 +238,49 @@ func (a *app) open(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	return nil
+}
+
+// openStore opens the store and migrates it, or with --migrate=false
+// starts watching for the migrations it lacks.
+func (a *app) openStore(ctx context.Context) error {
+	var err error
+	if a.store, err = a.cfg.open(ctx, store.Options{OnHealth: a.logHealth}); err != nil {
+		return err
+	}
+	a.log.Info("store open", a.cfg.describe()...)
+	if !a.cfg.migrate {
+		a.watchSchema(ctx)
+		return nil
+	}
+	applied, err := a.store.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	logMigrations(a.log, applied)
+	return nil
+}
+
+// newAllocator starts the segment allocator, its metrics on reg and the
+// logs of its loads.
+func (a *app) newAllocator(reg *prometheus.Registry) (*segment.Allocator, error) {
+	observe, err := httpapi.NewSegmentLoadObserver(reg)
+	if err != nil {
+		return nil, err
+	}
+	loads := newLoadLimiters()
+	alloc := segment.New(a.store, segment.Options{
+		// A load is one call of the store, or two when it fences.
+		LoadTimeout:     2*a.store.Timeout() + time.Second,
+		RefreshInterval: a.cfg.refreshTags,
+		FailoverJump:    a.cfg.failoverJump,
+		OnLoad: func(tag string, took time.Duration, err error) {
+			observe(tag, took, err)
+			a.logLoad(loads, tag, err)
+		},
+		OnRegression: a.logRegression,
+	})
+	reg.MustRegister(httpapi.NewSegmentCollector(alloc))
+	return alloc, nil
 }
 
 // addr is the address the app listens on, once open.
