@@ -324,6 +324,23 @@ func (c *Client) retryIn() time.Duration {
 	return max(d, c.cfg.BackoffMin)
 }
 
+// await waits, with no lock held, for a fetch round to end, the caller's
+// context to end or the client to close. A closed client is ErrClosed,
+// whatever else happened; the caller's context ending is its error.
+func (c *Client) await(ctx context.Context, round <-chan struct{}) error {
+	var err error
+	select {
+	case <-round:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-c.ctx.Done():
+	}
+	if c.ctx.Err() != nil {
+		return ErrClosed
+	}
+	return err
+}
+
 // answer is a decoded 200 that can say whether it keeps the API's promises.
 type answer interface{ check() error }
 

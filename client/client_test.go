@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/client"
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 // newClient returns a client of cfg, closed when tb ends.
@@ -39,19 +40,6 @@ func deadURL(tb testing.TB) string {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
 	return srv.URL
-}
-
-// eventually polls cond until it holds, failing tb after a while. It waits
-// for things happening in other goroutines, not for a clock.
-func eventually(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // checkUnique fails tb if ids holds a duplicate or a value below 1. It
@@ -380,7 +368,7 @@ func TestEveryEndpointDown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the second range", func() bool { return a.ranges.Load()+b.ranges.Load() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "the second range", func() bool { return a.ranges.Load()+b.ranges.Load() == 2 })
 	a.failWith(http.StatusServiceUnavailable, "unavailable")
 	b.failWith(http.StatusServiceUnavailable, "unavailable")
 
@@ -405,7 +393,7 @@ func TestEveryEndpointDown(t *testing.T) {
 	t.Logf("the error: %v", err)
 
 	a.failWith(0, "")
-	eventually(t, "service to resume", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "service to resume", func() bool {
 		_, err := c.Next(ctx, "orders")
 		return err == nil
 	})
@@ -467,7 +455,7 @@ func TestNoGoroutineOutlivesClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "a failed prefetch", func() bool { return failing.requests.Load() >= 3 })
+	testkit.WaitFor(t, 10*time.Second, "a failed prefetch", func() bool { return failing.requests.Load() >= 3 })
 
 	waiting, err := client.New(client.Config{Endpoints: []string{stuck.URL()}, RequestTimeout: time.Hour})
 	if err != nil {
@@ -476,7 +464,7 @@ func TestNoGoroutineOutlivesClose(t *testing.T) {
 	got := make(chan error, 2)
 	go func() { _, err := waiting.Next(ctx, "orders"); got <- err }()
 	go func() { _, err := waiting.Snowflake(ctx); got <- err }()
-	eventually(t, "requests to hang", func() bool { return stuck.requests.Load() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "requests to hang", func() bool { return stuck.requests.Load() == 2 })
 
 	start := time.Now()
 	for _, c := range []*client.Client{retrying, waiting} {
@@ -497,7 +485,7 @@ func TestNoGoroutineOutlivesClose(t *testing.T) {
 		t.Fatalf("goroutines of the client after Close:\n%s", stacks)
 	}
 	// ...and the connections' goroutines end with the connections.
-	eventually(t, "the goroutine count to return", func() bool { return runtime.NumGoroutine() <= before })
+	testkit.WaitFor(t, 10*time.Second, "the goroutine count to return", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 // clientStacks returns the stacks of the goroutines that are in the
@@ -584,7 +572,7 @@ func TestSnowflakeMaxAge(t *testing.T) {
 	if id, err := c.Snowflake(ctx); err != nil || id != first+101 {
 		t.Fatalf("Snowflake = %d, %v", id, err)
 	}
-	eventually(t, "the prefetch", func() bool { return f.requests.Load() == 3 })
+	testkit.WaitFor(t, 10*time.Second, "the prefetch", func() bool { return f.requests.Load() == 3 })
 	clock.add(500 * time.Millisecond)
 	if id, err := c.Snowflake(ctx); err != nil || id != first+200 {
 		t.Fatalf("Snowflake = %d, %v; want %d from the prefetched batch", id, err, first+200)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/leafid/leaf/client"
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
@@ -190,11 +191,11 @@ func TestServerKilled(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	eventually(t, "20,000 ids", func() bool { return taken.Load() >= 20_000 })
+	testkit.WaitFor(t, 10*time.Second, "20,000 ids", func() bool { return taken.Load() >= 20_000 })
 	aBefore := a.ranges.Load()
 	a.kill()
 	bAfter := b.ranges.Load()
-	eventually(t, "20 ranges from the other server", func() bool { return b.ranges.Load() >= bAfter+20 })
+	testkit.WaitFor(t, 10*time.Second, "20 ranges from the other server", func() bool { return b.ranges.Load() >= bAfter+20 })
 	stop.Store(true)
 	wg.Wait()
 	if aBefore == 0 {
@@ -215,7 +216,7 @@ func TestEveryServerDown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the second range", func() bool { return a.ranges.Load()+b.ranges.Load() == 2 })
+	testkit.WaitFor(t, 10*time.Second, "the second range", func() bool { return a.ranges.Load()+b.ranges.Load() == 2 })
 	a.kill()
 	b.kill()
 

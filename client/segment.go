@@ -267,16 +267,10 @@ func (c *Client) advance(ctx context.Context, b *tagBuffer, s *span) error {
 		}
 		round := b.round
 		b.mu.Unlock()
-		var err error
-		select {
-		case <-round:
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-c.ctx.Done():
-		}
+		err := c.await(ctx, round)
 		b.mu.Lock()
 		switch {
-		case c.ctx.Err() != nil:
+		case errors.Is(err, ErrClosed):
 			return ErrClosed
 		case err != nil:
 			return fmt.Errorf("leaf client: waiting for a range of %q: %w", b.tag, err)

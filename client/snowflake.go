@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -60,16 +61,10 @@ func (c *Client) Snowflake(ctx context.Context) (int64, error) {
 		}
 		round := p.round
 		p.mu.Unlock()
-		var err error
-		select {
-		case <-round:
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-c.ctx.Done():
-		}
+		err := c.await(ctx, round)
 		p.mu.Lock()
 		switch {
-		case c.ctx.Err() != nil:
+		case errors.Is(err, ErrClosed):
 			return 0, ErrClosed
 		case err != nil:
 			return 0, fmt.Errorf("leaf client: waiting for snowflake ids: %w", err)

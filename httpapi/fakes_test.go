@@ -238,6 +238,17 @@ func (f *fakeTags) UpdateTag(_ context.Context, name string, u segment.TagUpdate
 	if !ok {
 		return segment.Tag{}, segment.ErrUnknownTag
 	}
+	t, err := applyUpdate(t, u)
+	if err != nil {
+		return segment.Tag{}, err
+	}
+	f.tags[name] = t
+	return t, nil
+}
+
+// applyUpdate is a store's PATCH of t by u, for the fakes: max_id only
+// rises.
+func applyUpdate(t segment.Tag, u segment.TagUpdate) (segment.Tag, error) {
 	if u.MaxID != nil {
 		if *u.MaxID < t.MaxID {
 			return segment.Tag{}, segment.ErrInvalidMaxID
@@ -250,7 +261,6 @@ func (f *fakeTags) UpdateTag(_ context.Context, name string, u segment.TagUpdate
 	if u.Description != nil {
 		t.Description = *u.Description
 	}
-	f.tags[name] = t
 	return t, nil
 }
 

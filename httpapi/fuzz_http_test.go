@@ -101,17 +101,9 @@ func (s *memStore) UpdateTag(_ context.Context, name string, u segment.TagUpdate
 	if !ok {
 		return segment.Tag{}, segment.ErrUnknownTag
 	}
-	if u.MaxID != nil {
-		if *u.MaxID < t.MaxID {
-			return segment.Tag{}, segment.ErrInvalidMaxID
-		}
-		t.MaxID = *u.MaxID
-	}
-	if u.Step != nil {
-		t.Step = *u.Step
-	}
-	if u.Description != nil {
-		t.Description = *u.Description
+	t, err := applyUpdate(t, u)
+	if err != nil {
+		return segment.Tag{}, err
 	}
 	s.rows[name] = t
 	return t, nil
