@@ -99,9 +99,11 @@ func (a Allocation) Start() int64 { return a.MaxID - a.Step }
 // Store is what the allocator needs from the database.
 type Store interface {
 	// Allocate raises the tag's max_id by step atomically and returns the
-	// new max_id. A step <= 0 means the row's own step. It returns
-	// ErrUnknownTag when the row is missing and ErrOverflow when max_id
-	// would pass the int64 maximum (the row is then left unchanged).
+	// new max_id. A step <= 0 means the row's own step. Near the int64
+	// maximum the step may be cut to the ids left (Allocation.Step says
+	// what was taken). It returns ErrUnknownTag when there is no row of
+	// exactly this name, ErrMisconfigured for a row whose step is below 1
+	// and ErrExhausted when max_id is already the int64 maximum.
 	Allocate(ctx context.Context, tag string, step int64) (Allocation, error)
 	// AllocateAbove is Allocate after raising max_id to at least floor,
 	// atomically, so that the range starts at floor or above.

@@ -486,8 +486,9 @@ func defaultHolder(addr string) string {
 	return host + ":" + port
 }
 
-// tagAdmin is the store's tag administration, forgetting a created tag in
-// the allocator's negative cache so that it is usable here at once.
+// tagAdmin is the store's tag administration, telling the allocator of a
+// created tag so that it is served here at once, before the next read of
+// the tag list.
 type tagAdmin struct {
 	httpapi.TagAdmin
 	alloc *segment.Allocator
