@@ -83,6 +83,18 @@ func (s *memStore) Tags(context.Context) ([]segment.Tag, error) {
 	return out, nil
 }
 
+func (s *memStore) FindTags(_ context.Context, names []string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, n := range names {
+		if _, ok := s.rows[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
 func (s *memStore) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

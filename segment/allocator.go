@@ -44,7 +44,6 @@ import (
 const (
 	DefaultLoadTimeout     = 3 * time.Second
 	DefaultRefreshInterval = 60 * time.Second
-	DefaultListInterval    = time.Second
 	DefaultRetryMin        = 50 * time.Millisecond
 	DefaultRetryMax        = 500 * time.Millisecond
 	// DefaultFailoverJump is how far past the highest max_id it received
@@ -67,12 +66,6 @@ type Options struct {
 	// RefreshInterval is how often the tag list is read back to drop tags
 	// gone from the database. Negative disables the refresh.
 	RefreshInterval time.Duration
-	// ListInterval is the least time between two reads of the tag list
-	// made because a tag not on the last list was asked for. Unknown tags
-	// are answered from the list, so however many distinct names arrive
-	// they cost at most one read of the list per interval and never an
-	// UPDATE.
-	ListInterval time.Duration
 	// RetryMin and RetryMax bound the back-off after a failed load: during
 	// it no new load starts and callers with empty buffers fail at once.
 	RetryMin, RetryMax time.Duration
@@ -109,9 +102,6 @@ func (o Options) withDefaults() Options {
 	if o.RefreshInterval == 0 {
 		o.RefreshInterval = DefaultRefreshInterval
 	}
-	if o.ListInterval <= 0 {
-		o.ListInterval = DefaultListInterval
-	}
 	if o.RetryMin <= 0 {
 		o.RetryMin = DefaultRetryMin
 	}
@@ -138,14 +128,12 @@ type Allocator struct {
 	// dropped, so the hot path reads it without a lock.
 	buffers atomic.Pointer[table]
 	first   singleflight.Group // first loads, by tag
-	listing singleflight.Group // reads of the tag list for lookups
+	lookups lookups            // reads of names not on the tag list
 
 	mu       sync.Mutex // guards the fields below and writes to buffers
 	known    map[string]bool
-	added    map[string]uint64 // tags Added, with the value of adds then
-	adds     uint64            // Added calls
-	listedAt int64             // when the last finished lookup read of the list began (since origin); math.MinInt64 before
-	listErr  error             // why that read failed, or nil
+	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
+	adds     uint64            // tags Added or found
 	born     uint64            // buffers published; stamps each buffer for Refresh
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
@@ -169,7 +157,7 @@ type mark struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
-		added: make(map[string]uint64), listedAt: math.MinInt64, marks: make(map[string]*mark),
+		added: make(map[string]uint64), marks: make(map[string]*mark),
 		failed: make(map[string]*FailedTag)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
@@ -304,8 +292,9 @@ func (a *Allocator) NextRange(ctx context.Context, tag string, n int) (start int
 
 // newBuffer creates the tag's buffer with a first load from the store.
 // Concurrent first requests for a tag share one load. A tag that was not
-// on the last list read is looked up in a fresh list first, so that a name
-// with no row never reaches the statement that raises max_id.
+// on the last list read is looked up first (see lookups), so that a name
+// with no row of exactly that name never reaches the statement that
+// raises max_id.
 func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
 	a.mu.Lock()
 	closed, known := a.closed, a.known[tag]
@@ -328,44 +317,6 @@ func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) 
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: first load of %q: %w", ErrUnavailable, tag, ctx.Err())
 	}
-}
-
-// lookup answers whether a tag that was not on the last list has a row,
-// by reading the list again, at most once per ListInterval whatever the
-// number of names asked for; within the interval the last answer stands.
-func (a *Allocator) lookup(ctx context.Context, tag string) error {
-	a.mu.Lock()
-	fresh := a.since(a.opts.Now()) < a.listedAt+int64(a.opts.ListInterval)
-	known, listErr := a.known[tag], a.listErr
-	a.mu.Unlock()
-	if !fresh {
-		ch := a.listing.DoChan("", func() (any, error) {
-			began := a.since(a.opts.Now())
-			err := a.Refresh(a.ctx)
-			// Published only now: a name asked for while the read runs
-			// joins it rather than being judged by the list before.
-			a.mu.Lock()
-			a.listedAt, a.listErr = began, err
-			a.mu.Unlock()
-			return nil, err
-		})
-		select {
-		case r := <-ch:
-			listErr = r.Err
-		case <-ctx.Done():
-			return fmt.Errorf("%w: looking up %q: %w", ErrUnavailable, tag, ctx.Err())
-		}
-		a.mu.Lock()
-		known = a.known[tag]
-		a.mu.Unlock()
-	}
-	switch {
-	case known:
-		return nil
-	case listErr != nil:
-		return a.unavailable(tag, listErr)
-	}
-	return fmt.Errorf("%w: %q", ErrUnknownTag, tag)
 }
 
 // firstLoad takes the tag's first segment and publishes its buffer. It runs
@@ -453,10 +404,16 @@ func (a *Allocator) Failed() []FailedTag {
 // served at once rather than after the next read of the tag list.
 func (a *Allocator) Added(tag string) {
 	a.mu.Lock()
+	a.addedLocked(tag)
+	a.mu.Unlock()
+}
+
+// addedLocked makes tag known, and kept by a Refresh whose read began
+// before. Called with a.mu held.
+func (a *Allocator) addedLocked(tag string) {
 	a.adds++
 	a.known[tag] = true
 	a.added[tag] = a.adds
-	a.mu.Unlock()
 }
 
 // forgetRow drops tag from the known tags: its row is gone.

@@ -218,23 +218,19 @@ func TestUnknownTag(t *testing.T) {
 	if got := st.allocCalls(); got != 0 {
 		t.Fatalf("Allocate calls for an unknown tag = %d, want 0", got)
 	}
-	if got := st.listCalls(); got != 1 {
-		t.Fatalf("list reads for 10 requests of an unknown tag = %d, want 1", got)
+	if got := st.listCalls(); got != 0 {
+		t.Fatalf("list reads for 10 requests of an unknown tag = %d, want 0 (names are looked up)", got)
 	}
 
-	// created in the database while running: usable once the list is read again
-	st.set(func(s *memStore) { s.rows["nope"] = &segment.Tag{Name: "nope", MaxID: 500, Step: 10} })
-	if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
-		t.Fatalf("Next within the list interval = %v, want ErrUnknownTag", err)
-	}
-	c.Advance(segment.DefaultListInterval)
-	take(t, a, "nope", 500, 20)
-
-	// Added makes a new tag usable at once
+	// Added makes a new tag usable without a look-up
 	a.Next(context.Background(), "later")
 	st.set(func(s *memStore) { s.rows["later"] = &segment.Tag{Name: "later", MaxID: 1, Step: 10} })
 	a.Added("later")
+	finds := st.findCalls()
 	take(t, a, "later", 1, 1)
+	if got := st.findCalls(); got != finds {
+		t.Fatalf("look-ups of an Added tag = %d, want 0", got-finds)
+	}
 
 	// a row deleted is unknown again, without a store call per request
 	st.set(func(s *memStore) { delete(s.rows, "later") })
@@ -250,9 +246,26 @@ func TestUnknownTag(t *testing.T) {
 	}
 }
 
+// TestTagCreatedElsewhereServedAtOnce: a tag whose row was created by
+// another instance, the command line or an INSERT is served on its first
+// request, however recently other unknown names were looked up.
+func TestTagCreatedElsewhereServedAtOnce(t *testing.T) {
+	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	a := newAllocator(t, st, newClock()) // the clock never moves
+	for i := range 3 {
+		stray := fmt.Sprintf("stray-%d", i)
+		if _, err := a.Next(context.Background(), stray); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("Next(%q) = %v, want ErrUnknownTag", stray, err)
+		}
+		late := fmt.Sprintf("late%d", i)
+		st.set(func(s *memStore) { s.rows[late] = &segment.Tag{Name: late, MaxID: 100, Step: 10} })
+		take(t, a, late, 100, 3)
+	}
+}
+
 // TestManyUnknownNames: however many distinct names arrive, unknown ones
-// cost no UPDATE, no buffer, and at most one read of the tag list per
-// interval; spellings of a row that differ from its name are unknown.
+// cost no UPDATE, no buffer, no read of the whole list and no state once
+// answered; spellings of a row that differ from its name are unknown.
 func TestManyUnknownNames(t *testing.T) {
 	c := newClock()
 	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 10})
@@ -260,29 +273,88 @@ func TestManyUnknownNames(t *testing.T) {
 	a := newAllocator(t, st, c)
 	take(t, a, "orders", 1, 3)
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "orders").Loading })
-	allocs := st.allocCalls()
+	allocs, lists := st.allocCalls(), st.listCalls()
 	names := []string{"ORDERS", "Orders", "orders ", "oRdErS"}
 	for i := range 2000 {
 		names = append(names, fmt.Sprintf("random-%d", i))
 	}
-	for round := range 3 {
-		for _, name := range names {
-			if _, err := a.Next(context.Background(), name); !errors.Is(err, segment.ErrUnknownTag) {
-				t.Fatalf("Next(%q) = %v, want ErrUnknownTag", name, err)
-			}
+	for range 3 {
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < len(names); i += 8 {
+					if _, err := a.Next(context.Background(), names[i]); !errors.Is(err, segment.ErrUnknownTag) {
+						t.Errorf("Next(%q) = %v, want ErrUnknownTag", names[i], err)
+					}
+				}
+			})
 		}
-		if got := st.listCalls(); got > round+2 {
-			t.Fatalf("list reads after %d rounds of %d unknown names = %d, want at most %d", round+1, len(names), got, round+2)
-		}
-		c.Advance(segment.DefaultListInterval)
+		wg.Wait()
 	}
+	st.set(func(s *memStore) {
+		if s.findMost != 1 {
+			t.Errorf("look-up reads at once = %d, want 1", s.findMost)
+		}
+		if s.finds > 3*len(names) {
+			t.Errorf("look-up reads = %d for %d requests", s.finds, 3*len(names))
+		}
+	})
 	if got := st.allocCalls(); got != allocs {
 		t.Fatalf("Allocate calls grew from %d to %d for unknown names", allocs, got)
+	}
+	if got := st.listCalls(); got != lists {
+		t.Fatalf("list reads grew from %d to %d for unknown names", lists, got)
 	}
 	if got := len(a.Snapshot()); got != 1 {
 		t.Fatalf("buffers = %d, want 1", got)
 	}
 	take(t, a, "orders", 4, 3) // still in order
+}
+
+// TestLookupsShareOneRead: the names asked for while a look-up read runs
+// are read together in the next one, and the tags among them are served.
+func TestLookupsShareOneRead(t *testing.T) {
+	st := newMemStore()
+	a := newAllocator(t, st, newClock())
+	block, began := make(chan struct{}), make(chan int, 2)
+	st.set(func(s *memStore) { s.findBlock, s.findBegan = block, began })
+	first := make(chan error, 1)
+	go func() { _, err := a.Next(context.Background(), "first"); first <- err }()
+	if n := <-began; n != 1 {
+		t.Fatalf("the first read asked about %d names, want 1", n)
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("new%d", i)
+		st.set(func(s *memStore) { s.rows[name] = &segment.Tag{Name: name, MaxID: 1, Step: 10} })
+	}
+	var wg sync.WaitGroup
+	const asked = 50
+	for i := range asked {
+		wg.Go(func() {
+			name := fmt.Sprintf("new%d", i)
+			id, err := a.Next(context.Background(), name)
+			switch {
+			case i < 3 && (err != nil || id != 1):
+				t.Errorf("Next(%q) = %d, %v; want 1", name, id, err)
+			case i >= 3 && !errors.Is(err, segment.ErrUnknownTag):
+				t.Errorf("Next(%q) = %v, want ErrUnknownTag", name, err)
+			}
+		})
+	}
+	testkit.WaitFor(t, 0, "every name to wait for the next read", func() bool {
+		return segment.LookupsWaiting(a) == asked
+	})
+	close(block)
+	if err := <-first; !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Next(first) = %v, want ErrUnknownTag", err)
+	}
+	if n := <-began; n != asked {
+		t.Fatalf("the second read asked about %d names, want %d", n, asked)
+	}
+	wg.Wait()
+	if got := st.findCalls(); got != 2 {
+		t.Fatalf("look-up reads = %d, want 2", got)
+	}
 }
 
 func TestFirstRequestsShareOneLoad(t *testing.T) {

@@ -27,6 +27,13 @@ type memStore struct {
 	after func(tag string) // called after each successful Allocate
 	fold  bool             // compare tags without case, as MySQL's collations do
 
+	finds      int           // FindTags calls
+	found      int           // names asked about by FindTags, in all
+	findBlock  chan struct{} // when set, FindTags waits for it to close (or ctx)
+	findBegan  chan int      // when set, receives the number of names as each FindTags begins
+	findActive int           // FindTags calls running now
+	findMost   int           // the most FindTags calls that ever ran at once
+
 	failAbove error // when set, AllocateAbove fails with it
 }
 
@@ -122,6 +129,51 @@ func (s *memStore) Tags(context.Context) ([]segment.Tag, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// FindTags answers by exact name, whatever fold says: the store keeps only
+// exact matches of what its collation finds.
+func (s *memStore) FindTags(ctx context.Context, names []string) ([]string, error) {
+	s.mu.Lock()
+	s.finds++
+	s.found += len(names)
+	s.findActive++
+	s.findMost = max(s.findMost, s.findActive)
+	block, began, fail := s.findBlock, s.findBegan, s.fail
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.findActive--
+		s.mu.Unlock()
+	}()
+	if began != nil {
+		began <- len(names)
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if fail != nil {
+		return nil, fail
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, n := range names {
+		if _, ok := s.rows[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) findCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finds
 }
 
 func (s *memStore) set(f func(s *memStore)) {

@@ -112,6 +112,10 @@ type Store interface {
 	Tag(ctx context.Context, tag string) (Tag, error)
 	// Tags returns every row, ordered by name.
 	Tags(ctx context.Context) ([]Tag, error)
+	// FindTags returns those of names that have a row of exactly that
+	// name, in any order: a row that only a collation matches ("ORDERS"
+	// for "orders") is not found, nor is a name the table cannot hold.
+	FindTags(ctx context.Context, names []string) ([]string, error)
 }
 
 // HandBacker is implemented by stores that can take back the unused tail of

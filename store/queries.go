@@ -47,6 +47,11 @@ RETURNING max_id`
 	selectTag = `SELECT biz_tag, max_id, step, description, update_time
 FROM leaf_alloc WHERE biz_tag = ?`
 
+	// selectTagNames reads the names as stored of the rows whose name
+	// matches one of a list (in the column's collation; the caller keeps
+	// only exact matches). Args: the names, expanded by sqlx.In.
+	selectTagNames = `SELECT biz_tag FROM leaf_alloc WHERE biz_tag IN (?)`
+
 	// selectTags reads every row.
 	selectTags = `SELECT biz_tag, max_id, step, description, update_time
 FROM leaf_alloc ORDER BY biz_tag`

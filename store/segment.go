@@ -192,6 +192,60 @@ func (s *Store) readTag(ctx context.Context, tag string) (segment.Tag, error) {
 	return row.tag(), nil
 }
 
+// FindTags returns those of names that have a row of exactly that name,
+// in one read. A name the column's character set cannot hold makes the
+// whole read fail on MySQL; the names are then read one by one, and that
+// name is not found.
+func (s *Store) FindTags(ctx context.Context, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var found []string
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		found = found[:0]
+		query, args, err := sqlx.In(selectTagNames, names)
+		if err != nil {
+			return err
+		}
+		var stored []string
+		err = sqlx.SelectContext(ctx, s.db, &stored, query, args...)
+		if isCharsetMismatch(err) {
+			return s.findTagsOneByOne(ctx, names, &found)
+		}
+		if err != nil {
+			return err
+		}
+		asked := make(map[string]bool, len(names))
+		for _, n := range names {
+			asked[n] = true
+		}
+		for _, n := range stored {
+			if asked[n] {
+				found = append(found, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find tags: %w", err)
+	}
+	return found, nil
+}
+
+// findTagsOneByOne is FindTags by one read per name, within a call.
+func (s *Store) findTagsOneByOne(ctx context.Context, names []string, found *[]string) error {
+	for _, n := range names {
+		_, err := s.readTag(ctx, n)
+		switch {
+		case err == nil:
+			*found = append(*found, n)
+		case !errors.Is(err, segment.ErrUnknownTag):
+			return err
+		}
+	}
+	return nil
+}
+
 // lookupError is the error of a read of one row by name: no row, or a
 // name the column's character set cannot hold (a latin1 table asked for
 // "订单"), is segment.ErrUnknownTag.

@@ -1,0 +1,11 @@
+package segment
+
+// LookupsWaiting is how many names wait for the next look-up read.
+func LookupsWaiting(a *Allocator) int {
+	a.lookups.mu.Lock()
+	defer a.lookups.mu.Unlock()
+	if a.lookups.next == nil {
+		return 0
+	}
+	return len(a.lookups.next.names)
+}
