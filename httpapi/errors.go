@@ -206,6 +206,9 @@ func (s *server) handleError(err error, c echo.Context) {
 		return
 	}
 	h := c.Response().Header()
+	if bodyUnread(req) { // see bodyWatch
+		h.Set(echo.HeaderConnection, "close")
+	}
 	if ae.status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", retryAfter)
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -97,7 +98,9 @@ func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bodyLimit caps request bodies at limit bytes: a larger Content-Length is
 // refused at once, and reading past the limit fails with
-// *http.MaxBytesError, rendered as 413.
+// *http.MaxBytesError, rendered as 413. A request with a body gets a
+// writer that closes the connection after an answer written before the
+// body was read to its end (see bodyWatch).
 func bodyLimit(limit int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -106,9 +109,51 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 				return &http.MaxBytesError{Limit: limit}
 			}
 			if req.Body != nil && req.Body != http.NoBody {
-				req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+				w := &bodyWatch{ReadCloser: http.MaxBytesReader(c.Response(), req.Body, limit)}
+				req.Body = w
+				res := c.Response()
+				w.ResponseWriter, res.Writer = res.Writer, w
 			}
 			return next(c)
 		}
 	}
+}
+
+// bodyWatch is a request body that remembers whether it was read to its
+// end, and the response writer of the same request. Before net/http writes
+// an answer on a keep-alive connection it reads what is left of the body
+// (up to 256 KiB), to find the next request: an answer given without
+// reading the body (a refusal, say) would wait for a body the client may
+// never send, because it waits for the answer first. So an answer written
+// while the body is unread says Connection: close, and net/http then
+// writes it at once and closes.
+type bodyWatch struct {
+	io.ReadCloser
+	http.ResponseWriter
+	eof bool
+}
+
+func (w *bodyWatch) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	if err == io.EOF {
+		w.eof = true
+	}
+	return n, err
+}
+
+func (w *bodyWatch) WriteHeader(code int) {
+	if !w.eof {
+		w.Header().Set(echo.HeaderConnection, "close")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *bodyWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bodyUnread reports whether req has a body that was not read to its end.
+func bodyUnread(req *http.Request) bool {
+	if w, ok := req.Body.(*bodyWatch); ok {
+		return !w.eof
+	}
+	return req.ContentLength != 0 && req.Body != nil && req.Body != http.NoBody
 }
