@@ -4,13 +4,20 @@
 # writes a constant (the ceiling) and the Go client's load program. Serves
 # leaf on a temporary SQLite file, creates tag "bench", then measures
 # /api/segment/get/bench, /api/snowflake/get, /healthz and the bare handler
-# in ROUNDS interleaved rounds (after one warm-up round of 2s each), and
-# prints each one's median requests/s and p99 and its ratio to the bare
-# handler's. Last, the Go client takes ids from the same leaf for DURATION
-# with 1 and with 8 goroutines and prints ids/s.
+# in ROUNDS interleaved rounds (after one warm-up round of 2s each). Each
+# round gives each endpoint's ratio to the bare handler's requests/s in
+# that round; the summary prints, per endpoint, the median requests/s and
+# p99, and the median and the range (min-max) of its round ratios. Last,
+# the Go client takes ids from the same leaf for DURATION with 1 and with
+# 8 goroutines and prints ids/s.
+# Where the machine has two cores or more, the servers (leaf and the bare
+# handler) run pinned to SERVER_CPUS and wrk to LOAD_CPUS (taskset), so
+# the load generator does not take the servers' core; both are then
+# measured on the same core(s).
 #   PORT      (default 18080; the bare handler uses PORT+1)
 #   DURATION  (default 10s)      THREADS  (default 2)
 #   CONNS     (default 64)       ROUNDS   (default 5)
+#   SERVER_CPUS (default 0)      LOAD_CPUS (default 1-(nproc-1)); PIN=0 turns pinning off
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -21,6 +28,19 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-64}
 ROUNDS=${ROUNDS:-5}
 BASE="http://127.0.0.1:${PORT}"
+PIN=${PIN:-1}
+CPUS=$(nproc)
+SERVER_CPUS=${SERVER_CPUS:-0}
+LOAD_CPUS=${LOAD_CPUS:-1-$((CPUS - 1))}
+on_server=()
+on_load=()
+if [[ "$PIN" == 1 && "$CPUS" -ge 2 ]] && command -v taskset >/dev/null 2>&1; then
+	on_server=(taskset -c "$SERVER_CPUS")
+	on_load=(taskset -c "$LOAD_CPUS")
+	echo "pinning: servers on CPU ${SERVER_CPUS}, wrk on CPU ${LOAD_CPUS}"
+else
+	echo "pinning: off (PIN=${PIN}, ${CPUS} CPUs)"
+fi
 TOKEN="loadtest-$$-${RANDOM}"
 
 if ! command -v wrk >/dev/null 2>&1; then
@@ -61,7 +81,7 @@ trap 'exit 130' INT TERM
 echo "==> building bin/leaf, the bare handler and the client's load program"
 make build
 (cd bench && go build -o "$tmp/bare" ./cmd/bare && go build -o "$tmp/clientload" ./cmd/clientload)
-"$tmp/bare" -addr "127.0.0.1:$((PORT + 1))" >"$tmp/bare.log" 2>&1 &
+"${on_server[@]}" "$tmp/bare" -addr "127.0.0.1:$((PORT + 1))" >"$tmp/bare.log" 2>&1 &
 bare_pid=$!
 
 echo "==> starting leaf serve on 127.0.0.1:${PORT} (SQLite at $tmp/leaf.db)"
@@ -71,7 +91,7 @@ env -u LEAF_MYSQL_DSN \
 	LEAF_SQLITE_PATH="$tmp/leaf.db" \
 	LEAF_ADMIN_TOKEN="$TOKEN" \
 	LEAF_LOG_FORMAT=text \
-	./bin/leaf serve >"$tmp/server.log" 2>&1 &
+	"${on_server[@]}" ./bin/leaf serve >"$tmp/server.log" 2>&1 &
 server_pid=$!
 
 for _ in $(seq 1 100); do
@@ -108,7 +128,7 @@ done
 # measure URL DURATION: wrk's requests/s and p99 (ms) for one run.
 measure() {
 	local out r p99
-	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "$1")
+	out=$("${on_load[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "$1")
 	if grep -q 'Non-2xx or 3xx responses' <<<"$out"; then
 		echo "warning: $1 returned non-2xx responses during the run" >&2
 	fi
@@ -123,30 +143,39 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v
 echo "==> warm-up: 2s on each endpoint"
 for u in "${targets[@]}"; do measure "$u" 2s >/dev/null; done
 
-declare -A rps p99s
+declare -A rps p99s ratios
+bare_i=$((${#targets[@]} - 1))
 for round in $(seq 1 "$ROUNDS"); do
+	declare -A this=()
 	for i in "${!targets[@]}"; do
 		read -r r p <<<"$(measure "${targets[$i]}" "$DURATION")"
 		echo "round ${round}: wrk -t${THREADS} -c${CONNS} -d${DURATION} --latency ${targets[$i]}: ${r} requests/s, p99 ${p} ms"
 		rps[$i]+="$r "
 		p99s[$i]+="$p "
+		this[$i]=$r
+	done
+	for i in "${!targets[@]}"; do
+		ratios[$i]+="$(awk -v r="${this[$i]}" -v b="${this[$bare_i]}" 'BEGIN { printf "%.3f", (b > 0 ? r / b : 0) }') "
 	done
 done
 
 echo
 echo "==> medians of ${ROUNDS} rounds (${THREADS} threads, ${CONNS} connections, ${DURATION} each)"
-bare=$(tr ' ' '\n' <<<"${rps[3]}" | grep . | median)
-printf '%-24s %12s %9s %10s   %s\n' endpoint 'requests/s' 'vs bare' 'p99 ms' 'runs'
+echo "    vs bare: the median of the rounds' ratios to the bare handler, and their range"
+printf '%-24s %12s %9s %15s %10s   %s\n' endpoint 'requests/s' 'vs bare' 'range' 'p99 ms' 'ratios by round'
 for i in "${!targets[@]}"; do
 	m=$(tr ' ' '\n' <<<"${rps[$i]}" | grep . | median)
 	p=$(tr ' ' '\n' <<<"${p99s[$i]}" | grep . | median)
-	awk -v n="${names[$i]}" -v r="$m" -v b="$bare" -v p="$p" -v all="${rps[$i]}" \
-		'BEGIN { printf "%-24s %12.0f %8.2fx %10.2f   %s\n", n, r, (b > 0 ? r / b : 0), p, all }'
+	rm=$(tr ' ' '\n' <<<"${ratios[$i]}" | grep . | median)
+	lo=$(tr ' ' '\n' <<<"${ratios[$i]}" | grep . | sort -g | head -1)
+	hi=$(tr ' ' '\n' <<<"${ratios[$i]}" | grep . | sort -g | tail -1)
+	awk -v n="${names[$i]}" -v r="$m" -v rm="$rm" -v lo="$lo" -v hi="$hi" -v p="$p" -v all="${ratios[$i]}" \
+		'BEGIN { printf "%-24s %12.0f %8.2fx %7.2f-%.2fx %10.2f   %s\n", n, r, rm, lo, hi, p, all }'
 done
 
 echo
 echo "==> the Go client against the same leaf, ${DURATION} each"
 for g in 1 8; do
-	r=$("$tmp/clientload" -endpoint "$BASE" -tag bench -goroutines "$g" -d "$DURATION")
+	r=$("${on_load[@]}" "$tmp/clientload" -endpoint "$BASE" -tag bench -goroutines "$g" -d "$DURATION")
 	echo "client.Next from ${g} goroutine(s): ${r} ids/s"
 done

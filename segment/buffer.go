@@ -118,7 +118,7 @@ func (b *buffer) backingOff() bool {
 func (b *buffer) startLoadLocked() {
 	step := b.step
 	if b.failures == 0 { // an outage is not a slow segment: keep the step
-		step = NextStep(b.step, b.minStep, b.a.opts.Now().Sub(b.lastLoad))
+		step = nextStep(b.step, b.minStep, b.a.opts.Now().Sub(b.lastLoad))
 	}
 	ch := make(chan struct{})
 	if !b.a.spawn(func() { b.load(step, ch) }) {

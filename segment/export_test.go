@@ -9,3 +9,9 @@ func LookupsWaiting(a *Allocator) int {
 	}
 	return len(a.lookups.next.names)
 }
+
+// Rules reached by the tests of package segment_test.
+var (
+	NextStep       = nextStep
+	ValidateNewTag = validateNewTag
+)

@@ -1,0 +1,121 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Regression describes a row found behind what this allocator received.
+type Regression struct {
+	Tag string
+	// High is the highest max_id received for the tag before.
+	High int64
+	// Found is the max_id the row had when it was found behind High.
+	Found int64
+	// MaxID is the row's max_id after the jump (0 if the jump failed).
+	MaxID int64
+	// Err is why the jump failed, or nil.
+	Err error
+}
+
+// mark is what the allocator remembers of a tag beyond its buffer's life.
+type mark struct {
+	high        int64 // highest max_id received; math.MinInt64 before the first
+	regressions uint64
+}
+
+// allocate asks the store for a range, timing it for OnLoad, and fences
+// against a row that went back in time.
+//
+// The mark is read before the store call, so a range that another load of
+// the same row received meanwhile (a later one, in the database's order)
+// is not taken for a regression.
+func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
+	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
+	defer cancel()
+	start := time.Now()
+	high := a.mark(tag).high
+	alloc, err := a.store.Allocate(ctx, tag, step)
+	if err == nil && alloc.Step <= 0 {
+		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
+	}
+	if err == nil && alloc.Start() < high {
+		alloc, err = a.fence(ctx, tag, high, alloc.Start(), alloc.Step)
+	}
+	if err == nil {
+		a.received(tag, alloc.MaxID)
+	}
+	if a.opts.OnLoad != nil {
+		a.opts.OnLoad(tag, time.Since(start), err)
+	}
+	return alloc, err
+}
+
+// fence moves the row of tag past high plus the failover jump, after the
+// store was found at found, below high; the range returned starts above
+// both.
+func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int64) (Allocation, error) {
+	floor := high + a.opts.FailoverJump
+	if floor < high { // past the int64 maximum: the statement refuses it
+		floor = math.MaxInt64
+	}
+	alloc, err := a.store.AllocateAbove(ctx, tag, step, floor)
+	if err == nil && alloc.Start() < floor {
+		err = fmt.Errorf("store returned a range from %d, below the floor %d", alloc.Start(), floor)
+	}
+	r := Regression{Tag: tag, High: high, Found: found, Err: err}
+	if err == nil {
+		r.MaxID = alloc.MaxID
+	}
+	a.marksMu.Lock()
+	a.markLocked(tag).regressions++
+	a.marksMu.Unlock()
+	if a.opts.OnRegression != nil {
+		a.opts.OnRegression(r)
+	}
+	if err != nil {
+		return Allocation{}, fmt.Errorf("move %q past %d after the store went back to %d: %w", tag, floor, found, err)
+	}
+	return alloc, nil
+}
+
+// mark returns a copy of tag's mark, or an empty one (high at the int64
+// minimum) when there is none: only rows the store raised for this
+// allocator get one, so unknown tags cost no memory.
+func (a *Allocator) mark(tag string) mark {
+	a.marksMu.Lock()
+	defer a.marksMu.Unlock()
+	if m := a.marks[tag]; m != nil {
+		return *m
+	}
+	return mark{high: math.MinInt64}
+}
+
+// markLocked returns tag's mark, creating it. Called with a.marksMu held.
+func (a *Allocator) markLocked(tag string) *mark {
+	m := a.marks[tag]
+	if m == nil {
+		m = &mark{high: math.MinInt64}
+		a.marks[tag] = m
+	}
+	return m
+}
+
+// received records that the store raised tag's max_id to maxID for us.
+func (a *Allocator) received(tag string, maxID int64) {
+	a.marksMu.Lock()
+	defer a.marksMu.Unlock()
+	m := a.markLocked(tag)
+	m.high = max(m.high, maxID)
+}
+
+// checkBehind is called by Refresh for a row read below the highest
+// max_id received for it. A plain read may come from a cluster node that
+// has not yet applied the latest writes, so the suspicion is confirmed by
+// an allocation of one id, whose statement is certified against every
+// node: allocate fences only if that range, too, starts below the mark.
+func (a *Allocator) checkBehind(row string) {
+	_, _ = a.allocate(row, 1) // an error: not known now, the next load checks again
+}
