@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,17 +21,18 @@ type Allocator struct {
 	opts   Options
 	origin time.Time // opts.Now() at New: back-off deadlines count from it
 
-	// buffers is replaced whole (copy on write) when a tag is added or
-	// dropped, so the hot path reads it without a lock.
+	// buffers is the hot path's table of buffers, read without a lock; it
+	// is written, and replaced when it grows, under mu.
 	buffers atomic.Pointer[table]
 	first   singleflight.Group // first loads, by tag
 	lookups lookups            // reads of names not on the tag list
 
 	mu       sync.Mutex // guards the fields below and writes to buffers
 	known    map[string]bool
-	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
-	adds     uint64            // tags Added or found
-	born     uint64            // buffers published; stamps each buffer for Refresh
+	added    map[string]uint64  // tags Added or found by a lookup, with the value of adds then
+	adds     uint64             // tags Added or found
+	born     uint64             // buffers published; stamps each buffer for Refresh
+	byTag    map[string]*buffer // the buffers of the table, for the slow paths
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
 
@@ -47,11 +49,11 @@ type Allocator struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
-		added: make(map[string]uint64), marks: make(map[string]*mark),
+		added: make(map[string]uint64), byTag: make(map[string]*buffer), marks: make(map[string]*mark),
 		failed: make(map[string]*FailedTag)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	a.buffers.Store(newTable(nil))
+	a.buffers.Store(newTable(0))
 	if a.opts.RefreshInterval > 0 {
 		a.spawn(a.refreshLoop)
 	}
@@ -190,12 +192,29 @@ func (a *Allocator) unavailable(tag string, err error) error {
 	return fmt.Errorf("%w: load segment %q: %w", ErrUnavailable, tag, err)
 }
 
+// publishLocked makes b the buffer of tag, or drops tag's buffer when b is
+// nil. Called with a.mu held.
+func (a *Allocator) publishLocked(tag string, b *buffer) {
+	if b == nil {
+		delete(a.byTag, tag)
+	} else {
+		a.byTag[tag] = b
+	}
+	t := a.buffers.Load()
+	if n := t.set(tag, b, len(a.byTag)); n != t {
+		a.buffers.Store(n)
+	}
+}
+
 // Snapshot describes every tag's buffer, ordered by tag.
 func (a *Allocator) Snapshot() []BufferState {
-	m := a.buffers.Load().byTag
-	out := make([]BufferState, 0, len(m))
-	for _, tag := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, m[tag].state())
+	a.mu.Lock()
+	bufs := slices.Collect(maps.Values(a.byTag))
+	a.mu.Unlock()
+	slices.SortFunc(bufs, func(x, y *buffer) int { return strings.Compare(x.tag, y.tag) })
+	out := make([]BufferState, 0, len(bufs))
+	for _, b := range bufs {
+		out = append(out, b.state())
 	}
 	return out
 }

@@ -78,12 +78,7 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	}
 	a.born++
 	b.born = a.born
-	m := maps.Clone(a.buffers.Load().byTag)
-	if m == nil {
-		m = make(map[string]*buffer)
-	}
-	m[tag] = b
-	a.buffers.Store(newTable(m))
+	a.publishLocked(tag, b)
 	return b, nil
 }
 

@@ -3,7 +3,6 @@ package segment
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 )
 
@@ -11,12 +10,9 @@ import (
 func (a *Allocator) drop(tag string, b *buffer) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.buffers.Load().get(tag) != b {
-		return
+	if a.byTag[tag] == b {
+		a.publishLocked(tag, nil)
 	}
-	m := maps.Clone(a.buffers.Load().byTag)
-	delete(m, tag)
-	a.buffers.Store(newTable(m))
 }
 
 func (a *Allocator) refreshLoop() {
@@ -72,15 +68,10 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 		}
 	}
 	a.known = known
-	cur := a.buffers.Load().byTag
-	m := make(map[string]*buffer, len(cur))
-	for tag, b := range cur {
-		if known[tag] || b.born > born {
-			m[tag] = b
+	for tag, b := range a.byTag {
+		if !known[tag] && b.born <= born {
+			a.publishLocked(tag, nil)
 		}
-	}
-	if len(m) != len(cur) {
-		a.buffers.Store(newTable(m))
 	}
 	return nil
 }

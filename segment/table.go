@@ -1,9 +1,20 @@
 package segment
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
-// table maps tags to buffers for the hot path. It is built whole whenever
-// the set of tags changes and never written after, so readers need no lock.
+// table maps tags to buffers for the hot path. Readers take no lock: a
+// slot's tag is written before its buffer is published with an atomic
+// store, and never changed after, so a reader that finds a buffer in a
+// slot reads a complete tag. Writers hold the allocator's mutex. A tag is
+// added in place, in O(1); a tag dropped leaves its slot with the dropped
+// marker, which the same tag takes again if it comes back. When used slots
+// pass half the table, a table twice the size of the live tags is built and
+// published: every tag is copied once per doubling, so adding a tag costs
+// O(1) amortised.
+//
 // It is an open-addressing table with a cheap hash of the tag's length and
 // its first and last eight bytes: tags come from the database, so a lookup
 // costs a few nanoseconds instead of a general map's string hashing.
@@ -11,35 +22,78 @@ type table struct {
 	shift   uint // 64 - log2(len(entries)): the hash's high bits index
 	mask    uint64
 	entries []entry
-	byTag   map[string]*buffer // the same contents, for the slow paths
+	used    int // slots with a tag, live or dropped; written under the allocator's mutex
 }
 
 // entry is one tag. lo and hi are the tag's first and last eight bytes
 // (see lookup); for a tag of up to 16 bytes they and its length are the
-// whole tag, so most lookups compare three words and no bytes.
+// whole tag, so most lookups compare three words and no bytes. lo, hi and
+// tag are written once, before b is first stored.
 type entry struct {
 	lo, hi uint64
 	tag    string
-	b      *buffer
+	b      atomic.Pointer[buffer] // nil: an empty slot; &dropped: a tag no longer served
 }
 
-func newTable(byTag map[string]*buffer) *table {
+// dropped marks the slot of a tag that is no longer served (&dropped, an
+// address the compiler knows, so comparing with it loads nothing).
+var dropped buffer
+
+// newTable returns an empty table with room for n tags.
+func newTable(n int) *table {
 	size := uint64(8)
-	for size < uint64(len(byTag))*2 {
+	for size < uint64(n)*2 {
 		size <<= 1
 	}
-	t := &table{shift: uint(64 - bits.TrailingZeros64(size)), mask: size - 1, entries: make([]entry, size), byTag: byTag}
-	for tag, b := range byTag {
-		e, lo, hi := t.lookup(tag)
-		*e = entry{lo: lo, hi: hi, tag: tag, b: b}
+	return &table{shift: uint(64 - bits.TrailingZeros64(size)), mask: size - 1, entries: make([]entry, size)}
+}
+
+// set publishes b as tag's buffer, or marks tag dropped when b is nil, and
+// returns the table to use from now on: t itself, or a larger one when t
+// filled up. live counts the tags served after the change. Called with the
+// allocator's mutex held; t is then no longer written.
+func (t *table) set(tag string, b *buffer, live int) *table {
+	e, lo, hi := t.lookup(tag)
+	if b == nil {
+		if e.b.Load() != nil {
+			e.b.Store(&dropped)
+		}
+		return t
 	}
+	if e.b.Load() == nil {
+		if uint64(t.used+1)*2 > uint64(len(t.entries)) {
+			return t.grow(live).set(tag, b, live)
+		}
+		e.lo, e.hi, e.tag = lo, hi, tag
+		t.used++
+	}
+	e.b.Store(b)
 	return t
+}
+
+// grow returns a table with room for twice live tags holding t's live
+// ones; the dropped are left behind.
+func (t *table) grow(live int) *table {
+	n := newTable(max(live, 4) * 2)
+	for i := range t.entries {
+		e := &t.entries[i]
+		if b := e.b.Load(); b != nil && b != &dropped {
+			ne, _, _ := n.lookup(e.tag)
+			ne.lo, ne.hi, ne.tag = e.lo, e.hi, e.tag
+			ne.b.Store(b)
+			n.used++
+		}
+	}
+	return n
 }
 
 // get returns the tag's buffer, or nil.
 func (t *table) get(tag string) *buffer {
 	e, _, _ := t.lookup(tag)
-	return e.b
+	if b := e.b.Load(); b != &dropped {
+		return b
+	}
+	return nil
 }
 
 // lookup returns the tag's entry, or the empty one where it would go, and
@@ -60,7 +114,7 @@ func (t *table) lookup(tag string) (e *entry, lo, hi uint64) {
 probe:
 	for i := h >> (t.shift & 63); ; i = (i + 1) & t.mask {
 		e = &t.entries[i]
-		if e.b == nil {
+		if e.b.Load() == nil {
 			return e, lo, hi
 		}
 		if e.lo != lo || e.hi != hi || len(e.tag) != len(tag) {

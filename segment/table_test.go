@@ -3,6 +3,8 @@ package segment
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -13,11 +15,7 @@ func TestTable(t *testing.T) {
 	for i := range 200 {
 		tags = append(tags, fmt.Sprintf("tag:%d", i))
 	}
-	m := make(map[string]*buffer)
-	for _, tag := range tags {
-		m[tag] = &buffer{tag: tag}
-	}
-	tb := newTable(m)
+	tb := tableOf(tags...)
 	for _, tag := range tags {
 		if b := tb.get(tag); b == nil || b.tag != tag {
 			t.Fatalf("get(%q) = %v", tag, b)
@@ -28,16 +26,108 @@ func TestTable(t *testing.T) {
 			t.Fatalf("get(%q) = buffer of %q, want nil", miss, b.tag)
 		}
 	}
-	if b := newTable(nil).get("x"); b != nil {
+	if b := newTable(0).get("x"); b != nil {
 		t.Fatal("empty table found a tag")
 	}
+}
+
+// tableOf returns a table serving a buffer for each tag.
+func tableOf(tags ...string) *table {
+	t := newTable(0)
+	for i, tag := range tags {
+		t = t.set(tag, &buffer{tag: tag}, i+1)
+	}
+	return t
+}
+
+// TestTableChanges: tags added one at a time, dropped and added again;
+// the table grows as they come and leaves dropped tags behind when it does.
+func TestTableChanges(t *testing.T) {
+	tb := newTable(0)
+	live := map[string]*buffer{}
+	check := func() {
+		t.Helper()
+		for tag, b := range live {
+			if got := tb.get(tag); got != b {
+				t.Fatalf("get(%q) = %p, want %p", tag, got, b)
+			}
+		}
+	}
+	for i := range 1000 {
+		tag := fmt.Sprintf("t%d", i)
+		live[tag] = &buffer{tag: tag}
+		tb = tb.set(tag, live[tag], len(live))
+		if i%3 == 0 { // drop every third tag
+			old := fmt.Sprintf("t%d", i/2)
+			delete(live, old)
+			tb = tb.set(old, nil, len(live))
+			if b := tb.get(old); b != nil {
+				t.Fatalf("get(%q) after it was dropped = %v", old, b)
+			}
+		}
+		if uint64(tb.used)*2 > uint64(len(tb.entries)) {
+			t.Fatalf("%d slots used of %d", tb.used, len(tb.entries))
+		}
+	}
+	check()
+	// a dropped tag comes back in its own slot
+	for i := range 500 {
+		tag := fmt.Sprintf("t%d", i)
+		if _, ok := live[tag]; !ok {
+			live[tag] = &buffer{tag: tag}
+			tb = tb.set(tag, live[tag], len(live))
+		}
+	}
+	check()
+	if len(tb.entries) > 8*len(live) {
+		t.Fatalf("%d slots for %d tags", len(tb.entries), len(live))
+	}
+}
+
+// TestTableReadersDuringWrites: readers without a lock see every tag
+// published before they looked, and a complete entry for every other one.
+func TestTableReadersDuringWrites(t *testing.T) {
+	var cur atomic.Pointer[table]
+	cur.Store(newTable(0))
+	var published atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n := published.Load()
+				tb := cur.Load()
+				for i := range n {
+					tag := fmt.Sprintf("reader-%d", i)
+					if b := tb.get(tag); b == nil || b.tag != tag {
+						t.Errorf("get(%q) = %v after it was published", tag, b)
+						return
+					}
+				}
+			}
+		})
+	}
+	tb := cur.Load()
+	for i := range 3000 {
+		tag := fmt.Sprintf("reader-%d", i)
+		tb = tb.set(tag, &buffer{tag: tag}, i+1)
+		cur.Store(tb)
+		published.Store(int64(i + 1))
+	}
+	close(stop)
+	wg.Wait()
 }
 
 func FuzzTable(f *testing.F) {
 	f.Add("orders", "orders")
 	f.Add("0123456789abcdef", "0123456789abcdeg")
 	f.Fuzz(func(t *testing.T, in, probe string) {
-		tb := newTable(map[string]*buffer{in: {tag: in}})
+		tb := tableOf(in)
 		b := tb.get(probe)
 		if (b != nil) != (in == probe) {
 			t.Fatalf("table of %q: get(%q) = %v", in, probe, b)
