@@ -87,6 +87,10 @@ var (
 	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, takeExpiredLeaseSQLite, renewLeaseSQLite}
 )
 
+// DefaultTimeout bounds one call of the store, retries included: the
+// default of Options.Timeout on MySQL.
+const DefaultTimeout = 2 * time.Second
+
 // sqliteBusyTimeout is how long a SQLite writer waits for another.
 const sqliteBusyTimeout = 10 * time.Second
 
