@@ -67,14 +67,6 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func nodeAddrs(ns *nodes) []string {
-	out := make([]string, len(ns.list))
-	for i, n := range ns.list {
-		out[i] = n.addr
-	}
-	return out
-}
-
 type discardLogger struct{}
 
 func (discardLogger) Print(...any) {}
