@@ -20,7 +20,8 @@ import (
 	"github.com/leafid/leaf/snowflake"
 )
 
-// Dialects, as returned by Store.Dialect.
+// Dialects: the kinds of database a Store runs on, as storetest.Open takes
+// them.
 const (
 	MySQL  = migrations.MySQL
 	SQLite = migrations.SQLite
@@ -119,12 +120,9 @@ func (s *Store) Addr() string {
 	return s.nodes.Addr()
 }
 
-// Dialect is MySQL ("mysql") or SQLite ("sqlite").
-func (s *Store) Dialect() string {
-	return s.dialect
-}
-
-// DB is the underlying pool, for migrations, tests and diagnostics.
+// DB is the underlying pool. It is exported for tests that write or read
+// rows behind the store's back: storetest's helpers and the database tests
+// of segment, snowflake and cmd/leaf.
 func (s *Store) DB() *sqlx.DB {
 	return s.db
 }
