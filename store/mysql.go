@@ -11,8 +11,26 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
+// mysqlDSNForm is the shape of a DSN, for error messages.
+const mysqlDSNForm = "user:pass@tcp(host:3306)/db"
+
+// ParseMySQLDSN reads a go-sql-driver DSN as leaf takes one from a person
+// (user:pass@tcp(host:3306)/db) and checks that it names a database: leaf
+// creates its tables, never the database. Its errors quote no part of the
+// DSN, so never the password.
+func ParseMySQLDSN(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w (want %s)", err, mysqlDSNForm)
+	}
+	if cfg.DBName == "" {
+		return nil, fmt.Errorf("the DSN names no database (want %s)", mysqlDSNForm)
+	}
+	return cfg, nil
+}
+
 // OpenMySQL connects to MySQL with a go-sql-driver DSN
-// (user:pass@tcp(host:3306)/db) and pings it. It always sets
+// (user:pass@tcp(host:3306)/db; see ParseMySQLDSN) and pings it. It always sets
 // parseTime=true, clientFoundRows=true and interpolateParams=true, and,
 // unless the DSN chooses a time_zone or loc itself, runs the session in
 // UTC so that TIMESTAMP columns read back as the right instant. The

@@ -60,6 +60,35 @@ func createTag(t testing.TB, s *store.Store, name string, maxID, step int64) seg
 
 func ptr[T any](v T) *T { return &v }
 
+func TestParseMySQLDSN(t *testing.T) {
+	tests := []struct {
+		name, dsn string
+		wantErr   string // "" for a DSN that parses
+	}{
+		{"full", "leaf:s3cr3t-pw@tcp(db:3306)/ids?parseTime=true", ""},
+		{"no database", "leaf:s3cr3t-pw@tcp(db:3306)/", "names no database"},
+		{"no slash", "leaf:s3cr3t-pw@db/ids", "want user:pass@tcp(host:3306)/db"},
+		{"bad parameter", "leaf:s3cr3t-pw@tcp(db:3306)/ids?timeout=soon", "want user:pass@tcp(host:3306)/db"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := store.ParseMySQLDSN(tc.dsn)
+			if tc.wantErr == "" {
+				if err != nil || cfg.User != "leaf" || cfg.Addr != "db:3306" || cfg.DBName != "ids" {
+					t.Fatalf("ParseMySQLDSN = %+v, %v", cfg, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("ParseMySQLDSN error = %v, want one saying %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), "s3cr3t-pw") {
+				t.Fatalf("error reveals the password: %v", err)
+			}
+		})
+	}
+}
+
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("mysql dsn password not in errors", func(t *testing.T) {
