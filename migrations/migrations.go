@@ -10,7 +10,6 @@ package migrations
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"embed"
 	"errors"
@@ -23,10 +22,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 )
 
-// Dialects, as accepted by Up and Status.
+// Dialects, as accepted by Up and Statuses.
 const (
 	MySQL  = "mysql"
 	SQLite = "sqlite"
@@ -34,7 +32,9 @@ const (
 
 // VersionTable is where goose records the applied migrations. It has a
 // name of its own so that it cannot clash with a goose table the user's
-// application may keep in the same database.
+// application may keep in the same database. It is exported for the fault
+// suite, which reads it after instances on several cluster nodes migrated
+// one database at once: no version may be recorded twice.
 const VersionTable = "leaf_schema_version"
 
 //go:embed mysql/*.sql sqlite/*.sql
@@ -55,8 +55,8 @@ type Status struct {
 	AppliedAt time.Time // zero when not applied
 }
 
-// FS returns the migration files of dialect, for inspection.
-func FS(dialect string) (fs.FS, error) {
+// dialectFS returns the migration files of dialect.
+func dialectFS(dialect string) (fs.FS, error) {
 	if dialect != MySQL && dialect != SQLite {
 		return nil, fmt.Errorf("unknown dialect %q (want %q or %q)", dialect, MySQL, SQLite)
 	}
@@ -118,6 +118,13 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]Applied, error) {
 	return applied, nil
 }
 
+// MySQL error numbers.
+const (
+	mysqlDuplicate       = 1062
+	mysqlLockWaitTimeout = 1205
+	mysqlConflict        = 1213
+)
+
 // isConflict reports whether err is a deadlock or a conflict between
 // cluster nodes (1213) or a lock wait timeout (1205).
 func isConflict(err error) bool {
@@ -137,6 +144,8 @@ func appliedMeanwhile(ctx context.Context, p *goose.Provider, err error) bool {
 }
 
 // Statuses reports every known migration of dialect and whether db has it.
+// The store's tests use it to check that a second store found the schema
+// complete.
 func Statuses(ctx context.Context, db *sql.DB, dialect string) ([]Status, error) {
 	p, err := provider(db, dialect)
 	if err != nil {
@@ -158,9 +167,10 @@ func Statuses(ctx context.Context, db *sql.DB, dialect string) ([]Status, error)
 	return out, nil
 }
 
-// Latest is the version of the newest migration of dialect.
+// Latest is the version of the newest migration of dialect. The tests of
+// the store and the fault suite compare a database's schema with it.
 func Latest(dialect string) (int64, error) {
-	fsys, err := FS(dialect)
+	fsys, err := dialectFS(dialect)
 	if err != nil {
 		return 0, err
 	}
@@ -183,7 +193,7 @@ func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 	if db == nil {
 		return nil, errors.New("nil database")
 	}
-	fsys, err := FS(dialect)
+	fsys, err := dialectFS(dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -199,87 +209,4 @@ func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 		opts = append(opts, goose.WithSessionLocker(&mysqlLocker{}))
 	}
 	return goose.NewProvider(gd, db, fsys, opts...)
-}
-
-// mysqlLocker serialises migrations with a row in a table of its own,
-// leaf_migration_lock, taken with one INSERT (or, once its holder's time is
-// up, one conditional UPDATE) whose own answer says who holds it. A named
-// lock (GET_LOCK) would not do: a Galera cluster does not replicate it, so
-// instances starting on three nodes would each hold "the" lock. The lock
-// table is per database, so two databases on one server migrate
-// independently. A holder that dies keeps the row until lockTTL has passed
-// by the database's clock; a live one deletes it when done.
-type mysqlLocker struct {
-	token string
-}
-
-var _ lock.SessionLocker = (*mysqlLocker)(nil)
-
-const (
-	mysqlLockTable = `CREATE TABLE IF NOT EXISTS leaf_migration_lock (
-  id int NOT NULL,
-  holder varchar(64) NOT NULL,
-  expires_ms bigint NOT NULL,
-  PRIMARY KEY (id)
-) ENGINE=InnoDB`
-	mysqlNowMs       = `(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)`
-	mysqlLockInsert  = `INSERT INTO leaf_migration_lock (id, holder, expires_ms) VALUES (1, ?, ` + mysqlNowMs + ` + ?)`
-	mysqlLockTakeOld = `UPDATE leaf_migration_lock SET holder = ?, expires_ms = ` + mysqlNowMs + ` + ?
-WHERE id = 1 AND expires_ms < ` + mysqlNowMs
-	mysqlUnlock = `DELETE FROM leaf_migration_lock WHERE id = 1 AND holder = ?`
-	// mysqlLockWait is how long a second instance waits for the first to
-	// finish migrating.
-	mysqlLockWait = 5 * time.Minute
-	// mysqlLockTTL is how long a lock holder that died blocks the others.
-	mysqlLockTTL = time.Minute
-	// mysqlLockPoll is how often a waiting instance tries again.
-	mysqlLockPoll        = 200 * time.Millisecond
-	mysqlDuplicate       = 1062
-	mysqlLockWaitTimeout = 1205
-	mysqlConflict        = 1213
-)
-
-func (l *mysqlLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
-	if _, err := conn.ExecContext(ctx, mysqlLockTable); err != nil {
-		return fmt.Errorf("create migration lock table: %w", err)
-	}
-	l.token = rand.Text()
-	ttl := mysqlLockTTL.Milliseconds()
-	deadline := time.Now().Add(mysqlLockWait)
-	for {
-		_, err := conn.ExecContext(ctx, mysqlLockInsert, l.token, ttl)
-		if err == nil {
-			return nil
-		}
-		var me *mysql.MySQLError
-		if !errors.As(err, &me) || (me.Number != mysqlDuplicate && me.Number != mysqlConflict) {
-			return fmt.Errorf("take migration lock: %w", err)
-		}
-		if me.Number == mysqlDuplicate { // held: taken over only once its time is up
-			res, err := conn.ExecContext(ctx, mysqlLockTakeOld, l.token, ttl)
-			if err != nil && !(errors.As(err, &me) && me.Number == mysqlConflict) {
-				return fmt.Errorf("take migration lock: %w", err)
-			}
-			if err == nil {
-				if n, err := res.RowsAffected(); err == nil && n == 1 {
-					return nil
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("take migration lock: not granted within %v", mysqlLockWait)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("take migration lock: %w", ctx.Err())
-		case <-time.After(mysqlLockPoll):
-		}
-	}
-}
-
-func (l *mysqlLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
-	if _, err := conn.ExecContext(ctx, mysqlUnlock, l.token); err != nil {
-		return fmt.Errorf("release migration lock: %w", err)
-	}
-	return nil
 }

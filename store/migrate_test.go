@@ -114,7 +114,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		s := storetest.Open(t, b.dialect, dsn) // migrated once
 		createTag(t, s, "orders", 10, 5)
 		for i := range 3 {
-			applied, err := migrations.Up(ctx, s.DB().DB, s.Dialect())
+			applied, err := migrations.Up(ctx, s.DB().DB, b.dialect)
 			if err != nil {
 				t.Fatalf("Up #%d: %v", i+2, err)
 			}
@@ -124,7 +124,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		}
 		// A second store migrating the same database changes nothing either.
 		s2 := storetest.Open(t, b.dialect, dsn)
-		statuses, err := migrations.Statuses(ctx, s2.DB().DB, s2.Dialect())
+		statuses, err := migrations.Statuses(ctx, s2.DB().DB, b.dialect)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +76,15 @@ func (n *nodes) Driver() driver.Driver { return n.drv }
 // Addr is the address of the node in use.
 func (n *nodes) Addr() string { return n.list[n.cur.Load()].addr }
 
+// nodeAddrs lists the addresses of the nodes, in their order.
+func nodeAddrs(ns *nodes) []string {
+	out := make([]string, len(ns.list))
+	for i, n := range ns.list {
+		out[i] = n.addr
+	}
+	return out
+}
+
 // Connect implements driver.Connector: a connection to the node in use, or
 // to the next one that answers and may take writes.
 func (n *nodes) Connect(ctx context.Context) (driver.Conn, error) {
@@ -135,212 +142,4 @@ func (n *nodes) leave(idx int64) {
 	if len(n.list) > 1 {
 		n.move(idx, (idx+1)%int64(len(n.list)))
 	}
-}
-
-// errNotWritable: the node answers but may not take writes now.
-var errNotWritable = errors.New("node may not take writes")
-
-// writable checks that a node may take writes: not read only, and, on
-// Galera, ready and synced with its cluster (a donor of a state transfer
-// holds its writes until the transfer ends).
-func writable(ctx context.Context, c driver.Conn) error {
-	q, ok := c.(driver.QueryerContext)
-	if !ok {
-		return nil
-	}
-	vars := map[string]string{}
-	if err := queryRows(ctx, q, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('read_only', 'wsrep_on')",
-		func(v []driver.Value) { vars[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
-		return err
-	}
-	if ro := vars["read_only"]; !strings.EqualFold(ro, "OFF") && ro != "0" {
-		return fmt.Errorf("%w: read_only is %s", errNotWritable, ro)
-	}
-	if !strings.EqualFold(vars["wsrep_on"], "ON") {
-		return nil // not a Galera node (MariaDB reports wsrep status even then)
-	}
-	status := map[string]string{}
-	if err := queryRows(ctx, q, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state_comment')",
-		func(v []driver.Value) { status[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
-		return err
-	}
-	if r := status["wsrep_ready"]; !strings.EqualFold(r, "ON") {
-		return fmt.Errorf("%w: wsrep_ready is %s", errNotWritable, r)
-	}
-	if st := status["wsrep_local_state_comment"]; !strings.EqualFold(st, "Synced") {
-		return fmt.Errorf("%w: wsrep_local_state_comment is %s", errNotWritable, st)
-	}
-	return nil
-}
-
-func queryRows(ctx context.Context, q driver.QueryerContext, query string, row func([]driver.Value)) error {
-	rows, err := q.QueryContext(ctx, query, nil)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	v := make([]driver.Value, len(rows.Columns()))
-	for {
-		if err := rows.Next(v); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		row(v)
-	}
-}
-
-func text(v driver.Value) string {
-	switch v := v.(type) {
-	case []byte:
-		return string(v)
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(v)
-	}
-}
-
-// nodeConn is a connection to one node. It leaves the node when the node
-// breaks the connection, refuses a statement or does not answer in time.
-type nodeConn struct {
-	conn  driver.Conn
-	nodes *nodes
-	idx   int64
-	epoch int64
-}
-
-var (
-	_ driver.Conn               = (*nodeConn)(nil)
-	_ driver.ConnBeginTx        = (*nodeConn)(nil)
-	_ driver.ConnPrepareContext = (*nodeConn)(nil)
-	_ driver.ExecerContext      = (*nodeConn)(nil)
-	_ driver.QueryerContext     = (*nodeConn)(nil)
-	_ driver.Pinger             = (*nodeConn)(nil)
-	_ driver.SessionResetter    = (*nodeConn)(nil)
-	_ driver.Validator          = (*nodeConn)(nil)
-	_ driver.NamedValueChecker  = (*nodeConn)(nil)
-)
-
-// current reports whether the node of c is still the one in use.
-func (c *nodeConn) current() bool {
-	return c.epoch == c.nodes.epoch.Load() && c.idx == c.nodes.cur.Load()
-}
-
-// check looks at the error of a statement on c: it leaves the node when
-// the error is the node's, and turns a refusal that ran nothing into
-// driver.ErrBadConn so database/sql retries on another connection.
-func (c *nodeConn) check(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, driver.ErrSkip) {
-		return err
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		c.nodes.leave(c.idx) // no answer in time
-		return err
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode:
-			// Refused before running anything: database/sql may run the
-			// statement again on a new connection, to the next node.
-			c.nodes.leave(c.idx)
-			return fmt.Errorf("%w: node %s: %w", driver.ErrBadConn, c.nodes.list[c.idx].addr, err)
-		case mysqlQueryShutdown, mysqlConnKilled:
-			// The statement may have run: leave the node, keep the error.
-			c.nodes.leave(c.idx)
-		}
-		return err
-	}
-	if classify(err) == unreachable && ctx.Err() == nil {
-		c.nodes.leave(c.idx)
-	}
-	return err
-}
-
-func (c *nodeConn) Prepare(query string) (driver.Stmt, error) {
-	st, err := c.conn.Prepare(query)
-	return st, c.check(context.Background(), err)
-}
-
-func (c *nodeConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	p, ok := c.conn.(driver.ConnPrepareContext)
-	if !ok {
-		return c.Prepare(query)
-	}
-	st, err := p.PrepareContext(ctx, query)
-	return st, c.check(ctx, err)
-}
-
-func (c *nodeConn) Close() error { return c.conn.Close() }
-
-func (c *nodeConn) Begin() (driver.Tx, error) {
-	return c.BeginTx(context.Background(), driver.TxOptions{})
-}
-
-func (c *nodeConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	b, ok := c.conn.(driver.ConnBeginTx)
-	if !ok {
-		return nil, errors.New("driver connection cannot begin a transaction with options")
-	}
-	tx, err := b.BeginTx(ctx, opts)
-	return tx, c.check(ctx, err)
-}
-
-func (c *nodeConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	e, ok := c.conn.(driver.ExecerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
-	res, err := e.ExecContext(ctx, query, args)
-	return res, c.check(ctx, err)
-}
-
-func (c *nodeConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, ok := c.conn.(driver.QueryerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
-	rows, err := q.QueryContext(ctx, query, args)
-	return rows, c.check(ctx, err)
-}
-
-func (c *nodeConn) Ping(ctx context.Context) error {
-	p, ok := c.conn.(driver.Pinger)
-	if !ok {
-		return nil
-	}
-	return c.check(ctx, p.Ping(ctx))
-}
-
-// ResetSession implements driver.SessionResetter: a connection to a node
-// that was left is not used again.
-func (c *nodeConn) ResetSession(ctx context.Context) error {
-	if !c.current() {
-		return driver.ErrBadConn
-	}
-	if r, ok := c.conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-// IsValid implements driver.Validator.
-func (c *nodeConn) IsValid() bool {
-	if !c.current() {
-		return false
-	}
-	if v, ok := c.conn.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
-}
-
-// CheckNamedValue implements driver.NamedValueChecker as the driver does.
-func (c *nodeConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if ch, ok := c.conn.(driver.NamedValueChecker); ok {
-		return ch.CheckNamedValue(nv)
-	}
-	return driver.ErrSkip
 }

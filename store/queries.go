@@ -4,6 +4,16 @@ package store
 // shared when its text works on both, and has one constant per dialect
 // otherwise.
 
+// dialectSQL holds the statements whose text differs by dialect.
+type dialectSQL struct {
+	allocate, allocateAbove, takeExpiredLease, renewLease string
+}
+
+var (
+	mysqlSQL  = dialectSQL{allocateMySQL, allocateAboveMySQL, takeExpiredLeaseMySQL, renewLeaseMySQL}
+	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, takeExpiredLeaseSQLite, renewLeaseSQLite}
+)
+
 // leaf_alloc.
 //
 // Every range is taken from the one statement that raised max_id: on MySQL

@@ -57,13 +57,10 @@ func (f *storeFlags) validate() error {
 		}
 		return nil
 	}
-	// The driver's messages quote no part of the DSN, so the password
-	// cannot leak through them.
-	if f.mysqlCfg, err = mysql.ParseDSN(f.mysqlDSN); err != nil {
-		return fmt.Errorf("%w: --mysql-dsn: %v (want user:pass@tcp(host:3306)/db)", errUsage, err)
-	}
-	if f.mysqlCfg.DBName == "" {
-		return fmt.Errorf("%w: --mysql-dsn names no database (want user:pass@tcp(host:3306)/db)", errUsage)
+	// The errors quote no part of the DSN, so the password cannot leak
+	// through them.
+	if f.mysqlCfg, err = store.ParseMySQLDSN(f.mysqlDSN); err != nil {
+		return fmt.Errorf("%w: --mysql-dsn: %v", errUsage, err)
 	}
 	return nil
 }
@@ -102,7 +99,7 @@ func (f *storeFlags) describe() []any {
 	if f.mysqlDSN == "" {
 		return []any{"store", "sqlite", "path", f.sqlitePath}
 	}
-	cfg, err := mysql.ParseDSN(f.mysqlDSN)
+	cfg, err := store.ParseMySQLDSN(f.mysqlDSN)
 	if err != nil {
 		return []any{"store", "mysql"}
 	}

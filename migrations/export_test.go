@@ -1,0 +1,4 @@
+package migrations
+
+// FS is dialectFS, for the tests of the embedded files.
+var FS = dialectFS

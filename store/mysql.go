@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+)
+
+// mysqlDSNForm is the shape of a DSN, for error messages.
+const mysqlDSNForm = "user:pass@tcp(host:3306)/db"
+
+// ParseMySQLDSN reads a go-sql-driver DSN as leaf takes one from a person
+// (user:pass@tcp(host:3306)/db) and checks that it names a database: leaf
+// creates its tables, never the database. Its errors quote no part of the
+// DSN, so never the password.
+func ParseMySQLDSN(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w (want %s)", err, mysqlDSNForm)
+	}
+	if cfg.DBName == "" {
+		return nil, fmt.Errorf("the DSN names no database (want %s)", mysqlDSNForm)
+	}
+	return cfg, nil
+}
+
+// OpenMySQL connects to MySQL with a go-sql-driver DSN
+// (user:pass@tcp(host:3306)/db; see ParseMySQLDSN) and pings it. It always sets
+// parseTime=true, clientFoundRows=true and interpolateParams=true, and,
+// unless the DSN chooses a time_zone or loc itself, runs the session in
+// UTC so that TIMESTAMP columns read back as the right instant. The
+// driver's own logging is discarded. Errors never contain the password.
+func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open mysql: parse dsn: %w", err)
+	}
+	cfg.ParseTime = true
+	// RowsAffected counts matched rows, not changed ones: a renewal that
+	// writes the same values still proves the row is ours.
+	cfg.ClientFoundRows = true
+	// One round trip per statement instead of prepare, execute and close.
+	cfg.InterpolateParams = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	if _, ok := cfg.Params["time_zone"]; !ok && (cfg.Loc == nil || cfg.Loc == time.UTC) {
+		cfg.Params["time_zone"] = "'+00:00'"
+	}
+	// A row lock held by someone else comes back as error 1205 after a
+	// second, which is retried, instead of outlasting the call's deadline.
+	if _, ok := cfg.Params["innodb_lock_wait_timeout"]; !ok {
+		cfg.Params["innodb_lock_wait_timeout"] = "1"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	// The driver would print connection trouble to stderr; a library does
+	// not log, and the errors reach the caller anyway.
+	cfg.Logger = discardLogger{}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ns, err := newNodes(cfg, opts.Addrs, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("open mysql: %w", err)
+	}
+	db := sql.OpenDB(ns)
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxLifetime(3 * time.Minute)
+	db.SetConnMaxIdleTime(time.Minute)
+	s := newStore(sqlx.NewDb(db, "mysql"), MySQL, opts)
+	s.nodes = ns
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open mysql %s/%s: %w", strings.Join(nodeAddrs(ns), ","), cfg.DBName, err)
+	}
+	return s, nil
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Print(...any) {}
