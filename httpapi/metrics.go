@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/leafid/leaf/snowflake"
 )
@@ -113,6 +115,15 @@ func methodLabel(m string) string {
 		return m
 	}
 	return "OTHER"
+}
+
+// metricsHandler serves /metrics from the registry of the configuration.
+func (s *server) metricsHandler() echo.HandlerFunc {
+	h := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{
+		Registry:      s.cfg.Registry, // promhttp_metric_handler_errors_total
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	return echo.WrapHandler(h)
 }
 
 // Descriptors of the collectors. leaf_ids_issued_total has mode as a
@@ -244,6 +255,22 @@ func (s snowflakeCollector) Collect(ch chan<- prometheus.Metric) {
 	if !st.LeaseExpires.IsZero() {
 		ch <- prometheus.MustNewConstMetric(snowLeaseExpiryDesc, prometheus.GaugeValue, unixSeconds(st.LeaseExpires))
 	}
+}
+
+// uuidIssuedDesc is leaf_ids_issued_total for mode "uuid".
+var uuidIssuedDesc = prometheus.NewDesc("leaf_ids_issued_total", issuedHelp,
+	[]string{"tag"}, prometheus.Labels{"mode": "uuid"})
+
+// uuidCollector exports the UUIDs made as leaf_ids_issued_total{mode="uuid",tag=""}.
+type uuidCollector struct{ u UUIDs }
+
+// NewUUIDCollector returns the collector of u's count.
+func NewUUIDCollector(u UUIDs) prometheus.Collector { return uuidCollector{u} }
+
+func (c uuidCollector) Describe(ch chan<- *prometheus.Desc) { ch <- uuidIssuedDesc }
+
+func (c uuidCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(uuidIssuedDesc, prometheus.CounterValue, float64(c.u.Issued()), "")
 }
 
 // unixSeconds is t in Unix seconds, to the millisecond.
