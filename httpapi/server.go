@@ -27,14 +27,22 @@ type SegmentIDs interface {
 	// NextRange returns up to n consecutive ids, [start, start+count),
 	// with 1 <= count <= n.
 	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
+	// Snapshot is the state of every tag's buffer, for
+	// /api/admin/segments and the status page.
 	Snapshot() []segment.BufferState
+	// Failed lists the tags whose first load failed, for the status
+	// page.
+	Failed() []segment.FailedTag
 }
 
-// SnowflakeIDs issues and decodes snowflake ids.
+// SnowflakeIDs issues and decodes snowflake ids (snowflake.Generator
+// implements it).
 type SnowflakeIDs interface {
 	Next(ctx context.Context) (int64, error)
 	NextN(ctx context.Context, n int) ([]int64, error)
 	Decode(id int64) (snowflake.ID, error)
+	// Stats is the generator's state, for the status page.
+	Stats() snowflake.Stats
 }
 
 // TagAdmin manages the rows of leaf_alloc for the admin API.
@@ -64,9 +72,8 @@ type Config struct {
 	// StatusToken is the bearer token of /status and /status.json; empty
 	// leaves them open. The admin token does not open them.
 	StatusToken string
-	// Instance describes this process on /status. The page also shows
-	// Segments' Failed() and Snowflake's Stats() where they have them, as
-	// segment.Allocator and snowflake.Generator do.
+	// Instance describes this process on /status, beside the state of
+	// Segments, Snowflake and UUIDs.
 	Instance Instance
 	// Checks are run by /readyz; none means always ready.
 	Checks []Check

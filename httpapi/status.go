@@ -39,12 +39,6 @@ type StoreHealth struct {
 	Failed uint64
 }
 
-// failedLister is the optional part of SegmentIDs that lists the tags
-// whose first load failed (segment.Allocator has it).
-type failedLister interface {
-	Failed() []segment.FailedTag
-}
-
 // statusRefresh is how often the page reloads itself, in seconds: often
 // enough to watch a buffer drain, rarely enough that an open tab costs
 // nothing.
@@ -75,15 +69,13 @@ func (s *server) readStatus() statusState {
 	if seg := s.cfg.Segments; seg != nil {
 		st.segmentOn = true
 		st.tags = seg.Snapshot()
-		if fl, ok := seg.(failedLister); ok {
-			st.failed = fl.Failed()
-		}
+		st.failed = seg.Failed()
 	}
 	if s.cfg.UUIDs != nil {
 		n := s.cfg.UUIDs.Issued()
 		st.uuids = &n
 	}
-	if sn, ok := s.cfg.Snowflake.(SnowflakeStatser); ok {
+	if sn := s.cfg.Snowflake; sn != nil {
 		stats := sn.Stats()
 		st.snow = &stats
 		var measured bool
