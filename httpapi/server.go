@@ -1,7 +1,8 @@
 // Package httpapi is the HTTP edge of leaf: the routes of the README's "HTTP API", one
 // map from errors to HTTP statuses, the middleware (recover, metrics,
-// logging, body limit) and the Prometheus collectors for the allocator and
-// the snowflake generator.
+// logging, body limit), the HTTP request metrics and the status page. The
+// metrics of the allocator and the snowflake generator are package
+// metrics'.
 //
 // The package consumes segment and snowflake through the small interfaces
 // below; it never talks to a store.
