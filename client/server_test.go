@@ -9,10 +9,13 @@ import (
 	"github.com/leafid/leaf/httpapi"
 )
 
+// The client speaks to the server without importing it
+// (TestStandardLibraryOnly), so it keeps copies of the server's error codes
+// and limits. These tests, which may import the server, hold the copies to
+// the originals in httpapi.
+
 // TestCodesMatchServer: every error code of the server has a sentinel of
 // its own here, and the client knows no code the server does not send.
-// The server's list comes from httpapi, which only this test imports: the
-// client itself stays free of it (TestStandardLibraryOnly).
 func TestCodesMatchServer(t *testing.T) {
 	server := httpapi.ErrorCodes()
 	known := client.Sentinels()
@@ -34,5 +37,16 @@ func TestCodesMatchServer(t *testing.T) {
 		if err := (&client.Error{Status: 418, Code: code}); !errors.Is(err, sentinel) {
 			t.Errorf("an answer with the code %s is not %v", code, sentinel)
 		}
+	}
+}
+
+// TestLimitsMatchServer: the client's copies of the server's limits are
+// the server's.
+func TestLimitsMatchServer(t *testing.T) {
+	if client.MaxRange != httpapi.MaxRangeCount {
+		t.Errorf("client.MaxRange is %d, the server's largest range %d", client.MaxRange, httpapi.MaxRangeCount)
+	}
+	if client.MaxSnowflakeBatch != httpapi.MaxCount {
+		t.Errorf("client.MaxSnowflakeBatch is %d, the server's largest batch %d", client.MaxSnowflakeBatch, httpapi.MaxCount)
 	}
 }
