@@ -28,9 +28,11 @@ const (
 	DefaultBackoffMin      = 100 * time.Millisecond
 	DefaultBackoffMax      = 5 * time.Second
 
-	// MaxRange is the largest range the server hands out in one answer.
+	// MaxRange is the largest range the server hands out in one answer
+	// (the server's httpapi.MaxRangeCount).
 	MaxRange = 1_000_000
-	// MaxSnowflakeBatch is the largest snowflake batch the server answers.
+	// MaxSnowflakeBatch is the largest snowflake batch the server answers
+	// (the server's httpapi.MaxCount).
 	MaxSnowflakeBatch = 10_000
 	// MaxN is the largest n of NextN.
 	MaxN = 1_000_000
@@ -75,7 +77,8 @@ type Config struct {
 	RefillInterval time.Duration
 
 	// SnowflakeBatch is how many snowflake ids one request fetches
-	// (at most 10,000). Zero means 100 (DefaultSnowflakeBatch).
+	// (at most MaxSnowflakeBatch, 10,000). Zero means 100
+	// (DefaultSnowflakeBatch).
 	SnowflakeBatch int
 	// SnowflakeMaxAge bounds the age of a snowflake id handed out,
 	// counted from when the request that fetched it was sent: a

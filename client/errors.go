@@ -34,7 +34,7 @@ var (
 )
 
 // sentinels maps the server's error codes (README.md, "Errors") to the
-// errors above.
+// errors above; TestCodesMatchServer holds it to the server's list.
 var sentinels = map[string]error{
 	"invalid_tag":        ErrInvalidTag,
 	"invalid_id":         ErrInvalidID,

@@ -1,9 +1,13 @@
 package client
 
 import (
+	"maps"
 	"math"
 	"time"
 )
+
+// Sentinels returns the sentinel of each error code the client knows.
+func Sentinels() map[string]error { return maps.Clone(sentinels) }
 
 // SetNow replaces the clock of c; call it before c is used.
 func SetNow(c *Client, now func() time.Time) { c.now = now }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/leafid/leaf/httpapi"
 )
 
 // fakeIDs is the state fake servers share, as real servers share their
@@ -92,7 +94,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/api/segment/range/"):
 		tag := strings.TrimPrefix(r.URL.Path, "/api/segment/range/")
-		if err != nil || count < 1 || count > 1_000_000 {
+		if err != nil || count < 1 || count > httpapi.MaxRangeCount {
 			writeError(w, http.StatusBadRequest, "invalid_count", "bad count")
 			return
 		}
@@ -114,7 +116,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"tag":%q,"start":"%d","count":%d}`, tag, start, count)
 	case r.URL.Path == "/api/snowflake/batch":
-		if err != nil || count < 1 || count > 10000 {
+		if err != nil || count < 1 || count > httpapi.MaxCount {
 			writeError(w, http.StatusBadRequest, "invalid_count", "bad count")
 			return
 		}

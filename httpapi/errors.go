@@ -12,23 +12,6 @@ import (
 	"github.com/leafid/leaf/snowflake"
 )
 
-// Error codes of the API (README.md, "Errors").
-const (
-	codeInvalidTag       = "invalid_tag"
-	codeInvalidID        = "invalid_id"
-	codeInvalidCount     = "invalid_count"
-	codeInvalidRequest   = "invalid_request"
-	codeUnauthorized     = "unauthorized"
-	codeUnknownTag       = "unknown_tag"
-	codeNotFound         = "not_found"
-	codeMethodNotAllowed = "method_not_allowed"
-	codeTagExists        = "tag_exists"
-	codeTagExhausted     = "tag_exhausted"
-	codeTagMisconfigured = "tag_misconfigured"
-	codeUnavailable      = "unavailable"
-	codeInternal         = "internal"
-)
-
 // retryAfter is the Retry-After of every 503, in seconds.
 const retryAfter = "1"
 

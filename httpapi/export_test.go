@@ -2,3 +2,6 @@ package httpapi
 
 // RewriteRefusal exposes rewriteRefusal to the fuzz target.
 var RewriteRefusal = rewriteRefusal
+
+// MaxBodyBytes is the largest request body.
+const MaxBodyBytes = maxBodyBytes

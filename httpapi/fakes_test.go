@@ -144,6 +144,9 @@ func (f *fakeSegments) Snapshot() []segment.BufferState {
 	return out
 }
 
+// Failed lists no tag: the fake has no first load to fail.
+func (f *fakeSegments) Failed() []segment.FailedTag { return nil }
+
 func (f *fakeSegments) setErr(tag string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -186,6 +189,13 @@ func (f *fakeSnowflake) Next(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return ids[0], nil
+}
+
+// Stats is a fixed worker id, 7, and the ids handed out.
+func (f *fakeSnowflake) Stats() snowflake.Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return snowflake.Stats{WorkerID: 7, Issued: uint64(f.next), Exhausts: time.UnixMilli(fakeEpoch + 1<<41).UTC()}
 }
 
 func (f *fakeSnowflake) Decode(id int64) (snowflake.ID, error) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // checkTimeout bounds each readiness check: /readyz answers within it
@@ -22,6 +21,15 @@ const checkTimeout = 50 * time.Millisecond
 // stays ready, for a load balancer would gain nothing by taking every
 // instance out at once, and /readyz names the degradation.
 var ErrDegraded = errors.New("degraded")
+
+// Check is one readiness check of /readyz. Func returns nil when ready.
+type Check struct {
+	Name string
+	Func func(ctx context.Context) error
+	// ShowReason puts the error of a failure in /readyz's answer; leave
+	// it false for errors that may name hosts or addresses.
+	ShowReason bool
+}
 
 func (s *server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -120,11 +128,3 @@ func runCheck(ctx context.Context, ch Check) error {
 }
 
 var errNilCheck = newError(http.StatusInternalServerError, codeInternal, "check has no func")
-
-func (s *server) metricsHandler() echo.HandlerFunc {
-	h := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{
-		Registry:      s.cfg.Registry, // promhttp_metric_handler_errors_total
-		ErrorHandling: promhttp.ContinueOnError,
-	})
-	return echo.WrapHandler(h)
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -120,7 +121,7 @@ func TestSegmentRangeMetrics(t *testing.T) {
 	if n, _ := value(t, v.reg, "leaf_http_requests_total", route); n != 1 {
 		t.Fatalf("requests = %v", n)
 	}
-	if err := v.reg.Register(httpapi.NewSegmentCollector(v.seg)); err != nil {
+	if err := metrics.Register(v.reg, metrics.Sources{Segments: v.seg}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := value(t, v.reg, "leaf_ids_issued_total", map[string]string{"mode": "segment", "tag": "orders"}); n != 700 {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
@@ -188,8 +189,8 @@ func (a *app) open(ctx context.Context) error {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		httpapi.NewStoreUpCollector(func() bool { return a.store.Health().Up }), httpapi.NewBuildInfoCollector(version))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	domain := metrics.Sources{Version: version, StoreUp: func() bool { return a.store.Health().Up }}
 	api := httpapi.Config{
 		AdminToken:  a.cfg.adminToken,
 		StatusToken: a.cfg.statusToken,
@@ -209,25 +210,25 @@ func (a *app) open(ctx context.Context) error {
 	}
 
 	if a.cfg.segment {
-		if a.alloc, err = a.newAllocator(reg); err != nil {
-			return err
-		}
-		api.Segments = a.alloc
+		domain.SegmentLoads = metrics.NewLoadTimes()
+		a.alloc = a.newAllocator(domain.SegmentLoads)
+		api.Segments, domain.Segments = a.alloc, a.alloc
 		api.Tags = tagAdmin{TagAdmin: a.store, alloc: a.alloc}
 	}
 
 	// UUIDs need no store and no coordination: always served.
 	uuids := uuidv7.New(uuidv7.Options{})
-	api.UUIDs = uuids
-	reg.MustRegister(httpapi.NewUUIDCollector(uuids))
+	api.UUIDs, domain.UUIDs = uuids, uuids
 
 	if a.cfg.snowflake {
 		if a.gen, err = a.newGenerator(ctx); err != nil {
 			return err
 		}
-		reg.MustRegister(httpapi.NewSnowflakeCollector(a.gen))
-		api.Snowflake = a.gen
+		api.Snowflake, domain.Snowflake = a.gen, a.gen
 		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck, ShowReason: true})
+	}
+	if err := metrics.Register(reg, domain); err != nil {
+		return err
 	}
 
 	a.srv = &http.Server{
@@ -260,27 +261,21 @@ func (a *app) openStore(ctx context.Context) error {
 	return nil
 }
 
-// newAllocator starts the segment allocator, its metrics on reg and the
-// logs of its loads.
-func (a *app) newAllocator(reg *prometheus.Registry) (*segment.Allocator, error) {
-	observe, err := httpapi.NewSegmentLoadObserver(reg)
-	if err != nil {
-		return nil, err
-	}
+// newAllocator starts the segment allocator, timing its loads in times
+// and logging them.
+func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 	loads := newLoadLimiters()
-	alloc := segment.New(a.store, segment.Options{
+	return segment.New(a.store, segment.Options{
 		// A load is one call of the store, or two when it fences.
 		LoadTimeout:     2*a.store.Timeout() + time.Second,
 		RefreshInterval: a.cfg.refreshTags,
 		FailoverJump:    a.cfg.failoverJump,
 		OnLoad: func(tag string, took time.Duration, err error) {
-			observe(tag, took, err)
+			times.Observe(tag, took, err)
 			a.logLoad(loads, tag, err)
 		},
 		OnRegression: a.logRegression,
 	})
-	reg.MustRegister(httpapi.NewSegmentCollector(alloc))
-	return alloc, nil
 }
 
 // addr is the address the app listens on, once open.

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
@@ -54,7 +55,9 @@ func main() {
 		log.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(httpapi.NewSegmentCollector(alloc), httpapi.NewSnowflakeCollector(gen))
+	if err := metrics.Register(reg, metrics.Sources{Segments: alloc, Snowflake: gen}); err != nil {
+		log.Fatal(err)
+	}
 	h := httpapi.New(httpapi.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg})
 
 	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}

@@ -1,0 +1,83 @@
+package httpapi_test
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/leafid/leaf/httpapi"
+)
+
+// TestLimitsInREADME: the limits the README states are the ones the
+// server enforces.
+func TestLimitsInREADME(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	found := func(pattern string) []int {
+		t.Helper()
+		var out []int
+		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(readme, -1) {
+			for _, s := range m[1:] {
+				n, err := strconv.Atoi(s)
+				if err != nil {
+					t.Fatalf("%q in %q: %v", s, m[0], err)
+				}
+				out = append(out, n)
+			}
+		}
+		if len(out) == 0 {
+			t.Errorf("the README has nothing like %s", pattern)
+		}
+		return out
+	}
+	want := func(what string, got []int, limit int) {
+		t.Helper()
+		for _, n := range got {
+			if n != limit {
+				t.Errorf("the README says %d for %s; the server's limit is %d", n, what, limit)
+			}
+		}
+	}
+
+	// The routes' table: one row per batch route, one for the range.
+	batches, ranges := 0, 0
+	for _, line := range strings.Split(readme, "\n") {
+		if !strings.HasPrefix(line, "| `GET /api/") || !strings.Contains(line, "count=N") {
+			continue
+		}
+		m := regexp.MustCompile(`1 ≤ N ≤ ([0-9]+)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("no bounds of N in %.60s…", line)
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		switch {
+		case strings.Contains(line, "/range/"):
+			ranges++
+			want("a range", []int{n}, httpapi.MaxRangeCount)
+		case strings.Contains(line, "/batch"):
+			batches++
+			want("a batch", []int{n}, httpapi.MaxCount)
+		default:
+			t.Errorf("a count on a route that is neither a batch nor a range: %.60s…", line)
+		}
+	}
+	if batches != 3 || ranges != 1 {
+		t.Errorf("the routes' table has %d batch routes and %d range routes with a count, want 3 and 1", batches, ranges)
+	}
+	// The table of errors.
+	counts := found(`outside 1–([0-9]+) \(batches\) or 1–([0-9]+) \(ranges\)`)
+	if len(counts) == 2 {
+		want("a batch", counts[:1], httpapi.MaxCount)
+		want("a range", counts[1:], httpapi.MaxRangeCount)
+	}
+	want("a request body, in KiB", found(`a request body over ([0-9]+) KiB`), httpapi.MaxBodyBytes>>10)
+	if httpapi.MaxBodyBytes%(1<<10) != 0 {
+		t.Errorf("the body limit %d is not a whole number of KiB, as the README states it", httpapi.MaxBodyBytes)
+	}
+}

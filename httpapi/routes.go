@@ -1,0 +1,119 @@
+package httpapi
+
+import "github.com/labstack/echo/v4"
+
+// routes is what routes registers routes on.
+type routes interface {
+	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+}
+
+// chained registers each route with every middleware composed around its
+// handler once, at registration. Echo composes its global and route
+// middleware anew on every request, an allocation per middleware per
+// request on the hot path. The order is echo's: observe outermost, then
+// recover, headNoBody, bodyLimit, the route's own middleware, the handler.
+// Requests that match no route (404, 405) never reach a chain; echo hands
+// them to handleUnrouted.
+type chained struct {
+	e *echo.Echo
+	s *server
+}
+
+func (r chained) wrap(h echo.HandlerFunc, m []echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(m) - 1; i >= 0; i-- {
+		h = m[i](h)
+	}
+	return r.s.observe(r.s.recover(headNoBody(bodyLimit(maxBodyBytes)(h))))
+}
+
+func (r chained) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.GET(path, r.wrap(h, m))
+}
+
+func (r chained) HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.HEAD(path, r.wrap(h, m))
+}
+
+func (r chained) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.POST(path, r.wrap(h, m))
+}
+
+func (r chained) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.PATCH(path, r.wrap(h, m))
+}
+
+// routes registers every route of the API.
+//
+// HEAD is answered where a GET has no effect (the operations routes); on
+// the id routes it is a 405, for a HEAD that took an id would waste it and
+// one that did not could not say what a GET would have returned.
+//
+// A route whose last part is a parameter is registered a second time
+// without it, so that an empty tag or id is the 400 of a bad parameter,
+// not a 404.
+func (s *server) routes(e routes) {
+	for path, h := range map[string]echo.HandlerFunc{
+		"/healthz": s.healthz,
+		"/readyz":  s.readyz,
+		"/metrics": s.metricsHandler(),
+	} {
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
+	// The status page is open, as /metrics is, unless it has a token of
+	// its own; it is read-only, so the admin token is not asked for.
+	var statusAuth []echo.MiddlewareFunc
+	if s.cfg.StatusToken != "" {
+		statusAuth = append(statusAuth, requireBearer(s.statusSum))
+	}
+	for path, h := range map[string]echo.HandlerFunc{
+		"/status":      s.statusPage,
+		"/status.json": s.statusJSONHandler,
+	} {
+		e.GET(path, h, statusAuth...)
+		e.HEAD(path, h, statusAuth...)
+	}
+
+	for _, r := range []struct {
+		prefix string
+		h      echo.HandlerFunc
+	}{
+		{"/api/segment/get/", s.segmentGet},
+		{"/api/segment/batch/", s.segmentBatch},
+		{"/api/segment/range/", s.segmentRange},
+	} {
+		e.GET(r.prefix+":tag", r.h)
+		e.GET(r.prefix, r.h)
+	}
+
+	e.GET("/api/snowflake/get", s.snowflakeGet)
+	e.GET("/api/snowflake/get/:key", s.snowflakeGet)
+	e.GET("/api/snowflake/batch", s.snowflakeBatch)
+	e.GET("/api/snowflake/decode/:id", s.snowflakeDecode)
+
+	e.GET("/api/uuid/get", s.uuidGet)
+	e.GET("/api/uuid/batch", s.uuidBatch)
+	e.GET("/api/uuid/decode/:uuid", s.uuidDecode)
+	e.GET("/api/uuid/decode/", s.uuidDecode)
+
+	e.GET("/api/convert/:form/:id", s.convert)
+	e.GET("/api/convert/:form/", s.convert)
+	e.GET("/api/snowflake/decode/", s.snowflakeDecode)
+
+	if s.cfg.AdminToken == "" {
+		return // unmounted: /api/admin/... falls through to 404 not_found
+	}
+	// The auth middleware is attached per route rather than with
+	// Group.Use, which would turn wrong methods (405) into 404s.
+	auth := s.requireToken
+	e.POST("/api/admin/tags", s.adminCreateTag, auth)
+	e.GET("/api/admin/tags", s.adminListTags, auth)
+	for _, path := range []string{"/api/admin/tags/:tag", "/api/admin/tags/"} {
+		e.GET(path, s.adminGetTag, auth)
+		e.PATCH(path, s.adminUpdateTag, auth)
+	}
+	e.GET("/api/admin/segments", s.adminSegments, auth)
+}

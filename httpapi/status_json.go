@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/leafid/leaf/snowflake"
+)
+
+// JSON of GET /status.json.
+
+type statusJSON struct {
+	Time     string       `json:"time"`
+	Instance instanceJSON `json:"instance"`
+	// Segment and Snowflake are null when the mode is off.
+	Segment   *segmentStatusJSON   `json:"segment"`
+	Snowflake *snowflakeStatusJSON `json:"snowflake"`
+	UUID      *uuidStatusJSON      `json:"uuid"`
+}
+
+type uuidStatusJSON struct {
+	Issued string `json:"issued"`
+}
+
+type instanceJSON struct {
+	Version       string     `json:"version"`
+	GoVersion     string     `json:"go_version"`
+	Started       string     `json:"started"`
+	UptimeSeconds float64    `json:"uptime_seconds"`
+	Store         *storeJSON `json:"store"`
+}
+
+type storeJSON struct {
+	Kind        string `json:"kind"`
+	Up          bool   `json:"up"`
+	Since       string `json:"since,omitempty"`
+	Error       string `json:"error,omitempty"`
+	FailedCalls uint64 `json:"failed_calls"`
+}
+
+type segmentStatusJSON struct {
+	Tags   []statusTagJSON `json:"tags"`
+	Failed []failedTagJSON `json:"failed"`
+}
+
+// statusTagJSON is a tag's buffer as /api/admin/segments shows it, and how
+// long its last load took.
+type statusTagJSON struct {
+	bufferJSON
+	LastLoadTookSeconds float64 `json:"last_load_took_seconds"`
+}
+
+type failedTagJSON struct {
+	Tag         string `json:"tag"`
+	Error       string `json:"error"`
+	Failures    uint64 `json:"failures"`
+	LastFailure string `json:"last_failure"`
+}
+
+type snowflakeStatusJSON struct {
+	// WorkerID is -1 while no lease is held.
+	WorkerID         int64   `json:"worker_id"`
+	Leased           bool    `json:"leased"`
+	Holder           string  `json:"holder,omitempty"`
+	LeaseExpires     string  `json:"lease_expires,omitempty"`
+	LastRenewal      string  `json:"last_renewal,omitempty"`
+	LeaseError       string  `json:"lease_error,omitempty"`
+	LeaseRenewals    uint64  `json:"lease_renewals"`
+	LeaseFailures    uint64  `json:"lease_failures"`
+	LeaseRegressions uint64  `json:"lease_regressions"`
+	ClockBackwards   uint64  `json:"clock_backwards"`
+	SequenceWaits    uint64  `json:"sequence_waits"`
+	Issued           string  `json:"issued"`
+	IDsPerSecond     float64 `json:"ids_per_second"`
+	// RateWindowSeconds is the time ids_per_second is measured over.
+	RateWindowSeconds float64 `json:"rate_window_seconds"`
+	EpochExhausts     string  `json:"epoch_exhausts"`
+	EpochLeftSeconds  float64 `json:"epoch_left_seconds"`
+	// Layout is omitted when the generator does not say it.
+	Layout *snowflakeLayoutJSON `json:"layout,omitempty"`
+}
+
+type snowflakeLayoutJSON struct {
+	TimeUnit     string `json:"time_unit"` // "ms" or "s"
+	TimeBits     int    `json:"time_bits"`
+	WorkerBits   int    `json:"worker_bits"`
+	SequenceBits int    `json:"sequence_bits"`
+	// IDsPerSecond is one worker's ceiling.
+	IDsPerSecond int64 `json:"ids_per_second"`
+}
+
+func (st statusState) json() statusJSON {
+	out := statusJSON{
+		Time: formatTime(st.now, timeLayout),
+		Instance: instanceJSON{
+			Version:       st.inst.Version,
+			GoVersion:     runtime.Version(),
+			Started:       formatTime(st.started, timeLayout),
+			UptimeSeconds: st.now.Sub(st.started).Seconds(),
+		},
+	}
+	if st.inst.Store != "" || st.health != nil {
+		out.Instance.Store = &storeJSON{Kind: st.inst.Store, Up: true}
+		if h := st.health; h != nil {
+			out.Instance.Store.Up = h.Up
+			out.Instance.Store.Since = formatTime(h.Since, timeLayout)
+			out.Instance.Store.Error = h.Err
+			out.Instance.Store.FailedCalls = h.Failed
+		}
+	}
+	if st.segmentOn {
+		seg := &segmentStatusJSON{
+			Tags:   make([]statusTagJSON, 0, len(st.tags)),
+			Failed: make([]failedTagJSON, 0, len(st.failed)),
+		}
+		for _, b := range st.tags {
+			seg.Tags = append(seg.Tags, statusTagJSON{bufferJSON: toBufferJSON(b), LastLoadTookSeconds: b.LastLoadTook.Seconds()})
+		}
+		for _, f := range st.failed {
+			seg.Failed = append(seg.Failed, failedTagJSON{Tag: f.Tag, Error: f.Err, Failures: f.Failures, LastFailure: formatTime(f.At, timeLayout)})
+		}
+		out.Segment = seg
+	}
+	if sn := st.snow; sn != nil {
+		out.Snowflake = &snowflakeStatusJSON{
+			WorkerID:          sn.WorkerID,
+			Leased:            sn.Holder != "",
+			Holder:            sn.Holder,
+			LeaseExpires:      formatTime(sn.LeaseExpires, timeLayout),
+			LastRenewal:       formatTime(sn.LastRenewal, timeLayout),
+			LeaseError:        sn.LeaseError,
+			LeaseRenewals:     sn.LeaseRenewals,
+			LeaseFailures:     sn.LeaseFailures,
+			LeaseRegressions:  sn.LeaseRegressions,
+			ClockBackwards:    sn.ClockBackwards,
+			SequenceWaits:     sn.SequenceWaits,
+			Issued:            strconv.FormatUint(sn.Issued, 10),
+			IDsPerSecond:      st.rate,
+			RateWindowSeconds: st.rateOver.Seconds(),
+			EpochExhausts:     formatTime(sn.Exhausts, timeLayout),
+			EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
+		}
+		if l := sn.Layout; l != (snowflake.Layout{}) {
+			unit := "ms"
+			if l.Unit == time.Second {
+				unit = "s"
+			}
+			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: unit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+				SequenceBits: l.SequenceBits, IDsPerSecond: l.IDsPerSecond()}
+		}
+	}
+	if st.uuids != nil {
+		out.UUID = &uuidStatusJSON{Issued: strconv.FormatUint(*st.uuids, 10)}
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+// Package metrics exports the state of leaf's domain to Prometheus: the
+// ids issued by mode and biz tag, the segment buffers and their loads, the
+// snowflake generator and its worker lease, the store's health and the
+// build. The collectors read their sources when scraped; only the times
+// of segment loads are observed as the loads happen.
+//
+// The HTTP request metrics (leaf_http_*) belong to the HTTP edge and are
+// registered by package httpapi. README.md, "Metrics", lists them all.
+package metrics
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+)
+
+// Segments is the segment allocator's state (segment.Allocator implements
+// it).
+type Segments interface {
+	Snapshot() []segment.BufferState
+}
+
+// Snowflake is the snowflake generator's state (snowflake.Generator
+// implements it).
+type Snowflake interface {
+	Stats() snowflake.Stats
+}
+
+// UUIDs counts the UUIDs made (uuidv7.Generator implements it).
+type UUIDs interface {
+	Issued() uint64
+}
+
+// Sources are what Register exports; a zero field leaves its metrics out.
+type Sources struct {
+	// Version is the version of leaf that leaf_build_info names.
+	Version string
+	// StoreUp says whether the store answers, for leaf_store_up.
+	StoreUp func() bool
+	// Segments is read for leaf_ids_issued_total{mode="segment"} and the
+	// leaf_segment_* metrics of each biz tag.
+	Segments Segments
+	// SegmentLoads is leaf_segment_load_duration_seconds; its Observe is
+	// the allocator's segment.Options.OnLoad, so it exists before the
+	// allocator does.
+	SegmentLoads *LoadTimes
+	// Snowflake is read for leaf_ids_issued_total{mode="snowflake"} and
+	// the leaf_snowflake_* metrics.
+	Snowflake Snowflake
+	// UUIDs is read for leaf_ids_issued_total{mode="uuid"}.
+	UUIDs UUIDs
+}
+
+// issuedHelp is the help of leaf_ids_issued_total. Each mode's collector
+// has mode as a constant label and tag as a variable one, so that all of
+// them can be registered on one registry.
+const issuedHelp = "Ids issued by this process, by mode and biz tag (empty for snowflake)."
+
+// Register registers the metrics of src on reg. It fails if reg already
+// holds one of their names.
+func Register(reg prometheus.Registerer, src Sources) error {
+	var cs []prometheus.Collector
+	if src.Version != "" {
+		cs = append(cs, newBuildInfoCollector(src.Version))
+	}
+	if src.StoreUp != nil {
+		cs = append(cs, newStoreUpCollector(src.StoreUp))
+	}
+	if src.Segments != nil {
+		cs = append(cs, segmentCollector{src: src.Segments})
+	}
+	if src.SegmentLoads != nil {
+		cs = append(cs, src.SegmentLoads.vec)
+	}
+	if src.Snowflake != nil {
+		cs = append(cs, snowflakeCollector{src: src.Snowflake})
+	}
+	if src.UUIDs != nil {
+		cs = append(cs, uuidCollector{src: src.UUIDs})
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register the domain metrics: %w", err)
+		}
+	}
+	return nil
+}

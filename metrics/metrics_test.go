@@ -1,0 +1,386 @@
+package metrics_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/uuidv7"
+)
+
+// The domain's types are the sources cmd/leaf registers.
+var (
+	_ metrics.Segments  = (*segment.Allocator)(nil)
+	_ metrics.Snowflake = (*snowflake.Generator)(nil)
+	_ metrics.UUIDs     = (*uuidv7.Generator)(nil)
+)
+
+// fakeSegments hands out ids per tag from 1 upwards and shows its buffers
+// as the allocator does: two halves of 1000 ids, a step of 1000, two
+// loads of which one failed, and three waits per tag.
+type fakeSegments struct {
+	mu     sync.Mutex
+	next   map[string]int64
+	issued map[string]uint64
+}
+
+func newFakeSegments(tags ...string) *fakeSegments {
+	f := &fakeSegments{next: map[string]int64{}, issued: map[string]uint64{}}
+	for _, t := range tags {
+		f.next[t] = 1
+	}
+	return f
+}
+
+// take hands out n ids of tag, which must be one of the fake's.
+func (f *fakeSegments) take(tb testing.TB, tag string, n int) {
+	tb.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.next[tag]; !ok {
+		tb.Fatalf("no tag %q", tag)
+	}
+	f.next[tag] += int64(n)
+	f.issued[tag] += uint64(n)
+}
+
+func (f *fakeSegments) Snapshot() []segment.BufferState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []segment.BufferState
+	for tag, next := range f.next {
+		out = append(out, segment.BufferState{
+			Tag: tag,
+			Segments: [2]*segment.SegmentState{
+				{Start: 1, End: 1001, Next: next, Remaining: 1001 - next, LoadedAt: time.Unix(1700000000, 0)},
+				{Start: 1001, End: 2001, Next: 1001, Remaining: 1000},
+			},
+			Step: 1000, MinStep: 1000,
+			LastLoad: time.Unix(1700000000, 0),
+			Issued:   f.issued[tag],
+			Loads:    2, LoadFailures: 1, Waits: 3,
+		})
+	}
+	return out
+}
+
+// statsFunc is a snowflake generator's Stats as a test sets them.
+type statsFunc struct {
+	mu sync.Mutex
+	st snowflake.Stats
+}
+
+func (s *statsFunc) Stats() snowflake.Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+func (s *statsFunc) set(edit func(*snowflake.Stats)) {
+	s.mu.Lock()
+	edit(&s.st)
+	s.mu.Unlock()
+}
+
+// uuidCount is a number of UUIDs made.
+type uuidCount struct{ n atomic.Uint64 }
+
+func (u *uuidCount) Issued() uint64 { return u.n.Load() }
+
+// gather returns the metric family name from reg, or nil.
+func gather(tb testing.TB, reg prometheus.Gatherer, name string) *dto.MetricFamily {
+	tb.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		tb.Fatalf("gather: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf
+		}
+	}
+	return nil
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// value finds the metric whose labels include want and returns its value
+// (counter, gauge or histogram sample count).
+func value(tb testing.TB, reg prometheus.Gatherer, name string, want map[string]string) (float64, bool) {
+	tb.Helper()
+	mf := gather(tb, reg, name)
+	if mf == nil {
+		return 0, false
+	}
+next:
+	for _, m := range mf.GetMetric() {
+		got := labelsOf(m)
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+func register(tb testing.TB, src metrics.Sources) *prometheus.Registry {
+	tb.Helper()
+	reg := prometheus.NewRegistry()
+	if err := metrics.Register(reg, src); err != nil {
+		tb.Fatal(err)
+	}
+	return reg
+}
+
+func TestRegister(t *testing.T) {
+	seg := newFakeSegments("orders", "users")
+	stats := &statsFunc{st: snowflake.Stats{WorkerID: 7, Issued: 42, LeaseFailures: 3, LeaseRegressions: 1}}
+	uuids := &uuidCount{}
+	var storeUp atomic.Bool
+	storeUp.Store(true)
+	loads := metrics.NewLoadTimes()
+	reg := register(t, metrics.Sources{
+		Version:      "v1.2.3",
+		StoreUp:      storeUp.Load,
+		Segments:     seg,
+		SegmentLoads: loads,
+		Snowflake:    stats,
+		UUIDs:        uuids,
+	})
+
+	seg.take(t, "orders", 5)
+	loads.Observe("orders", 3*time.Millisecond, nil)
+	loads.Observe("nosuchtag", time.Millisecond, errors.New("unknown"))
+	stats.set(func(st *snowflake.Stats) { st.ClockBackwards = 2 })
+	uuids.n.Store(9)
+	storeUp.Store(false)
+
+	tests := []struct {
+		name   string
+		metric string
+		labels map[string]string
+		want   float64
+	}{
+		{"segment issued", "leaf_ids_issued_total", map[string]string{"mode": "segment", "tag": "orders"}, 5},
+		{"segment issued other tag", "leaf_ids_issued_total", map[string]string{"mode": "segment", "tag": "users"}, 0},
+		{"snowflake issued", "leaf_ids_issued_total", map[string]string{"mode": "snowflake", "tag": ""}, 42},
+		{"uuid issued", "leaf_ids_issued_total", map[string]string{"mode": "uuid", "tag": ""}, 9},
+		{"loads ok", "leaf_segment_loads_total", map[string]string{"tag": "orders", "result": "ok"}, 2},
+		{"loads error", "leaf_segment_loads_total", map[string]string{"tag": "orders", "result": "error"}, 1},
+		{"step", "leaf_segment_step", map[string]string{"tag": "orders"}, 1000},
+		{"remaining both halves", "leaf_segment_remaining", map[string]string{"tag": "orders"}, 995 + 1000},
+		{"waits", "leaf_segment_waits_total", map[string]string{"tag": "orders"}, 3},
+		{"clock backwards", "leaf_snowflake_clock_backwards_total", nil, 2},
+		{"worker id", "leaf_snowflake_worker_id", nil, 7},
+		{"lease failures", "leaf_snowflake_lease_failures_total", nil, 3},
+		{"lease regressions", "leaf_snowflake_lease_regressions_total", nil, 1},
+		{"regressions", "leaf_segment_regressions_total", map[string]string{"tag": "orders"}, 0},
+		{"store down", "leaf_store_up", nil, 0},
+		{"load duration ok", "leaf_segment_load_duration_seconds", map[string]string{"result": "ok"}, 1},
+		{"load duration error", "leaf_segment_load_duration_seconds", map[string]string{"result": "error"}, 1},
+		{"build", "leaf_build_info", map[string]string{"version": "v1.2.3"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := value(t, reg, tt.metric, tt.labels)
+			if !ok || got != tt.want {
+				t.Fatalf("%s%v = %v (found %v), want %v", tt.metric, tt.labels, got, ok, tt.want)
+			}
+		})
+	}
+
+	t.Run("no series for unknown tags", func(t *testing.T) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				tag, has := labelsOf(m)["tag"]
+				if has && tag != "orders" && tag != "users" && tag != "" {
+					t.Errorf("%s has a series for tag %q", mf.GetName(), tag)
+				}
+			}
+		}
+	})
+
+	t.Run("moves after traffic", func(t *testing.T) {
+		seg.take(t, "orders", 1)
+		if got, _ := value(t, reg, "leaf_ids_issued_total", map[string]string{"mode": "segment", "tag": "orders"}); got != 6 {
+			t.Fatalf("issued = %v, want 6", got)
+		}
+	})
+}
+
+// TestRegisterLeavesOut: what is off has no metrics, and a registry that
+// already holds the names is an error, not a panic.
+func TestRegisterLeavesOut(t *testing.T) {
+	reg := register(t, metrics.Sources{})
+	if mfs, err := reg.Gather(); err != nil || len(mfs) != 0 {
+		t.Fatalf("nothing given, yet gathered %d families (%v)", len(mfs), err)
+	}
+
+	reg = register(t, metrics.Sources{Snowflake: &statsFunc{}})
+	for _, name := range []string{"leaf_build_info", "leaf_store_up", "leaf_segment_step", "leaf_segment_load_duration_seconds"} {
+		if mf := gather(t, reg, name); mf != nil {
+			t.Errorf("%s present with only snowflake given", name)
+		}
+	}
+	if _, ok := value(t, reg, "leaf_ids_issued_total", map[string]string{"mode": "segment"}); ok {
+		t.Error("segment ids counted with only snowflake given")
+	}
+	if err := metrics.Register(reg, metrics.Sources{Snowflake: &statsFunc{}}); err == nil {
+		t.Error("registering the snowflake metrics twice on one registry succeeded")
+	}
+}
+
+func TestSnowflakeSignals(t *testing.T) {
+	expires := time.UnixMilli(1_750_000_030_250)
+	exhausts := time.UnixMilli(snowflake.DefaultEpochMs + 1<<41)
+	tests := []struct {
+		name   string
+		st     snowflake.Stats
+		want   map[string]float64
+		absent []string
+	}{
+		{
+			name: "lease held",
+			st: snowflake.Stats{WorkerID: 12, SequenceWaits: 4, LeaseRenewals: 9, LeaseFailures: 2,
+				LeaseExpires: expires, Exhausts: exhausts},
+			want: map[string]float64{
+				"leaf_snowflake_worker_id":                      12,
+				"leaf_snowflake_sequence_waits_total":           4,
+				"leaf_snowflake_lease_renewals_total":           9,
+				"leaf_snowflake_lease_failures_total":           2,
+				"leaf_snowflake_lease_expiry_timestamp_seconds": 1_750_000_030.25,
+				"leaf_snowflake_epoch_end_timestamp_seconds":    float64(exhausts.UnixMilli()) / 1000,
+			},
+		},
+		{
+			name: "lease lost",
+			st:   snowflake.Stats{WorkerID: -1, LeaseFailures: 5, LeaseExpires: expires, Exhausts: exhausts},
+			want: map[string]float64{
+				"leaf_snowflake_worker_id":                      -1,
+				"leaf_snowflake_lease_failures_total":           5,
+				"leaf_snowflake_lease_expiry_timestamp_seconds": 1_750_000_030.25,
+			},
+		},
+		{
+			name: "fixed worker id",
+			st:   snowflake.Stats{WorkerID: 3, Exhausts: exhausts},
+			want: map[string]float64{
+				"leaf_snowflake_worker_id":            3,
+				"leaf_snowflake_lease_renewals_total": 0,
+			},
+			absent: []string{"leaf_snowflake_lease_expiry_timestamp_seconds"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := register(t, metrics.Sources{Snowflake: &statsFunc{st: tt.st}})
+			for name, want := range tt.want {
+				if got, ok := value(t, reg, name, nil); !ok || got != want {
+					t.Errorf("%s = %v (found %v), want %v", name, got, ok, want)
+				}
+			}
+			for _, name := range tt.absent {
+				if mf := gather(t, reg, name); mf != nil {
+					t.Errorf("%s present: %v", name, mf)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	reg := register(t, metrics.Sources{Version: "v1.2.3"})
+	got, ok := value(t, reg, "leaf_build_info", map[string]string{"version": "v1.2.3", "goversion": runtime.Version()})
+	if !ok || got != 1 {
+		t.Fatalf("leaf_build_info = %v (found %v), want 1 with version and goversion labels", got, ok)
+	}
+}
+
+// TestMetricsInREADME: the README's Metrics section names every leaf_
+// metric the service exports, these and the HTTP edge's, as the contract
+// requires.
+func TestMetricsInREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	if i := strings.Index(section, "\n### Metrics\n"); i >= 0 {
+		section = section[i:]
+		if j := strings.Index(section[1:], "\n### "); j >= 0 {
+			section = section[:j+1]
+		}
+	} else {
+		t.Fatal("README.md has no Metrics section")
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\bleaf_[a-z_]+`).FindAllString(section, -1) {
+		listed[m] = true
+	}
+
+	loads := metrics.NewLoadTimes()
+	reg := register(t, metrics.Sources{
+		Version:      "test",
+		StoreUp:      func() bool { return true },
+		Segments:     newFakeSegments("orders"),
+		SegmentLoads: loads,
+		Snowflake:    &statsFunc{st: snowflake.Stats{LeaseExpires: time.Now(), Exhausts: time.Now()}},
+		UUIDs:        &uuidCount{},
+	})
+	loads.Observe("orders", time.Millisecond, nil)
+	api := httpapi.New(httpapi.Config{Registry: reg})
+	api.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
+
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, mf := range mfs {
+		name := mf.GetName()
+		if !strings.HasPrefix(name, "leaf_") {
+			continue
+		}
+		seen++
+		if !listed[name] {
+			t.Errorf("%s is exported but not in the README's Metrics section", name)
+		}
+	}
+	if seen < 19 {
+		t.Errorf("only %d leaf_ metrics gathered: the test registers too little", seen)
+	}
+}
