@@ -52,6 +52,16 @@ func DefaultLayout() Layout {
 	return Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 10, SequenceBits: 12}
 }
 
+// Limits of the default layout, DefaultLayout().
+const (
+	// MaxWorkerID is the largest worker id of the default layout (1023);
+	// Layout.MaxWorkerID gives any layout's.
+	MaxWorkerID = 1<<10 - 1
+	// MaxSequence is the largest sequence number within a millisecond of
+	// the default layout (4095); Layout.MaxSequence gives any layout's.
+	MaxSequence = 1<<12 - 1
+)
+
 // Validate says why l cannot work, in an error wrapping
 // ErrInvalidSettings, or returns nil.
 func (l Layout) Validate() error {
@@ -98,6 +108,18 @@ func (l Layout) Bits() int { return l.TimeBits + l.WorkerBits + l.SequenceBits }
 
 // MaxWorkerID is the largest worker id, 2^WorkerBits-1.
 func (l Layout) MaxWorkerID() int64 { return 1<<l.WorkerBits - 1 }
+
+// checkWorkerID checks that id fits layout l; from names where it came
+// from when that was not the settings.
+func checkWorkerID(id int64, l Layout, from string) error {
+	if id >= 0 && id <= l.MaxWorkerID() {
+		return nil
+	}
+	if from != "" {
+		return fmt.Errorf("%s gave worker id %d, outside 0..%d", from, id, l.MaxWorkerID())
+	}
+	return fmt.Errorf("%w: worker id %d is outside 0..%d of %d worker bits", ErrInvalidSettings, id, l.MaxWorkerID(), l.WorkerBits)
+}
 
 // MaxSequence is the largest sequence number within one unit of time.
 func (l Layout) MaxSequence() int64 { return 1<<l.SequenceBits - 1 }
