@@ -311,11 +311,7 @@ func (st statusState) json() statusJSON {
 			EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
 		}
 		if l := sn.Layout; l != (snowflake.Layout{}) {
-			unit := "ms"
-			if l.Unit == time.Second {
-				unit = "s"
-			}
-			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: unit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
 				SequenceBits: l.SequenceBits, IDsPerSecond: l.IDsPerSecond()}
 		}
 	}
@@ -532,10 +528,7 @@ func snowflakePage(st statusState, sn snowflake.Stats, alerts []string) ([]field
 	if st.rateOver > 0 {
 		rate.Note += "; rate over the last " + humanDuration(st.rateOver)
 	}
-	unit := "millisecond"
-	if sn.Layout.Unit == time.Second {
-		unit = "second"
-	}
+	unit := snowflake.UnitName(sn.Layout.Unit)
 	backwards := field{Label: "Clock backwards", Value: group(sn.ClockBackwards), Warn: sn.ClockBackwards > 0,
 		Note: group(sn.SequenceWaits) + " waits for the next " + unit}
 	left := sn.Exhausts.Sub(st.now)

@@ -14,6 +14,6 @@ func (g *Generator) Exhausts() time.Time {
 // errExhausted says that the range of l's time field from epochMs has run
 // out.
 func errExhausted(epochMs int64, l Layout) error {
-	return fmt.Errorf("%w: the %d-bit range of %s of epoch %s ran out at %s",
-		ErrExhausted, l.TimeBits, unitName(l.Unit), fmtMs(epochMs), l.End(epochMs).Format(time.RFC3339Nano))
+	return fmt.Errorf("%w: the %d-bit range of %ss of epoch %s ran out at %s",
+		ErrExhausted, l.TimeBits, UnitName(l.Unit), fmtMs(epochMs), l.End(epochMs).Format(time.RFC3339Nano))
 }

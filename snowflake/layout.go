@@ -94,7 +94,7 @@ func (l Layout) Validate() error {
 func whyMax(field string, unit time.Duration) string {
 	switch field {
 	case "time":
-		return fmt.Sprintf(" with %s (a wider field outlasts the year 9999)", unitName(unit))
+		return fmt.Sprintf(" with %ss (a wider field outlasts the year 9999)", UnitName(unit))
 	case "worker":
 		return " (the pool of worker ids to lease)"
 	case "sequence":
@@ -141,24 +141,7 @@ func (l Layout) End(epochMs int64) time.Time {
 
 // String is the layout as "41,10,12 ms": the three widths, then the unit.
 func (l Layout) String() string {
-	return fmt.Sprintf("%d,%d,%d %s", l.TimeBits, l.WorkerBits, l.SequenceBits, unitSymbol(l.Unit))
-}
-
-func unitSymbol(unit time.Duration) string {
-	switch unit {
-	case time.Millisecond:
-		return "ms"
-	case time.Second:
-		return "s"
-	}
-	return unit.String()
-}
-
-func unitName(unit time.Duration) string {
-	if unit == time.Second {
-		return "seconds"
-	}
-	return "milliseconds"
+	return fmt.Sprintf("%d,%d,%d %s", l.TimeBits, l.WorkerBits, l.SequenceBits, UnitSymbol(l.Unit))
 }
 
 // orDefault is l, or DefaultLayout() for the zero Layout.

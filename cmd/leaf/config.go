@@ -288,9 +288,6 @@ var flagRules = map[string]func(any) error{
 // defaultLayoutBits is --snowflake-layout's default: Leaf's layout.
 const defaultLayoutBits = "41,10,12"
 
-// timeUnits are the values of --snowflake-time-unit.
-var timeUnits = map[string]time.Duration{"ms": time.Millisecond, "s": time.Second}
-
 // parseLayout reads --snowflake-layout (three widths, "41,10,12") and
 // --snowflake-time-unit ("ms" or "s"). It checks only their syntax: the
 // rules of a layout are snowflake.Layout.Validate's.
@@ -305,7 +302,8 @@ func parseLayout(bits, unit string) (snowflake.Layout, error) {
 	for i, f := range strings.Split(bits, ",") {
 		w[i], _ = strconv.Atoi(strings.TrimSpace(f))
 	}
-	return snowflake.Layout{Unit: timeUnits[unit], TimeBits: w[0], WorkerBits: w[1], SequenceBits: w[2]}, nil
+	u, _ := snowflake.ParseUnit(unit)
+	return snowflake.Layout{Unit: u, TimeBits: w[0], WorkerBits: w[1], SequenceBits: w[2]}, nil
 }
 
 // checkLayoutSyntax wants three whole numbers separated by commas.
@@ -326,7 +324,7 @@ func checkLayoutSyntax(v any) error {
 // checkTimeUnit wants ms or s.
 func checkTimeUnit(v any) error {
 	s, _ := v.(string)
-	if _, ok := timeUnits[s]; !ok {
+	if _, ok := snowflake.ParseUnit(s); !ok {
 		return errors.New("want ms (milliseconds) or s (seconds)")
 	}
 	return nil
