@@ -109,10 +109,13 @@ func (l Layout) Bits() int { return l.TimeBits + l.WorkerBits + l.SequenceBits }
 // MaxWorkerID is the largest worker id, 2^WorkerBits-1.
 func (l Layout) MaxWorkerID() int64 { return 1<<l.WorkerBits - 1 }
 
+// ValidWorkerID says whether id is a worker id of l: 0..MaxWorkerID().
+func (l Layout) ValidWorkerID(id int64) bool { return id >= 0 && id <= l.MaxWorkerID() }
+
 // checkWorkerID checks that id fits layout l; from names where it came
 // from when that was not the settings.
 func checkWorkerID(id int64, l Layout, from string) error {
-	if id >= 0 && id <= l.MaxWorkerID() {
+	if l.ValidWorkerID(id) {
 		return nil
 	}
 	if from != "" {

@@ -535,11 +535,16 @@ func TestWorkerIDPerLayout(t *testing.T) {
 		id     int64
 		ok     bool
 	}{
+		{msLayout(41, 5, 7), -1, false},
+		{msLayout(41, 5, 7), 0, true},
 		{msLayout(41, 5, 7), 31, true},
 		{msLayout(41, 5, 7), 32, false},
 		{msLayout(41, 16, 6), 65535, true},
 		{msLayout(41, 16, 6), 65536, false},
 	} {
+		if got := tt.layout.ValidWorkerID(tt.id); got != tt.ok {
+			t.Errorf("%v: ValidWorkerID(%d) = %v, want %v", tt.layout, tt.id, got, tt.ok)
+		}
 		s := fixedSettings(newFakeClock(start, 10*ms))
 		s.Layout, s.WorkerID = tt.layout, tt.id
 		g, err := New(context.Background(), s)

@@ -132,7 +132,7 @@ func (c *serveConfig) validateSnowflake(now time.Time) error {
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("%w: %s: %w", errUsage, given, err)
 	}
-	if c.workerID < -1 || c.workerID > l.MaxWorkerID() {
+	if c.workerID != -1 && !l.ValidWorkerID(c.workerID) {
 		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d (%d worker bits in %s)",
 			errUsage, c.workerID, l.MaxWorkerID(), l.WorkerBits, given)
 	}
