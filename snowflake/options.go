@@ -77,15 +77,13 @@ func (s Settings) validate(now time.Time) error {
 	if err := s.Layout.Validate(); err != nil {
 		return err
 	}
+	if err := CheckEpoch(s.EpochMs, now); err != nil {
+		return err
+	}
 	switch {
-	case s.EpochMs < 0:
-		return fmt.Errorf("%w: epoch %d is negative", ErrInvalidSettings, s.EpochMs)
 	case s.Tolerance < 0:
 		return fmt.Errorf("%w: clock tolerance %v is negative", ErrInvalidSettings, s.Tolerance)
-	case s.EpochMs > now.UnixMilli():
-		return fmt.Errorf("%w: epoch %s is in the future (now %s)",
-			ErrInvalidSettings, fmtMs(s.EpochMs), now.UTC().Format(time.RFC3339Nano))
-	case !now.Before(s.Layout.End(s.EpochMs)):
+	case s.Layout.Exhausted(s.EpochMs, now):
 		return errExhausted(s.EpochMs, s.Layout)
 	case s.Leases == nil:
 		return checkWorkerID(s.WorkerID, s.Layout, "")

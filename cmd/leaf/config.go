@@ -350,28 +350,21 @@ func checkAddr(v any) error {
 	return nil
 }
 
-// checkEpoch accepts a snowflake epoch from 1 ms after the Unix epoch to
-// now. Zero is refused rather than honoured: snowflake.Settings reads an
-// EpochMs of 0 as "the default", so 0 used to become 1288834974657 without
-// a word. Honouring it would need a way to say "unset" other than 0 in the
-// snowflake settings; what is lost is small, as the 41 bits counted from
-// 1970 run out in 2039.
+// checkEpoch accepts the epochs that snowflake.CheckEpoch does but 0,
+// from 1 ms after the Unix epoch to now. Zero is refused rather than
+// honoured: snowflake.Settings reads an EpochMs of 0 as "the default", so
+// 0 used to become 1288834974657 without a word. Honouring it would need a
+// way to say "unset" other than 0 in the snowflake settings; what is lost
+// is small, as the 41 bits counted from 1970 run out in 2039.
 func checkEpoch(v any) error {
 	ms, ok := v.(int64)
 	if !ok {
 		return fmt.Errorf("not a number of milliseconds")
 	}
-	now := time.Now()
-	switch {
-	case ms == 0:
+	if ms == 0 {
 		return fmt.Errorf("not accepted (0 used to mean the default; an epoch of 1970 would run out in 2039): give the epoch in Unix milliseconds, e.g. the default %d", snowflake.DefaultEpochMs)
-	case ms < 0:
-		return fmt.Errorf("before 1970; want Unix milliseconds from 1 to now (%d)", now.UnixMilli())
-	case ms > now.UnixMilli():
-		return fmt.Errorf("%s is in the future; an epoch must be at most now (%d)",
-			time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), now.UnixMilli())
 	}
-	return nil
+	return snowflake.CheckEpoch(ms, time.Now())
 }
 
 // synopses are the first lines of each command's -h.

@@ -136,7 +136,7 @@ func (c *serveConfig) validateSnowflake(now time.Time) error {
 		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d (%d worker bits in %s)",
 			errUsage, c.workerID, l.MaxWorkerID(), l.WorkerBits, given)
 	}
-	if end := l.End(c.epochMs); c.snowflake && !now.Before(end) {
+	if end := l.End(c.epochMs); c.snowflake && l.Exhausted(c.epochMs, now) {
 		return fmt.Errorf("%w: --snowflake-epoch %d with %s: the %d-bit time field ran out at %s; "+
 			"a later epoch or a wider time field starts a new range, and changes the ids (README, \"Snowflake layouts\")",
 			errUsage, c.epochMs, given, l.TimeBits, end.Format(time.RFC3339Nano))
