@@ -533,7 +533,7 @@ func snowflakePage(st statusState, sn snowflake.Stats, alerts []string) ([]field
 		Note: group(sn.SequenceWaits) + " waits for the next " + unit}
 	left := sn.Exhausts.Sub(st.now)
 	epoch := field{Label: "Epoch range lasts", Value: humanDuration(left), Note: "until " + formatTime(sn.Exhausts, "2006-01-02")}
-	if left < 365*24*time.Hour {
+	if left < snowflake.EndingSoon {
 		epoch.Bad = true
 		alerts = append(alerts, "The snowflake epoch's range runs out in "+humanDuration(left))
 	}

@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// EndingSoon is how near the end of the range (Generator.Exhausts) has to
+// be for it to be reported as ending soon: the start-up warning, the
+// status page and the LeafSnowflakeEpochEnding alert all use this year,
+// the alert written out in its rule (deploy/prometheus/leaf-alerts.yml).
+const EndingSoon = 365 * 24 * time.Hour
+
 // CheckEpoch says why epochMs (Unix milliseconds) cannot be an epoch at
 // now, in an error wrapping ErrInvalidSettings, or returns nil: an epoch
 // is neither before 1970 nor in the future. Whether a layout's range from

@@ -465,7 +465,7 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 	}
 	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder,
 		"layout", gen.Layout().String(), "runs_out", gen.Exhausts().Format(time.RFC3339))
-	if ends := gen.Exhausts(); time.Until(ends) < 365*24*time.Hour {
+	if ends := gen.Exhausts(); time.Until(ends) < snowflake.EndingSoon {
 		a.log.Warn("the snowflake time field's range from the epoch runs out within a year: plan a later --snowflake-epoch or a wider time field before then",
 			"runs_out", ends.UTC().Format(time.RFC3339), "layout", gen.Layout().String())
 	}
