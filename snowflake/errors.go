@@ -30,3 +30,24 @@ var (
 	// run out; no id can be issued with this epoch and layout any more.
 	ErrExhausted = errors.New("timestamp range exhausted")
 )
+
+// Reason says in a fixed sentence why the generator refuses ids, for an
+// error of Next, NextN or Ready: no worker id, clock reading or store
+// detail, so that a client or a load balancer may be told it as it is. It
+// is "" for an error of none of the refusals below; ErrClosed is not one of
+// them, since a program closes its generator only when it stops.
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, ErrLeaseRegressed):
+		return "the worker lease went back in time (a database failover): waiting until every holder the database forgot has stopped"
+	case errors.Is(err, ErrLeaseUnrenewed):
+		return "the worker lease could not be renewed in time"
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNoWorkerID):
+		return "no worker lease is held: another process took it, or none is free"
+	case errors.Is(err, ErrClockBackwards):
+		return "the clock is behind the last id by more than the tolerance"
+	case errors.Is(err, ErrExhausted):
+		return "the snowflake layout's timestamp range from the epoch has run out"
+	}
+	return ""
+}

@@ -429,16 +429,10 @@ func (a *app) snowflakeCheck(context.Context) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, snowflake.ErrLeaseRegressed):
-		return fmt.Errorf("%w: the worker lease went back in time (a database failover): waiting until every holder the database forgot has stopped", httpapi.ErrDegraded)
-	case errors.Is(err, snowflake.ErrLeaseUnrenewed):
-		return fmt.Errorf("%w: the worker lease could not be renewed in time", httpapi.ErrDegraded)
-	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
-		return errors.New("no worker lease is held: another process took it, or none is free")
-	case errors.Is(err, snowflake.ErrClockBackwards):
-		return errors.New("the clock is behind the last id by more than the tolerance")
-	case errors.Is(err, snowflake.ErrExhausted):
-		return errors.New("the snowflake epoch's timestamp range has run out")
+	case errors.Is(err, snowflake.ErrLeaseRegressed), errors.Is(err, snowflake.ErrLeaseUnrenewed):
+		return fmt.Errorf("%w: %s", httpapi.ErrDegraded, snowflake.Reason(err))
+	case snowflake.Reason(err) != "":
+		return errors.New(snowflake.Reason(err))
 	case errors.Is(err, snowflake.ErrClosed):
 		return errors.New("shutting down")
 	}
