@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 func TestReason(t *testing.T) {
@@ -41,7 +43,7 @@ func TestReason(t *testing.T) {
 	}
 
 	// A generator's own refusals read as the sentences above.
-	clock := newFakeClock(start, 0)
+	clock := testkit.NewClock(start, 0)
 	g := newTestGenerator(t, fixedSettings(clock))
 	mustNext(t, g)
 	clock.Add(-DefaultTolerance - ms)
