@@ -35,18 +35,18 @@ func newLeaseGenerator(tb testing.TB, clock *testkit.Clock, store *fakeStore) *G
 
 func TestLeaseLastTimestamp(t *testing.T) {
 	tests := []struct {
-		name    string
-		last    time.Duration // the stored LastTimestamp, relative to now
-		fresh   bool          // no lease row yet
-		wantMs  time.Duration // the first id's time, relative to now
-		wantErr bool
+		name      string
+		last      time.Duration // the stored LastTimestamp, relative to now
+		fresh     bool          // no lease row yet
+		wantAfter time.Duration // the first id's time, relative to now
+		wantErr   bool
 	}{
-		{name: "fresh worker id", fresh: true, wantMs: 0},
-		{name: "last timestamp behind", last: -time.Second, wantMs: 0},
-		{name: "last timestamp 1ms behind", last: -ms, wantMs: 0},
-		{name: "last timestamp now", last: 0, wantMs: ms},
-		{name: "last timestamp 3ms ahead", last: 3 * ms, wantMs: 4 * ms},
-		{name: "last timestamp the tolerance ahead", last: DefaultTolerance, wantMs: DefaultTolerance + ms},
+		{name: "fresh worker id", fresh: true, wantAfter: 0},
+		{name: "last timestamp behind", last: -time.Second, wantAfter: 0},
+		{name: "last timestamp 1ms behind", last: -ms, wantAfter: 0},
+		{name: "last timestamp now", last: 0, wantAfter: ms},
+		{name: "last timestamp 3ms ahead", last: 3 * ms, wantAfter: 4 * ms},
+		{name: "last timestamp the tolerance ahead", last: DefaultTolerance, wantAfter: DefaultTolerance + ms},
 		{name: "last timestamp beyond the tolerance", last: DefaultTolerance + ms, wantErr: true},
 		{name: "last timestamp an hour ahead", last: time.Hour, wantErr: true},
 	}
@@ -86,7 +86,7 @@ func TestLeaseLastTimestamp(t *testing.T) {
 			}
 			checkIncreasing(t, ids)
 			first, _ := g.Decode(ids[0])
-			if want := start.Add(tt.wantMs); !first.Time.Equal(want) {
+			if want := start.Add(tt.wantAfter); !first.Time.Equal(want) {
 				t.Errorf("first id at %s, want %s", first.Time, want)
 			}
 		})
