@@ -113,11 +113,11 @@ func classify(err error) *apiError {
 	case errors.Is(err, segment.ErrStoreUnavailable):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "the store is unreachable; retry later")
 	case errors.Is(err, snowflake.ErrClockBackwards):
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the clock moved backwards beyond tolerance; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s; retry later", snowflake.Reason(err))
 	case errors.Is(err, snowflake.ErrExhausted):
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the snowflake layout's timestamp range from the epoch has run out")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s", snowflake.Reason(err))
 	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "no snowflake worker id is held; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s; retry later", snowflake.Reason(err))
 	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "the service is shutting down; retry later")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"runtime"
 	"strconv"
-	"time"
 
 	"github.com/leafid/leaf/snowflake"
 )
@@ -142,11 +141,7 @@ func (st statusState) json() statusJSON {
 			EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
 		}
 		if l := sn.Layout; l != (snowflake.Layout{}) {
-			unit := "ms"
-			if l.Unit == time.Second {
-				unit = "s"
-			}
-			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: unit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
 				SequenceBits: l.SequenceBits, IDsPerSecond: l.IDsPerSecond()}
 		}
 	}

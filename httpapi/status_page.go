@@ -219,15 +219,12 @@ func snowflakePage(st statusState, sn snowflake.Stats, alerts []string) ([]field
 	if st.rateOver > 0 {
 		rate.Note += "; rate over the last " + humanDuration(st.rateOver)
 	}
-	unit := "millisecond"
-	if sn.Layout.Unit == time.Second {
-		unit = "second"
-	}
+	unit := snowflake.UnitName(sn.Layout.Unit)
 	backwards := field{Label: "Clock backwards", Value: group(sn.ClockBackwards), Warn: sn.ClockBackwards > 0,
 		Note: group(sn.SequenceWaits) + " waits for the next " + unit}
 	left := sn.Exhausts.Sub(st.now)
 	epoch := field{Label: "Epoch range lasts", Value: humanDuration(left), Note: "until " + formatTime(sn.Exhausts, "2006-01-02")}
-	if left < 365*24*time.Hour {
+	if left < snowflake.EndingSoon {
 		epoch.Bad = true
 		alerts = append(alerts, "The snowflake epoch's range runs out in "+humanDuration(left))
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 // start is where every fake clock begins: a millisecond boundary.
@@ -15,132 +17,9 @@ var start = time.UnixMilli(1_750_000_000_000)
 // range has run out.
 var late = time.UnixMilli(3_000_000_000_000)
 
-// fakeClock is an injected clock. A Sleep of at most auto moves the clock
-// forward by itself and returns (the generator's waits for the clock); a
-// longer one (the lease heartbeat's) blocks until the test moves the clock
-// past its end with Add.
-type fakeClock struct {
-	mu       sync.Mutex
-	now      time.Time
-	auto     time.Duration
-	sleeps   []time.Duration // every Sleep asked for
-	sleepers []*sleeper      // blocked in Sleep
-	changed  chan struct{}   // closed and replaced when sleepers changes
-}
-
-type sleeper struct {
-	until time.Time
-	wake  chan struct{}
-}
-
-func newFakeClock(at time.Time, auto time.Duration) *fakeClock {
-	return &fakeClock{now: at, auto: auto, changed: make(chan struct{})}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Add moves the clock by d, backwards when d < 0, and wakes the sleepers
-// whose end has come.
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.addLocked(d)
-}
-
-func (c *fakeClock) addLocked(d time.Duration) {
-	c.now = c.now.Add(d)
-	kept := c.sleepers[:0]
-	for _, s := range c.sleepers {
-		if s.until.After(c.now) {
-			kept = append(kept, s)
-		} else {
-			close(s.wake)
-		}
-	}
-	if len(kept) != len(c.sleepers) {
-		clear(c.sleepers[len(kept):])
-		c.sleepers = kept
-		c.notifyLocked()
-	}
-}
-
-func (c *fakeClock) notifyLocked() {
-	close(c.changed)
-	c.changed = make(chan struct{})
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.sleeps = append(c.sleeps, d)
-	if d <= c.auto {
-		c.addLocked(max(d, 0))
-		c.mu.Unlock()
-		return ctx.Err()
-	}
-	s := &sleeper{until: c.now.Add(d), wake: make(chan struct{})}
-	c.sleepers = append(c.sleepers, s)
-	c.notifyLocked()
-	c.mu.Unlock()
-	select {
-	case <-s.wake:
-		return nil
-	case <-ctx.Done():
-		c.mu.Lock()
-		for i, o := range c.sleepers {
-			if o == s {
-				c.sleepers = append(c.sleepers[:i], c.sleepers[i+1:]...)
-				c.notifyLocked()
-				break
-			}
-		}
-		c.mu.Unlock()
-		return ctx.Err()
-	}
-}
-
-// Sleeps returns the durations asked of Sleep so far.
-func (c *fakeClock) Sleeps() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
-
-// waitSleepers waits until exactly n goroutines are blocked in Sleep. It
-// waits on a channel, not on time; the timeout only ends a broken test.
-func (c *fakeClock) waitSleepers(tb testing.TB, n int) {
-	tb.Helper()
-	timeout := time.NewTimer(10 * time.Second)
-	defer timeout.Stop()
-	for {
-		c.mu.Lock()
-		got, changed := len(c.sleepers), c.changed
-		c.mu.Unlock()
-		if got == n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timeout.C:
-			tb.Fatalf("%d goroutines blocked in Sleep, want %d", got, n)
-		}
-	}
-}
-
-// Step moves the clock by d and waits until the heartbeat (the only
-// blocking sleeper) has done whatever woke it and is asleep again.
-func (c *fakeClock) Step(tb testing.TB, d time.Duration) {
-	tb.Helper()
-	c.Add(d)
-	c.waitSleepers(tb, 1)
-}
-
 // fakeStore is an in-memory LeaseStore whose expiry runs on a fake clock.
 type fakeStore struct {
-	clock *fakeClock
+	clock *testkit.Clock
 
 	mu          sync.Mutex
 	workers     int64 // ids it hands out: 0..workers-1; 0 means as asked
@@ -154,7 +33,7 @@ type fakeStore struct {
 
 var _ LeaseStore = (*fakeStore)(nil)
 
-func newFakeStore(clock *fakeClock) *fakeStore {
+func newFakeStore(clock *testkit.Clock) *fakeStore {
 	return &fakeStore{clock: clock, leases: make(map[int64]Lease)}
 }
 
@@ -256,7 +135,7 @@ func newTestGenerator(tb testing.TB, s Settings) *Generator {
 }
 
 // fixedSettings uses clock c, worker 7 and a sequence offset of 0.
-func fixedSettings(c *fakeClock) Settings {
+func fixedSettings(c *testkit.Clock) Settings {
 	return Settings{
 		WorkerID:  7,
 		Now:       c.Now,

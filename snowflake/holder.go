@@ -1,9 +1,10 @@
 package snowflake
 
 // The lease holder: the first acquisition, the heartbeat that renews the
-// lease, and what happens when a renewal fails, finds the lease someone
-// else's, or finds the store gone back in time. The package comment, "Worker
-// leases", has the whole account.
+// lease, what happens when a renewal fails, finds the lease someone else's,
+// or finds the store gone back in time, and whether the lease lets the
+// generator issue now. The package comment, "Worker leases", has the whole
+// account.
 
 import (
 	"context"
@@ -11,6 +12,9 @@ import (
 	"fmt"
 	"time"
 )
+
+// maxRetry bounds the heartbeat's period after a failed renewal.
+const maxRetry = 500 * time.Millisecond
 
 // LeaseEvent reports one renewal or acquisition of the worker lease, for
 // Settings.OnLease.
@@ -204,4 +208,52 @@ func (g *Generator) raiseFloorLocked(lastTimestamp int64) {
 		g.last = floor
 		g.next = g.usedUp
 	}
+}
+
+// usableLocked says why no id may be issued at now, or nil.
+func (g *Generator) usableLocked(now time.Time) error {
+	switch {
+	case g.closed:
+		return ErrClosed
+	case g.leases == nil:
+		return nil
+	case now.Before(g.quietTill):
+		err := fmt.Errorf("%w: %w: worker id %d: waiting until %s for every holder the store forgot to stop",
+			ErrLeaseLost, ErrLeaseRegressed, g.workerID, g.quietTill.UTC().Format(time.RFC3339Nano))
+		if g.leaseErr != nil {
+			err = fmt.Errorf("%w; %w", err, g.leaseErr)
+		}
+		return err
+	case g.lost:
+		return fmt.Errorf("%w: worker id %d: %w", ErrLeaseLost, g.workerID, g.leaseErr)
+	}
+	age, limit := now.Sub(g.renewedAt), g.ttl-g.margin
+	if age < limit && g.unitOf(now) <= g.bound {
+		return nil
+	}
+	why := "no renewal has completed"
+	if g.leaseErr != nil {
+		why = "last error: " + g.leaseErr.Error()
+	}
+	if age < limit {
+		return fmt.Errorf("%w: %w: worker id %d: the clock reads %s, past %s, the last timestamp recorded as reserved; %s",
+			ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, now.UTC().Format(time.RFC3339Nano), fmtMs(g.startMs(g.bound)), why)
+	}
+	return fmt.Errorf("%w: %w: worker id %d not renewed for %v (limit %v); %s",
+		ErrLeaseLost, ErrLeaseUnrenewed, g.workerID, age, limit, why)
+}
+
+// heldLocked says whether the worker id is this generator's at now: a
+// fixed one always is; a leased one until the store gives it to another,
+// Close releases it, or renewals have failed for as long as issuing goes
+// on without one (LeaseTTL less the margin). A regression's quiet time
+// does not count: the lease acquired after it is held, only not used yet.
+func (g *Generator) heldLocked(now time.Time) bool {
+	switch {
+	case g.leases == nil:
+		return true
+	case g.closed, g.lost:
+		return false
+	}
+	return now.Sub(g.renewedAt) < g.ttl-g.margin
 }

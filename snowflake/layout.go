@@ -52,6 +52,16 @@ func DefaultLayout() Layout {
 	return Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 10, SequenceBits: 12}
 }
 
+// Limits of the default layout, DefaultLayout().
+const (
+	// MaxWorkerID is the largest worker id of the default layout (1023);
+	// Layout.MaxWorkerID gives any layout's.
+	MaxWorkerID = 1<<10 - 1
+	// MaxSequence is the largest sequence number within a millisecond of
+	// the default layout (4095); Layout.MaxSequence gives any layout's.
+	MaxSequence = 1<<12 - 1
+)
+
 // Validate says why l cannot work, in an error wrapping
 // ErrInvalidSettings, or returns nil.
 func (l Layout) Validate() error {
@@ -84,7 +94,7 @@ func (l Layout) Validate() error {
 func whyMax(field string, unit time.Duration) string {
 	switch field {
 	case "time":
-		return fmt.Sprintf(" with %s (a wider field outlasts the year 9999)", unitName(unit))
+		return fmt.Sprintf(" with %ss (a wider field outlasts the year 9999)", UnitName(unit))
 	case "worker":
 		return " (the pool of worker ids to lease)"
 	case "sequence":
@@ -98,6 +108,21 @@ func (l Layout) Bits() int { return l.TimeBits + l.WorkerBits + l.SequenceBits }
 
 // MaxWorkerID is the largest worker id, 2^WorkerBits-1.
 func (l Layout) MaxWorkerID() int64 { return 1<<l.WorkerBits - 1 }
+
+// ValidWorkerID says whether id is a worker id of l: 0..MaxWorkerID().
+func (l Layout) ValidWorkerID(id int64) bool { return id >= 0 && id <= l.MaxWorkerID() }
+
+// checkWorkerID checks that id fits layout l; from names where it came
+// from when that was not the settings.
+func checkWorkerID(id int64, l Layout, from string) error {
+	if l.ValidWorkerID(id) {
+		return nil
+	}
+	if from != "" {
+		return fmt.Errorf("%s gave worker id %d, outside 0..%d", from, id, l.MaxWorkerID())
+	}
+	return fmt.Errorf("%w: worker id %d is outside 0..%d of %d worker bits", ErrInvalidSettings, id, l.MaxWorkerID(), l.WorkerBits)
+}
 
 // MaxSequence is the largest sequence number within one unit of time.
 func (l Layout) MaxSequence() int64 { return 1<<l.SequenceBits - 1 }
@@ -119,24 +144,7 @@ func (l Layout) End(epochMs int64) time.Time {
 
 // String is the layout as "41,10,12 ms": the three widths, then the unit.
 func (l Layout) String() string {
-	return fmt.Sprintf("%d,%d,%d %s", l.TimeBits, l.WorkerBits, l.SequenceBits, unitSymbol(l.Unit))
-}
-
-func unitSymbol(unit time.Duration) string {
-	switch unit {
-	case time.Millisecond:
-		return "ms"
-	case time.Second:
-		return "s"
-	}
-	return unit.String()
-}
-
-func unitName(unit time.Duration) string {
-	if unit == time.Second {
-		return "seconds"
-	}
-	return "milliseconds"
+	return fmt.Sprintf("%d,%d,%d %s", l.TimeBits, l.WorkerBits, l.SequenceBits, UnitSymbol(l.Unit))
 }
 
 // orDefault is l, or DefaultLayout() for the zero Layout.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/quick"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 func msLayout(t, w, s int) Layout {
@@ -61,7 +63,7 @@ func TestLayoutValidate(t *testing.T) {
 					t.Fatalf("Validate(%v) = %v", tt.layout, err)
 				}
 				// A valid layout makes a working generator.
-				clock := newFakeClock(start, 10*ms)
+				clock := testkit.NewClock(start, 10*ms)
 				s := fixedSettings(clock)
 				s.Layout, s.EpochMs, s.WorkerID = tt.layout, start.UnixMilli(), tt.layout.MaxWorkerID()
 				g := newTestGenerator(t, s)
@@ -74,7 +76,7 @@ func TestLayoutValidate(t *testing.T) {
 			if !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Fatalf("Validate(%+v) = %v, want %v mentioning %q", tt.layout, err, ErrInvalidSettings, tt.wantMsg)
 			}
-			s := fixedSettings(newFakeClock(start, 10*ms))
+			s := fixedSettings(testkit.NewClock(start, 10*ms))
 			s.Layout = tt.layout
 			if g, err := New(context.Background(), s); !errors.Is(err, ErrInvalidSettings) {
 				if err == nil {
@@ -156,7 +158,7 @@ func FuzzLayout(f *testing.F) {
 			}
 			return
 		}
-		clock := newFakeClock(start, 0)
+		clock := testkit.NewClock(start, 0)
 		g := newTestGenerator(t, Settings{Layout: l, EpochMs: start.UnixMilli(), Now: clock.Now, Sleep: clock.Sleep})
 		part := func(v uint64, bits int) int64 { return int64(v & (1<<bits - 1)) }
 		a := [3]int64{part(t1, l.TimeBits), part(w1, l.WorkerBits), part(s1, l.SequenceBits)}
@@ -226,7 +228,7 @@ func TestLayoutGenerators(t *testing.T) {
 	check := func(vl validLayout, seed int64) bool {
 		l := vl.Layout
 		rng := rand.New(rand.NewSource(seed))
-		clock := newFakeClock(start, 2*time.Second)
+		clock := testkit.NewClock(start, 2*time.Second)
 		worker := rng.Int63n(l.MaxWorkerID() + 1)
 		rangeMs := int64(1) << l.TimeBits * l.Unit.Milliseconds()
 		g, err := New(context.Background(), Settings{
@@ -282,7 +284,7 @@ func TestLayoutGenerators(t *testing.T) {
 // the 17th waits for the next millisecond.
 func TestSmallSequence(t *testing.T) {
 	l := msLayout(41, 8, 4) // 53 bits
-	clock := newFakeClock(start.Add(300*time.Microsecond), 10*ms)
+	clock := testkit.NewClock(start.Add(300*time.Microsecond), 10*ms)
 	s := fixedSettings(clock)
 	s.Layout, s.SeqOffset = l, func() int64 { return 16 + 3 } // taken modulo 16
 	g := newTestGenerator(t, s)
@@ -370,7 +372,7 @@ func TestSmallSequenceParallel(t *testing.T) {
 // secondsSettings: 33 bits of seconds, 16 of worker id and 4 of sequence
 // (53 bits), an epoch 657 ms into a second, and a clock at the start of
 // one of its seconds.
-func secondsSettings(clock *fakeClock) Settings {
+func secondsSettings(clock *testkit.Clock) Settings {
 	s := fixedSettings(clock)
 	s.Layout = sLayout(33, 16, 4)
 	s.EpochMs = DefaultEpochMs
@@ -383,7 +385,7 @@ var secondStart = time.UnixMilli(DefaultEpochMs + 461_000_000_000)
 // TestSecondsClock: with seconds, the clock rules hold per second.
 func TestSecondsClock(t *testing.T) {
 	t.Run("sequence used up waits for the next second", func(t *testing.T) {
-		clock := newFakeClock(secondStart.Add(250*ms), 2*time.Second)
+		clock := testkit.NewClock(secondStart.Add(250*ms), 2*time.Second)
 		g := newTestGenerator(t, secondsSettings(clock))
 		ids, err := g.NextN(context.Background(), 20)
 		if err != nil {
@@ -400,7 +402,7 @@ func TestSecondsClock(t *testing.T) {
 		}
 	})
 	t.Run("back within the second goes on", func(t *testing.T) {
-		clock := newFakeClock(secondStart.Add(500*ms), 2*time.Second)
+		clock := testkit.NewClock(secondStart.Add(500*ms), 2*time.Second)
 		g := newTestGenerator(t, secondsSettings(clock))
 		a := mustNext(t, g)
 		clock.Add(-400 * ms)
@@ -411,7 +413,7 @@ func TestSecondsClock(t *testing.T) {
 		}
 	})
 	t.Run("back across a second within the tolerance waits", func(t *testing.T) {
-		clock := newFakeClock(secondStart.Add(time.Second), 2*time.Second)
+		clock := testkit.NewClock(secondStart.Add(time.Second), 2*time.Second)
 		g := newTestGenerator(t, secondsSettings(clock))
 		a := mustNext(t, g)
 		clock.Add(-3 * ms)
@@ -422,7 +424,7 @@ func TestSecondsClock(t *testing.T) {
 		}
 	})
 	t.Run("back across a second beyond the tolerance fails", func(t *testing.T) {
-		clock := newFakeClock(secondStart.Add(time.Second), 2*time.Second)
+		clock := testkit.NewClock(secondStart.Add(time.Second), 2*time.Second)
 		g := newTestGenerator(t, secondsSettings(clock))
 		a := mustNext(t, g)
 		clock.Add(-DefaultTolerance - ms)
@@ -433,7 +435,7 @@ func TestSecondsClock(t *testing.T) {
 		checkIncreasing(t, []int64{a, mustNext(t, g)})
 	})
 	t.Run("a clock before the epoch is in unit -1", func(t *testing.T) {
-		clock := newFakeClock(secondStart, 2*time.Second)
+		clock := testkit.NewClock(secondStart, 2*time.Second)
 		s := secondsSettings(clock)
 		s.EpochMs = secondStart.UnixMilli()
 		g := newTestGenerator(t, s)
@@ -463,14 +465,14 @@ func TestSecondsLeases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(secondStart.Add(tt.clock), 2*time.Second)
+			clock := testkit.NewClock(secondStart.Add(tt.clock), 2*time.Second)
 			store := newFakeStore(clock)
 			last := secondStart.Add(tt.last).UnixMilli()
 			store.put(Lease{WorkerID: 0, Holder: "host-old", LastTimestamp: last, Expires: clock.Now().Add(-time.Minute)})
 			s := leaseSettings(clock, store)
 			s.Layout, s.EpochMs = sLayout(33, 16, 4), DefaultEpochMs
 			g := newTestGenerator(t, s)
-			clock.waitSleepers(t, 1)
+			clock.WaitSleepers(t, 1)
 			ids, err := g.NextN(context.Background(), 40) // over two seconds and a half
 			if err != nil {
 				t.Fatal(err)
@@ -500,7 +502,7 @@ func TestSecondsLeases(t *testing.T) {
 			// The next holder starts in a later second.
 			s.Holder = "host-new"
 			g2 := newTestGenerator(t, s)
-			clock.waitSleepers(t, 1)
+			clock.WaitSleepers(t, 1)
 			next, _ := g2.Decode(mustNext(t, g2))
 			if !next.Time.After(lastID.Time) {
 				t.Errorf("the next holder's first id at %s, not after the last one's %s", next.Time, lastID.Time)
@@ -513,14 +515,14 @@ func TestSecondsLeases(t *testing.T) {
 // nothing releases the exact timestamp it acquired, not the start of its
 // second, so that a holder in milliseconds after it repeats nothing.
 func TestSecondsReleaseKeepsTheFloor(t *testing.T) {
-	clock := newFakeClock(secondStart.Add(500*ms), 2*time.Second)
+	clock := testkit.NewClock(secondStart.Add(500*ms), 2*time.Second)
 	store := newFakeStore(clock)
 	last := secondStart.Add(400 * ms).UnixMilli()
 	store.put(Lease{WorkerID: 0, Holder: "host-ms", LastTimestamp: last, Expires: clock.Now().Add(-time.Second)})
 	s := leaseSettings(clock, store)
 	s.Layout, s.EpochMs = sLayout(33, 16, 4), DefaultEpochMs
 	g := newTestGenerator(t, s)
-	clock.waitSleepers(t, 1)
+	clock.WaitSleepers(t, 1)
 	if err := g.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -535,12 +537,17 @@ func TestWorkerIDPerLayout(t *testing.T) {
 		id     int64
 		ok     bool
 	}{
+		{msLayout(41, 5, 7), -1, false},
+		{msLayout(41, 5, 7), 0, true},
 		{msLayout(41, 5, 7), 31, true},
 		{msLayout(41, 5, 7), 32, false},
 		{msLayout(41, 16, 6), 65535, true},
 		{msLayout(41, 16, 6), 65536, false},
 	} {
-		s := fixedSettings(newFakeClock(start, 10*ms))
+		if got := tt.layout.ValidWorkerID(tt.id); got != tt.ok {
+			t.Errorf("%v: ValidWorkerID(%d) = %v, want %v", tt.layout, tt.id, got, tt.ok)
+		}
+		s := fixedSettings(testkit.NewClock(start, 10*ms))
 		s.Layout, s.WorkerID = tt.layout, tt.id
 		g, err := New(context.Background(), s)
 		if tt.ok {
@@ -557,13 +564,13 @@ func TestWorkerIDPerLayout(t *testing.T) {
 	}
 
 	// A leased id comes from a pool of 2^WorkerBits.
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	var asked []int64
 	s := leaseSettings(clock, store)
 	s.Leases, s.Layout = &poolSpy{fakeStore: store, asked: &asked}, msLayout(41, 5, 7)
 	newTestGenerator(t, s)
-	clock.waitSleepers(t, 1)
+	clock.WaitSleepers(t, 1)
 	if !slices.Equal(asked, []int64{32}) {
 		t.Errorf("Acquire asked for pools %v, want [32]", asked)
 	}

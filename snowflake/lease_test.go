@@ -7,12 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 const ttl = 30 * time.Second
 
 // leaseSettings leases from store as "host-a" with a 30s TTL on clock.
-func leaseSettings(clock *fakeClock, store *fakeStore) Settings {
+func leaseSettings(clock *testkit.Clock, store *fakeStore) Settings {
 	return Settings{
 		Leases:    store,
 		Holder:    "host-a",
@@ -24,33 +26,33 @@ func leaseSettings(clock *fakeClock, store *fakeStore) Settings {
 }
 
 // newLeaseGenerator returns a leasing Generator whose heartbeat is asleep.
-func newLeaseGenerator(tb testing.TB, clock *fakeClock, store *fakeStore) *Generator {
+func newLeaseGenerator(tb testing.TB, clock *testkit.Clock, store *fakeStore) *Generator {
 	tb.Helper()
 	g := newTestGenerator(tb, leaseSettings(clock, store))
-	clock.waitSleepers(tb, 1)
+	clock.WaitSleepers(tb, 1)
 	return g
 }
 
 func TestLeaseLastTimestamp(t *testing.T) {
 	tests := []struct {
-		name    string
-		last    time.Duration // the stored LastTimestamp, relative to now
-		fresh   bool          // no lease row yet
-		wantMs  time.Duration // the first id's time, relative to now
-		wantErr bool
+		name      string
+		last      time.Duration // the stored LastTimestamp, relative to now
+		fresh     bool          // no lease row yet
+		wantAfter time.Duration // the first id's time, relative to now
+		wantErr   bool
 	}{
-		{name: "fresh worker id", fresh: true, wantMs: 0},
-		{name: "last timestamp behind", last: -time.Second, wantMs: 0},
-		{name: "last timestamp 1ms behind", last: -ms, wantMs: 0},
-		{name: "last timestamp now", last: 0, wantMs: ms},
-		{name: "last timestamp 3ms ahead", last: 3 * ms, wantMs: 4 * ms},
-		{name: "last timestamp the tolerance ahead", last: DefaultTolerance, wantMs: DefaultTolerance + ms},
+		{name: "fresh worker id", fresh: true, wantAfter: 0},
+		{name: "last timestamp behind", last: -time.Second, wantAfter: 0},
+		{name: "last timestamp 1ms behind", last: -ms, wantAfter: 0},
+		{name: "last timestamp now", last: 0, wantAfter: ms},
+		{name: "last timestamp 3ms ahead", last: 3 * ms, wantAfter: 4 * ms},
+		{name: "last timestamp the tolerance ahead", last: DefaultTolerance, wantAfter: DefaultTolerance + ms},
 		{name: "last timestamp beyond the tolerance", last: DefaultTolerance + ms, wantErr: true},
 		{name: "last timestamp an hour ahead", last: time.Hour, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(start, 10*ms)
+			clock := testkit.NewClock(start, 10*ms)
 			store := newFakeStore(clock)
 			last := start.Add(tt.last)
 			if !tt.fresh { // an expired lease of another holder
@@ -84,7 +86,7 @@ func TestLeaseLastTimestamp(t *testing.T) {
 			}
 			checkIncreasing(t, ids)
 			first, _ := g.Decode(ids[0])
-			if want := start.Add(tt.wantMs); !first.Time.Equal(want) {
+			if want := start.Add(tt.wantAfter); !first.Time.Equal(want) {
 				t.Errorf("first id at %s, want %s", first.Time, want)
 			}
 		})
@@ -94,7 +96,7 @@ func TestLeaseLastTimestamp(t *testing.T) {
 // TestLeaseRenewalFailure: issuing stops before the lease expires when
 // renewals fail, and resumes after one succeeds.
 func TestLeaseRenewalFailure(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	g := newLeaseGenerator(t, clock, store)
 	before := mustNext(t, g)
@@ -148,7 +150,7 @@ func TestLeaseRenewalFailure(t *testing.T) {
 // generator stops and acquires a worker id again.
 func TestLeaseLost(t *testing.T) {
 	t.Run("another id is free", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		store := newFakeStore(clock)
 		g := newLeaseGenerator(t, clock, store)
 		before := mustNext(t, g)
@@ -165,7 +167,7 @@ func TestLeaseLost(t *testing.T) {
 		}
 	})
 	t.Run("no id is free until the thief leaves", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		store := newFakeStore(clock)
 		store.set(func(s *fakeStore) { s.workers = 1 })
 		g := newLeaseGenerator(t, clock, store)
@@ -211,7 +213,7 @@ func TestLeaseAcquireFails(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(start, 10*ms)
+			clock := testkit.NewClock(start, 10*ms)
 			store := newFakeStore(clock)
 			store.set(tt.setup)
 			g, err := New(context.Background(), leaseSettings(clock, store))
@@ -226,7 +228,7 @@ func TestLeaseAcquireFails(t *testing.T) {
 }
 
 func TestLeaseHolderKeepsItsID(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	store.put(Lease{WorkerID: 0, Holder: "b", Expires: start.Add(time.Hour)})
 	store.put(Lease{WorkerID: 5, Holder: "host-a", Expires: start.Add(-time.Hour), LastTimestamp: start.UnixMilli() - 10})
@@ -239,13 +241,13 @@ func TestLeaseHolderKeepsItsID(t *testing.T) {
 // TestLeaseClose: Close stops the heartbeat goroutine and releases the lease
 // with the last timestamp issued.
 func TestLeaseClose(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	g, err := New(context.Background(), leaseSettings(clock, store))
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.waitSleepers(t, 1)
+	clock.WaitSleepers(t, 1)
 	mustNext(t, g)
 	clock.Step(t, g.every) // one renewal
 	clock.Add(2 * ms)
@@ -263,7 +265,7 @@ func TestLeaseClose(t *testing.T) {
 	default:
 		t.Fatal("the heartbeat goroutine is still running after Close")
 	}
-	clock.waitSleepers(t, 0) // its Sleep returned
+	clock.WaitSleepers(t, 0) // its Sleep returned
 	store.set(func(s *fakeStore) {
 		want := []Lease{{WorkerID: 0, Holder: "host-a", LastTimestamp: last.TimestampMs()}}
 		if len(s.released) != 1 || s.released[0] != want[0] {
@@ -294,7 +296,7 @@ func TestLeaseClose(t *testing.T) {
 // TestLeaseConcurrent issues from several goroutines while the heartbeat
 // renews, loses and re-acquires the lease; run it with -race.
 func TestLeaseConcurrent(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	g := newLeaseGenerator(t, clock, store)
 
@@ -344,7 +346,7 @@ func TestLeaseConcurrent(t *testing.T) {
 }
 
 func TestLeaseRegressed(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	var (
 		mu     sync.Mutex
@@ -357,7 +359,7 @@ func TestLeaseRegressed(t *testing.T) {
 		mu.Unlock()
 	}
 	g := newTestGenerator(t, s)
-	clock.waitSleepers(t, 1)
+	clock.WaitSleepers(t, 1)
 	before := mustNext(t, g)
 
 	// The store fails over to a copy taken before this holder's renewals:
@@ -396,7 +398,7 @@ func TestLeaseRegressed(t *testing.T) {
 }
 
 func TestLeaseUnrenewedIsToldApart(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	g := newLeaseGenerator(t, clock, store)
 	store.set(func(s *fakeStore) { s.failRenew = errors.New("connection refused") })
@@ -411,7 +413,7 @@ func TestLeaseUnrenewedIsToldApart(t *testing.T) {
 }
 
 func TestLeaseRegressedWhileAcquiringAgain(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)
 	g := newLeaseGenerator(t, clock, store)
 	mustNext(t, g)
@@ -430,7 +432,7 @@ func TestLeaseRegressedWhileAcquiringAgain(t *testing.T) {
 // generator's, -1 otherwise, and the lease's expiry by the store's clock.
 func TestStatsLeaseState(t *testing.T) {
 	t.Run("fixed worker id", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		g := newTestGenerator(t, fixedSettings(clock))
 		st := g.Stats()
 		if st.WorkerID != 7 || !st.LeaseExpires.IsZero() || !st.Exhausts.Equal(g.Exhausts()) {
@@ -439,7 +441,7 @@ func TestStatsLeaseState(t *testing.T) {
 	})
 
 	t.Run("renewals fail until issuing stops", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		store := newFakeStore(clock)
 		g := newLeaseGenerator(t, clock, store)
 		if st := g.Stats(); st.WorkerID != 0 || !st.LeaseExpires.Equal(start.Add(ttl)) {
@@ -477,7 +479,7 @@ func TestStatsLeaseState(t *testing.T) {
 	})
 
 	t.Run("taken by another holder", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		store := newFakeStore(clock)
 		store.set(func(s *fakeStore) { s.workers = 1 })
 		g := newLeaseGenerator(t, clock, store)
@@ -497,7 +499,7 @@ func TestStatsLeaseState(t *testing.T) {
 	})
 
 	t.Run("closed", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		g := newLeaseGenerator(t, clock, newFakeStore(clock))
 		if err := g.Close(context.Background()); err != nil {
 			t.Fatal(err)
@@ -512,7 +514,7 @@ func TestStatsLeaseState(t *testing.T) {
 // successful renewal began and why the last one failed, until one succeeds.
 func TestStatsLeaseHolderAndRenewal(t *testing.T) {
 	t.Run("fixed worker id", func(t *testing.T) {
-		s := fixedSettings(newFakeClock(start, 10*ms))
+		s := fixedSettings(testkit.NewClock(start, 10*ms))
 		s.Holder = "ignored without leases"
 		g := newTestGenerator(t, s)
 		if st := g.Stats(); st.Holder != "" || !st.LastRenewal.IsZero() || st.LeaseError != "" {
@@ -521,7 +523,7 @@ func TestStatsLeaseHolderAndRenewal(t *testing.T) {
 	})
 
 	t.Run("leased", func(t *testing.T) {
-		clock := newFakeClock(start, 10*ms)
+		clock := testkit.NewClock(start, 10*ms)
 		store := newFakeStore(clock)
 		g := newLeaseGenerator(t, clock, store)
 		if st := g.Stats(); st.Holder != "host-a" || !st.LastRenewal.Equal(start) || st.LeaseError != "" {

@@ -189,7 +189,7 @@ func TestSnowflakeEpoch(t *testing.T) {
 		{"zero", env{}, []string{"--snowflake-epoch", "0"}, "--snowflake-epoch 0: not accepted"},
 		{"zero in the environment", env{"LEAF_SNOWFLAKE_EPOCH": "0"}, nil, "LEAF_SNOWFLAKE_EPOCH=0: not accepted"},
 		{"negative", env{}, []string{"--snowflake-epoch=-1"}, "before 1970"},
-		{"negative in the environment", env{"LEAF_SNOWFLAKE_EPOCH": "-1"}, nil, "LEAF_SNOWFLAKE_EPOCH=-1: before 1970"},
+		{"negative in the environment", env{"LEAF_SNOWFLAKE_EPOCH": "-1"}, nil, "LEAF_SNOWFLAKE_EPOCH=-1: invalid snowflake settings: epoch -1 is negative, before 1970"},
 		{"future", env{}, []string{"--snowflake-epoch", future}, "in the future"},
 		{"flag over a bad variable", env{"LEAF_SNOWFLAKE_EPOCH": "0"}, []string{"--snowflake-epoch", "1288834974657"}, ""},
 		{"not a number", env{}, []string{"--snowflake-epoch", "2010-11-04"}, "want a whole number"},

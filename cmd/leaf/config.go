@@ -285,9 +285,6 @@ var flagRules = map[string]func(any) error{
 // defaultLayoutBits is --snowflake-layout's default: Leaf's layout.
 const defaultLayoutBits = "41,10,12"
 
-// timeUnits are the values of --snowflake-time-unit.
-var timeUnits = map[string]time.Duration{"ms": time.Millisecond, "s": time.Second}
-
 // parseLayout reads --snowflake-layout (three widths, "41,10,12") and
 // --snowflake-time-unit ("ms" or "s"). It checks only their syntax: the
 // rules of a layout are snowflake.Layout.Validate's.
@@ -302,7 +299,8 @@ func parseLayout(bits, unit string) (snowflake.Layout, error) {
 	for i, f := range strings.Split(bits, ",") {
 		w[i], _ = strconv.Atoi(strings.TrimSpace(f))
 	}
-	return snowflake.Layout{Unit: timeUnits[unit], TimeBits: w[0], WorkerBits: w[1], SequenceBits: w[2]}, nil
+	u, _ := snowflake.ParseUnit(unit)
+	return snowflake.Layout{Unit: u, TimeBits: w[0], WorkerBits: w[1], SequenceBits: w[2]}, nil
 }
 
 // checkLayoutSyntax wants three whole numbers separated by commas.
@@ -323,7 +321,7 @@ func checkLayoutSyntax(v any) error {
 // checkTimeUnit wants ms or s.
 func checkTimeUnit(v any) error {
 	s, _ := v.(string)
-	if _, ok := timeUnits[s]; !ok {
+	if _, ok := snowflake.ParseUnit(s); !ok {
 		return errors.New("want ms (milliseconds) or s (seconds)")
 	}
 	return nil
@@ -349,28 +347,21 @@ func checkAddr(v any) error {
 	return nil
 }
 
-// checkEpoch accepts a snowflake epoch from 1 ms after the Unix epoch to
-// now. Zero is refused rather than honoured: snowflake.Settings reads an
-// EpochMs of 0 as "the default", so 0 used to become 1288834974657 without
-// a word. Honouring it would need a way to say "unset" other than 0 in the
-// snowflake settings; what is lost is small, as the 41 bits counted from
-// 1970 run out in 2039.
+// checkEpoch accepts the epochs that snowflake.CheckEpoch does but 0,
+// from 1 ms after the Unix epoch to now. Zero is refused rather than
+// honoured: snowflake.Settings reads an EpochMs of 0 as "the default", so
+// 0 used to become 1288834974657 without a word. Honouring it would need a
+// way to say "unset" other than 0 in the snowflake settings; what is lost
+// is small, as the 41 bits counted from 1970 run out in 2039.
 func checkEpoch(v any) error {
 	ms, ok := v.(int64)
 	if !ok {
 		return fmt.Errorf("not a number of milliseconds")
 	}
-	now := time.Now()
-	switch {
-	case ms == 0:
+	if ms == 0 {
 		return fmt.Errorf("not accepted (0 used to mean the default; an epoch of 1970 would run out in 2039): give the epoch in Unix milliseconds, e.g. the default %d", snowflake.DefaultEpochMs)
-	case ms < 0:
-		return fmt.Errorf("before 1970; want Unix milliseconds from 1 to now (%d)", now.UnixMilli())
-	case ms > now.UnixMilli():
-		return fmt.Errorf("%s is in the future; an epoch must be at most now (%d)",
-			time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), now.UnixMilli())
 	}
-	return nil
+	return snowflake.CheckEpoch(ms, time.Now())
 }
 
 // synopses are the first lines of each command's -h.

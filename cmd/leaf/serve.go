@@ -133,11 +133,11 @@ func (c *serveConfig) validateSnowflake(now time.Time) error {
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("%w: %s: %w", errUsage, given, err)
 	}
-	if c.workerID < -1 || c.workerID > l.MaxWorkerID() {
+	if c.workerID != -1 && !l.ValidWorkerID(c.workerID) {
 		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d (%d worker bits in %s)",
 			errUsage, c.workerID, l.MaxWorkerID(), l.WorkerBits, given)
 	}
-	if end := l.End(c.epochMs); c.snowflake && !now.Before(end) {
+	if end := l.End(c.epochMs); c.snowflake && l.Exhausted(c.epochMs, now) {
 		return fmt.Errorf("%w: --snowflake-epoch %d with %s: the %d-bit time field ran out at %s; "+
 			"a later epoch or a wider time field starts a new range, and changes the ids (README, \"Snowflake layouts\")",
 			errUsage, c.epochMs, given, l.TimeBits, end.Format(time.RFC3339Nano))
@@ -424,16 +424,10 @@ func (a *app) snowflakeCheck(context.Context) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, snowflake.ErrLeaseRegressed):
-		return fmt.Errorf("%w: the worker lease went back in time (a database failover): waiting until every holder the database forgot has stopped", httpapi.ErrDegraded)
-	case errors.Is(err, snowflake.ErrLeaseUnrenewed):
-		return fmt.Errorf("%w: the worker lease could not be renewed in time", httpapi.ErrDegraded)
-	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
-		return errors.New("no worker lease is held: another process took it, or none is free")
-	case errors.Is(err, snowflake.ErrClockBackwards):
-		return errors.New("the clock is behind the last id by more than the tolerance")
-	case errors.Is(err, snowflake.ErrExhausted):
-		return errors.New("the snowflake epoch's timestamp range has run out")
+	case errors.Is(err, snowflake.ErrLeaseRegressed), errors.Is(err, snowflake.ErrLeaseUnrenewed):
+		return fmt.Errorf("%w: %s", httpapi.ErrDegraded, snowflake.Reason(err))
+	case snowflake.Reason(err) != "":
+		return errors.New(snowflake.Reason(err))
 	case errors.Is(err, snowflake.ErrClosed):
 		return errors.New("shutting down")
 	}
@@ -460,7 +454,7 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 	}
 	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder,
 		"layout", gen.Layout().String(), "runs_out", gen.Exhausts().Format(time.RFC3339))
-	if ends := gen.Exhausts(); time.Until(ends) < 365*24*time.Hour {
+	if ends := gen.Exhausts(); time.Until(ends) < snowflake.EndingSoon {
 		a.log.Warn("the snowflake time field's range from the epoch runs out within a year: plan a later --snowflake-epoch or a wider time field before then",
 			"runs_out", ends.UTC().Format(time.RFC3339), "layout", gen.Layout().String())
 	}

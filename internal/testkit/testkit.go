@@ -1,6 +1,7 @@
 // Package testkit holds the few helpers that tests across the project
 // share: waiting for a condition, a log sink safe for concurrent writers,
-// and plain HTTP GETs. Reads of the database belong to store/storetest.
+// plain HTTP GETs, and a clock that the test moves (Clock). Reads of the
+// database belong to store/storetest.
 package testkit
 
 import (

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 const ms = time.Millisecond
@@ -131,7 +133,7 @@ func TestClock(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(start, 10*ms)
+			clock := testkit.NewClock(start, 10*ms)
 			g := newTestGenerator(t, fixedSettings(clock))
 			var ids []int64
 			for i, st := range tt.steps {
@@ -168,7 +170,7 @@ func TestClock(t *testing.T) {
 // TestClockJitter moves the clock at random, never back beyond the
 // tolerance, and checks that ids keep increasing.
 func TestClockJitter(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	g := newTestGenerator(t, fixedSettings(clock))
 	rng := rand.New(rand.NewPCG(1, 2))
 	ids := make([]int64, 0, 20_000)
@@ -183,7 +185,7 @@ func TestClockJitter(t *testing.T) {
 }
 
 func TestSequenceExhaustion(t *testing.T) {
-	clock := newFakeClock(start.Add(300*time.Microsecond), 10*ms)
+	clock := testkit.NewClock(start.Add(300*time.Microsecond), 10*ms)
 	s := fixedSettings(clock)
 	s.SeqOffset = func() int64 { return 7 }
 	g := newTestGenerator(t, s)
@@ -236,7 +238,7 @@ func TestSequenceOffset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(start, 10*ms)
+			clock := testkit.NewClock(start, 10*ms)
 			s := fixedSettings(clock)
 			s.SeqOffset = tt.offset
 			g := newTestGenerator(t, s)
@@ -263,7 +265,7 @@ func allSeq(want int64) func(testing.TB, []int64) {
 }
 
 func TestNew(t *testing.T) {
-	store := newFakeStore(newFakeClock(start, 0))
+	store := newFakeStore(testkit.NewClock(start, 0))
 	tests := []struct {
 		name    string
 		edit    func(s *Settings)
@@ -286,7 +288,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock(late, 10*ms)
+			clock := testkit.NewClock(late, 10*ms)
 			s := fixedSettings(clock)
 			tt.edit(&s)
 			g, err := New(context.Background(), s)
@@ -318,7 +320,7 @@ func TestNew(t *testing.T) {
 }
 
 func TestExhausts(t *testing.T) {
-	clock := newFakeClock(late, 10*ms)
+	clock := testkit.NewClock(late, 10*ms)
 	s := fixedSettings(clock)
 	if g := newTestGenerator(t, s); !g.Exhausts().Equal(time.UnixMilli(DefaultEpochMs + 1<<41)) {
 		t.Errorf("default epoch: Exhausts() = %s", g.Exhausts())
@@ -343,7 +345,7 @@ func TestExhausts(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	g := newTestGenerator(t, fixedSettings(clock))
 	tests := []struct {
 		name               string
@@ -426,7 +428,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func TestNextN(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	s := fixedSettings(clock)
 	s.SeqOffset = func() int64 { return 4000 } // 96 ids per millisecond
 	g := newTestGenerator(t, s)
@@ -455,7 +457,7 @@ func TestNextN(t *testing.T) {
 }
 
 func TestWaitCancelled(t *testing.T) {
-	clock := newFakeClock(start, 0) // every wait blocks
+	clock := testkit.NewClock(start, 0) // every wait blocks
 	g := newTestGenerator(t, fixedSettings(clock))
 	if _, err := g.NextN(context.Background(), MaxSequence+1); err != nil {
 		t.Fatal(err)
@@ -468,7 +470,7 @@ func TestWaitCancelled(t *testing.T) {
 }
 
 func TestCloseFixed(t *testing.T) {
-	clock := newFakeClock(start, 10*ms)
+	clock := testkit.NewClock(start, 10*ms)
 	g, err := New(context.Background(), fixedSettings(clock))
 	if err != nil {
 		t.Fatal(err)
