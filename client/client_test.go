@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -502,18 +501,6 @@ func clientStacks() string {
 	return strings.Join(out, "\n\n")
 }
 
-// fakeClock is a clock the test moves.
-type fakeClock struct{ ns atomic.Int64 }
-
-func newFakeClock() *fakeClock {
-	c := &fakeClock{}
-	c.ns.Store(time.Unix(1e9, 0).UnixNano())
-	return c
-}
-
-func (c *fakeClock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
-func (c *fakeClock) add(d time.Duration) { c.ns.Add(int64(d)) }
-
 func TestSnowflake(t *testing.T) {
 	f := newFake(t, newFakeIDs())
 	c := newClient(t, client.Config{Endpoints: []string{f.URL()}, SnowflakeBatch: 10})
@@ -541,15 +528,15 @@ func TestSnowflakeMaxAge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	clock := newFakeClock()
-	client.SetNow(c, clock.now)
+	clock := testkit.NewClock(time.Unix(1e9, 0), 0)
+	client.SetNow(c, clock.Now)
 	ctx := context.Background()
 
 	first, err := c.Snowflake(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.add(400 * time.Millisecond)
+	clock.Add(400 * time.Millisecond)
 	if id, err := c.Snowflake(ctx); err != nil || id != first+1 {
 		t.Fatalf("Snowflake = %d, %v; want %d from the same batch", id, err, first+1)
 	}
@@ -558,7 +545,7 @@ func TestSnowflakeMaxAge(t *testing.T) {
 	}
 	// Past the age bound the rest of the batch is dropped: the next id
 	// comes from a new batch.
-	clock.add(601 * time.Millisecond)
+	clock.Add(601 * time.Millisecond)
 	id, err := c.Snowflake(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -568,12 +555,12 @@ func TestSnowflakeMaxAge(t *testing.T) {
 	}
 	// Half the age: the next batch is fetched ahead, and used once
 	// this one is too old.
-	clock.add(501 * time.Millisecond)
+	clock.Add(501 * time.Millisecond)
 	if id, err := c.Snowflake(ctx); err != nil || id != first+101 {
 		t.Fatalf("Snowflake = %d, %v", id, err)
 	}
 	testkit.WaitFor(t, 10*time.Second, "the prefetch", func() bool { return f.requests.Load() == 3 })
-	clock.add(500 * time.Millisecond)
+	clock.Add(500 * time.Millisecond)
 	if id, err := c.Snowflake(ctx); err != nil || id != first+200 {
 		t.Fatalf("Snowflake = %d, %v; want %d from the prefetched batch", id, err, first+200)
 	}

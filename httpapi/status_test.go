@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -43,31 +44,13 @@ func (f *statusSnowflake) addIssued(n uint64) {
 	f.mu.Unlock()
 }
 
-// manualClock is a clock the test moves.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 const hostileTag = `<script>alert("x")</script>`
 
 // statusFixture is an instance 90 minutes old, a store that is up, three
 // tags (one with a failed last load, one with a hostile name), a tag that
 // failed to load, and a leased snowflake worker id.
 type statusFixture struct {
-	clock   *manualClock
+	clock   *testkit.Clock
 	started time.Time
 	seg     *statusSegments
 	snow    *statusSnowflake
@@ -76,7 +59,7 @@ type statusFixture struct {
 
 func newStatusFixture() *statusFixture {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	fx := &statusFixture{clock: &manualClock{now: now}, started: now.Add(-90 * time.Minute)}
+	fx := &statusFixture{clock: testkit.NewClock(now, 0), started: now.Add(-90 * time.Minute)}
 	fx.health = httpapi.StoreHealth{Up: true, Since: fx.started}
 	fx.seg = &statusSegments{
 		fakeSegments: newFakeSegments("orders"),

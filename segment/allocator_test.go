@@ -97,7 +97,7 @@ func TestStepAdapts(t *testing.T) {
 	// spend one whole segment per round, with a given time between loads
 	spend := func(lasted time.Duration) {
 		t.Helper()
-		c.Advance(lasted)
+		c.Add(lasted)
 		s := state(t, a, "t")
 		for range s.Segments[s.Current].Remaining {
 			mustNext(t, a, "t") // passes 10% of the segment: one load
@@ -202,7 +202,7 @@ func TestStoreDownThenBack(t *testing.T) {
 
 	// the store is back: after the back-off the next call loads again
 	st.set(func(s *memStore) { s.fail = nil })
-	c.Advance(segment.DefaultRetryMax)
+	c.Add(segment.DefaultRetryMax)
 	take(t, a, "t", 101, 300)
 }
 
@@ -684,7 +684,7 @@ func TestLastLoadTook(t *testing.T) {
 	c := newClock()
 	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	took := 40 * time.Millisecond
-	st.set(func(s *memStore) { s.after = func(string) { c.Advance(took) } })
+	st.set(func(s *memStore) { s.after = func(string) { c.Add(took) } })
 	a := newAllocator(t, st, c)
 	mustNext(t, a, "t")
 	if got := state(t, a, "t").LastLoadTook; got != 40*time.Millisecond {

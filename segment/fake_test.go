@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -194,25 +195,10 @@ func (s *memStore) allocCalls() int {
 	return s.calls
 }
 
-// clock is a manual clock for Options.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// clock is the manual clock of the allocator's tests.
+type clock = testkit.Clock
 
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *clock { return testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0) }
 
 var errDown = errors.New("database is down")
 
