@@ -383,9 +383,19 @@ func TestSessionSettings(t *testing.T) {
 		t.Errorf("lease expires %v, %v from now plus its ttl by this machine's clock", l.Expires, d)
 	}
 
+	// Affected rows count the rows matched (clientFoundRows), also when
+	// the statement writes the values the row already has.
+	createTag(t, s, "t", 1, 10)
+	res, err := s.DB().ExecContext(ctx, "UPDATE leaf_alloc SET step = step WHERE biz_tag = 't'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		t.Errorf("an UPDATE that changes nothing reports %d rows (%v), want 1", n, err)
+	}
+
 	// update_time follows every change of the row (ON UPDATE
 	// CURRENT_TIMESTAMP) and reads back as the right instant.
-	createTag(t, s, "t", 1, 10)
 	if _, err := s.DB().ExecContext(ctx, "UPDATE leaf_alloc SET update_time = '2001-01-01 00:00:00' WHERE biz_tag = 't'"); err != nil {
 		t.Fatal(err)
 	}
