@@ -25,8 +25,8 @@ const (
 	// constraint, a syntax error. Retrying changes nothing.
 	permanent kind = iota
 	// conflict: a deadlock, a certification conflict between cluster
-	// nodes (both 1213) or a lock wait timeout (1205). The statement
-	// changed nothing; run it again.
+	// nodes (1213 on Galera, 3101 on MySQL Group Replication) or a lock
+	// wait timeout (1205). The statement changed nothing; run it again.
 	conflict
 	// unreachable: the connection broke, or the node refuses statements
 	// (not in the cluster's primary component, read only). The statement
@@ -42,7 +42,10 @@ const (
 	mysqlTooManyConns  = 1040
 	mysqlUnknownCom    = 1047 // Galera: "WSREP has not yet prepared node for application use"
 	mysqlReadOnly      = 1290 // --read-only, --super-read-only
-	mysqlReadOnlyMode  = 1836 // a read-only transaction mode
+	mysqlReadOnlyMode  = 1836 // the server runs read only (innodb_read_only)
+	mysqlReadOnlyTx    = 1792 // a write in a read-only transaction (transaction_read_only on)
+	mysqlOffline       = 3032 // MySQL's offline_mode refuses ordinary users
+	mysqlGRRolledBack  = 3101 // MySQL Group Replication: failed certification, rolled back
 	mysqlServerGone    = 2006
 	mysqlServerLost    = 2013
 	mysqlQueryShutdown = 1053 // the server is shutting down
@@ -61,10 +64,10 @@ func classify(err error) kind {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case mysqlDeadlock, mysqlLockTimeout:
+		case mysqlDeadlock, mysqlLockTimeout, mysqlGRRolledBack:
 			return conflict
-		case mysqlTooManyConns, mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode,
-			mysqlServerGone, mysqlServerLost, mysqlQueryShutdown, mysqlConnKilled:
+		case mysqlTooManyConns, mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode, mysqlReadOnlyTx,
+			mysqlOffline, mysqlServerGone, mysqlServerLost, mysqlQueryShutdown, mysqlConnKilled:
 			return unreachable
 		}
 		return permanent

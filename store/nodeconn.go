@@ -49,7 +49,7 @@ func (c *nodeConn) check(ctx context.Context, err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode:
+		case mysqlUnknownCom, mysqlReadOnly, mysqlReadOnlyMode, mysqlReadOnlyTx:
 			// Refused before running anything: database/sql may run the
 			// statement again on a new connection, to the next node.
 			c.nodes.leave(c.idx)

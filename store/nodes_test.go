@@ -55,12 +55,18 @@ func startNode(t *testing.T, i int) node {
 // readOnly turns read_only on or off on the node's server.
 func (n node) readOnly(t *testing.T, on bool) {
 	t.Helper()
+	n.globalExec(t, "SET GLOBAL read_only = ?", on)
+}
+
+// globalExec runs a statement as root on the node's server.
+func (n node) globalExec(t *testing.T, query string, args ...any) {
+	t.Helper()
 	root, err := sql.Open("mysql", n.srv.DSN(""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if _, err := root.Exec("SET GLOBAL read_only = ?", on); err != nil {
+	if _, err := root.Exec(query, args...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -123,6 +129,21 @@ func TestNodes(t *testing.T) {
 		a, err := s.Allocate(ctx, "t", 0)
 		if err != nil || from(a) != 1 {
 			t.Fatalf("Allocate after node 0 turned read-only = %+v, %v; want a range of node 1", a, err)
+		}
+		if !s.Health().Up {
+			t.Fatal("moving to another node took the store down")
+		}
+	})
+
+	t.Run("a node whose transactions are read only is left without a failed call", func(t *testing.T) {
+		// Error 1792 on MySQL and MariaDB alike; the node's read_only is off,
+		// so only the statement's refusal tells.
+		n0.globalExec(t, "SET GLOBAL TRANSACTION READ ONLY")
+		defer n0.globalExec(t, "SET GLOBAL TRANSACTION READ WRITE")
+		s := openNodes(t, n0.dsn, n0.srv.Addr(), n1.srv.Addr())
+		a, err := s.Allocate(ctx, "t", 0)
+		if err != nil || from(a) != 1 {
+			t.Fatalf("Allocate with node 0's transactions read only = %+v, %v; want a range of node 1", a, err)
 		}
 		if !s.Health().Up {
 			t.Fatal("moving to another node took the store down")

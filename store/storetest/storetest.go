@@ -5,8 +5,9 @@
 //
 //  1. LEAF_TEST_MYSQL_DSN, a go-sql-driver DSN of a server whose user may
 //     create and drop databases (the database part of the DSN is ignored);
-//  2. a MySQL 8 container started with testcontainers-go, when a Docker
-//     engine answers: one per test process, shared by its tests;
+//  2. a MySQL 8.4 container (MySQLImage) started with testcontainers-go,
+//     when a Docker engine answers: one per test process, shared by its
+//     tests;
 //  3. a server on 127.0.0.1:3306 as root with no password, when it answers;
 //  4. otherwise the test is skipped, or fails when CI=true.
 //
