@@ -51,11 +51,7 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, 
 	if err := c.validate(fs); err != nil {
 		return nil, err
 	}
-	log, err := newLogger(c.logFormat, c.logLevel, stderr)
-	if err != nil {
-		return nil, err
-	}
-	return &app{cfg: c, log: log}, nil
+	return &app{cfg: c, log: newLogger(c.logFormat, c.logLevel, stderr)}, nil
 }
 
 // app is one running `leaf serve`. open starts its parts in this order,

@@ -18,34 +18,26 @@ import (
 // storeFlags are the flags of every command that opens the database.
 type storeFlags struct {
 	mysqlDSN     string
-	mysqlAddrs   string
+	mysqlAddrs   addrsFlag
 	sqlitePath   string
 	storeTimeout time.Duration
-	addrs        []string      // mysqlAddrs parsed by validate
-	mysqlCfg     *mysql.Config // mysqlDSN parsed by validate; nil for SQLite
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db?parseTime=true`; empty uses the embedded SQLite store")
-	fs.StringVar(&f.mysqlAddrs, "mysql-addrs", "", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
+	fs.Var(&f.mysqlAddrs, "mysql-addrs", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
 	fs.StringVar(&f.sqlitePath, "sqlite-path", "leaf.db", "the embedded SQLite store's `file`")
-	fs.DurationVar(&f.storeTimeout, "store-timeout", 0, "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
+	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
 }
 
-// validate checks the flags once parsed; open needs it to have run.
+// validate checks, once the flags are read, that they name one store. The
+// DSN is checked here rather than by a flag.Value of its own, as a refused
+// value is shown in the message and a DSN holds a password.
 func (f *storeFlags) validate() error {
-	var err error
-	if f.addrs, err = splitAddrs(f.mysqlAddrs); err != nil {
-		return fmt.Errorf("%w: --mysql-addrs: %v", errUsage, err)
-	}
-	if f.mysqlAddrs != "" && f.mysqlDSN == "" {
+	if f.mysqlAddrs.given != "" && f.mysqlDSN == "" {
 		return fmt.Errorf("%w: --mysql-addrs needs --mysql-dsn for the user, password and database", errUsage)
 	}
-	if f.storeTimeout < 0 {
-		return fmt.Errorf("%w: --store-timeout %v: want 0 or a positive duration", errUsage, f.storeTimeout)
-	}
 	if f.mysqlDSN == "" {
-		f.mysqlCfg = nil
 		if f.sqlitePath == "" {
 			return fmt.Errorf("%w: --sqlite-path is empty and no --mysql-dsn is given: no store to open", errUsage)
 		}
@@ -53,10 +45,23 @@ func (f *storeFlags) validate() error {
 	}
 	// The errors quote no part of the DSN, so the password cannot leak
 	// through them.
-	if f.mysqlCfg, err = store.ParseMySQLDSN(f.mysqlDSN); err != nil {
+	if _, err := store.ParseMySQLDSN(f.mysqlDSN); err != nil {
 		return fmt.Errorf("%w: --mysql-dsn: %v", errUsage, err)
 	}
 	return nil
+}
+
+// mysqlConfig is the parsed --mysql-dsn; nil for SQLite, or for a DSN
+// that validate refuses.
+func (f *storeFlags) mysqlConfig() *mysql.Config {
+	if f.mysqlDSN == "" {
+		return nil
+	}
+	cfg, err := store.ParseMySQLDSN(f.mysqlDSN)
+	if err != nil {
+		return nil
+	}
+	return cfg
 }
 
 // mysqlUnknownDatabase is MySQL's answer for a database that does not
@@ -69,13 +74,13 @@ func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store
 	if f.mysqlDSN == "" {
 		return store.OpenSQLite(ctx, f.sqlitePath, opts)
 	}
-	opts.Addrs = f.addrs
+	opts.Addrs = f.mysqlAddrs.addrs
 	st, err := store.OpenMySQL(ctx, f.mysqlDSN, opts)
 	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == mysqlUnknownDatabase && f.mysqlCfg != nil {
+	if cfg := f.mysqlConfig(); errors.As(err, &me) && me.Number == mysqlUnknownDatabase && cfg != nil {
 		// leaf creates tables, never the database: that needs a privilege
 		// the service's user should not have.
-		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, f.mysqlCfg.DBName)
+		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, cfg.DBName)
 	}
 	return st, err
 }
@@ -93,13 +98,13 @@ func (f *storeFlags) describe() []any {
 	if f.mysqlDSN == "" {
 		return []any{"store", "sqlite", "path", f.sqlitePath}
 	}
-	cfg, err := store.ParseMySQLDSN(f.mysqlDSN)
-	if err != nil {
+	cfg := f.mysqlConfig()
+	if cfg == nil {
 		return []any{"store", "mysql"}
 	}
 	addr := cfg.Addr
-	if f.mysqlAddrs != "" {
-		addr = f.mysqlAddrs
+	if f.mysqlAddrs.given != "" {
+		addr = f.mysqlAddrs.given
 	}
 	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
 }
@@ -107,14 +112,32 @@ func (f *storeFlags) describe() []any {
 // where names the store st for a person, as in "created orders in mysql
 // leaf@tcp(db:3306)/leaf": the node in use, never the password.
 func (f *storeFlags) where(st *store.Store) string {
-	if f.mysqlCfg == nil {
+	cfg := f.mysqlConfig()
+	if cfg == nil {
 		return "sqlite " + f.sqlitePath
 	}
-	addr := f.mysqlCfg.Addr
+	addr := cfg.Addr
 	if st != nil && st.Addr() != "" {
 		addr = st.Addr()
 	}
-	return fmt.Sprintf("mysql %s@%s(%s)/%s", f.mysqlCfg.User, f.mysqlCfg.Net, addr, f.mysqlCfg.DBName)
+	return fmt.Sprintf("mysql %s@%s(%s)/%s", cfg.User, cfg.Net, addr, cfg.DBName)
+}
+
+// addrsFlag is --mysql-addrs: a comma-separated list of host:port.
+type addrsFlag struct {
+	given string // as given, for the log
+	addrs []string
+}
+
+func (a *addrsFlag) String() string { return a.given }
+
+func (a *addrsFlag) Set(s string) error {
+	addrs, err := splitAddrs(s)
+	if err != nil {
+		return valueError{s, err}
+	}
+	*a = addrsFlag{given: s, addrs: addrs}
+	return nil
 }
 
 // splitAddrs parses a comma-separated list of host:port.
@@ -133,6 +156,25 @@ func splitAddrs(s string) ([]string, error) {
 	return out, nil
 }
 
+// storeTimeoutFlag is --store-timeout: 0, for the store's default, or a
+// positive duration.
+type storeTimeoutFlag time.Duration
+
+func (d storeTimeoutFlag) String() string { return time.Duration(d).String() }
+func (d storeTimeoutFlag) Get() any       { return time.Duration(d) }
+
+func (d *storeTimeoutFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return valueError{v.String(), errors.New("want 0 or a positive duration")}
+	}
+	*d = storeTimeoutFlag(v)
+	return nil
+}
+
 // commandLine parses the command line of a one-shot command: the store
 // flags, which read their environment variables as serve's do, and the
 // command's own flags (own), which do not: a LEAF_STEP left in a shell by
@@ -142,12 +184,12 @@ func commandLine(name string, args []string, getenv func(string) string, stderr 
 	sf := &storeFlags{}
 	fs := flag.NewFlagSet("leaf "+name, flag.ContinueOnError)
 	sf.register(fs)
-	fromEnv := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) { fromEnv[f.Name] = true })
+	storeFlag := map[*flag.Flag]bool{}
+	fs.VisitAll(func(f *flag.Flag) { storeFlag[f] = true })
 	if own != nil {
 		own(fs)
 	}
-	if err := parseFlags(fs, args, getenv, stderr, func(n string) bool { return fromEnv[n] }); err != nil {
+	if err := parseFlags(fs, args, getenv, stderr, func(f *flag.Flag) bool { return storeFlag[f] }); err != nil {
 		return nil, nil, err
 	}
 	if err := sf.validate(); err != nil {

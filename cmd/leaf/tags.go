@@ -75,7 +75,7 @@ func tagList(ctx context.Context, args []string, getenv func(string) string, std
 	// --sqlite-path would otherwise leave an empty database behind and
 	// list nothing) nor applies migrations (to the database of a Java
 	// Leaf, say).
-	if sf.mysqlCfg == nil && sf.sqlitePath != ":memory:" {
+	if sf.mysqlDSN == "" && sf.sqlitePath != ":memory:" {
 		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
 		}

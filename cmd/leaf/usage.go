@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const usage = `leaf: unique, time-ordered ids over HTTP
@@ -47,19 +48,49 @@ func printUsage(fs *flag.FlagSet) {
 	}
 	fs.VisitAll(func(f *flag.Flag) {
 		arg, usage := flag.UnquoteUsage(f)
+		if arg == "value" { // a flag.Value of this package, unnamed in its usage
+			arg = argName(f)
+		}
 		line := "  --" + f.Name
 		if arg != "" {
 			line += " " + arg
 		}
 		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
 		if d := f.DefValue; d != "" && d != "0" && d != "0s" && d != "false" {
-			if g, ok := f.Value.(flag.Getter); ok {
-				if _, isString := g.Get().(string); isString {
-					d = strconv.Quote(d)
-				}
+			if isText(f) {
+				d = strconv.Quote(d)
 			}
 			fmt.Fprintf(w, " (default %s)", d)
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// argName names the argument of f by the type of value it holds, as
+// flag.UnquoteUsage names those of the flag package's own values.
+func argName(f *flag.Flag) string {
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case time.Duration:
+			return "duration"
+		case int64:
+			return "int"
+		}
+	}
+	return "value"
+}
+
+// isText reports whether f holds text, whose default is shown quoted:
+// every flag but those holding a number, a duration or true/false, which
+// say so with flag.Getter.
+func isText(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return true
+	}
+	switch g.Get().(type) {
+	case bool, int, int64, uint, uint64, float64, time.Duration:
+		return false
+	}
+	return true
 }
