@@ -438,6 +438,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		{[]string{"help", "tag"}, "leaf tag add NAME [flags]"},
 		{[]string{"serve", "--help"}, "Usage: leaf serve [flags]"},
 		{[]string{"serve", "--addr", "x", "-h"}, "--snowflake-epoch"},
+		{[]string{"tag", "add", "x", "--step", "1e3", "-h"}, "Usage: leaf tag add NAME [flags]"},
 		{[]string{"migrate", "-help"}, "Usage: leaf migrate [flags]"},
 		{[]string{"tag", "add", "x", "--help"}, "Usage: leaf tag add NAME [flags]"},
 		{[]string{"help", "tag", "add"}, "Usage: leaf tag add NAME [flags]"},
