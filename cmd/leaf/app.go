@@ -28,6 +28,7 @@ import (
 // release of the snowflake lease.
 const shutdownTimeout = 10 * time.Second
 
+// serve runs `leaf serve` until ctx is done.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	a, err := newApp(args, getenv, stderr)
 	if err != nil {
