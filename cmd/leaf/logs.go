@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -96,24 +95,6 @@ func (a *app) logLoad(l loadLimiters, tag string, err error) {
 	}
 	if ok, dropped := l.failed.allow(tag); ok {
 		a.log.Warn("segment load failed", "tag", tag, "err", err, "failures_not_logged", dropped)
-	}
-}
-
-// handBack returns the unused tails of the segments to their rows, so that
-// a restart does not skip them, and logs what it did.
-func (a *app) handBack() {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	for _, r := range a.alloc.HandBack(ctx) {
-		switch {
-		case r.Err != nil:
-			a.log.Warn("segment: could not hand back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs, "err", r.Err)
-		case r.Moved:
-			a.log.Info("segment: unused ids not handed back, another instance took a range after them",
-				"tag", r.Tag, "from", r.From, "ids", r.IDs)
-		default:
-			a.log.Info("segment: handed back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs)
-		}
 	}
 }
 

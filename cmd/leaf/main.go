@@ -66,28 +66,6 @@ type helpHint struct {
 
 func (h helpHint) Unwrap() error { return h.error }
 
-const usage = `leaf: unique, time-ordered ids over HTTP
-
-Usage:
-  leaf serve    [flags]   run the service (migrates first unless --migrate=false)
-  leaf migrate  [flags]   apply pending migrations and exit
-  leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
-                          create a tag
-  leaf tag list [flags]   list the tags
-  leaf version            print the version
-  leaf help [COMMAND]     this text, or a command's flags
-
-Flags may come before or after the arguments. Run 'leaf COMMAND -h' for a
-command's flags.
-`
-
-const tagUsage = `Usage:
-  leaf tag add NAME [flags]   create a tag
-  leaf tag list [flags]       list the tags
-
-Run 'leaf tag add -h' or 'leaf tag list -h' for their flags.
-`
-
 // run executes one command line. getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,47 +28,7 @@ import (
 // release of the snowflake lease.
 const shutdownTimeout = 10 * time.Second
 
-type serveConfig struct {
-	storeFlags
-	addr         string
-	migrate      bool
-	segment      bool
-	snowflake    bool
-	workerID     int64
-	epochMs      int64
-	layoutBits   string           // --snowflake-layout as given
-	timeUnit     string           // --snowflake-time-unit as given
-	layout       snowflake.Layout // the two above, set by validate
-	adminToken   string
-	statusToken  string
-	logFormat    string
-	logLevel     string
-	holder       string
-	refreshTags  time.Duration
-	failoverJump int64
-}
-
-func (c *serveConfig) flags() *flag.FlagSet {
-	fs := flag.NewFlagSet("leaf serve", flag.ContinueOnError)
-	c.storeFlags.register(fs)
-	fs.StringVar(&c.addr, "addr", ":8080", "listen `address`")
-	fs.BoolVar(&c.migrate, "migrate", true, "apply pending migrations before serving")
-	fs.BoolVar(&c.segment, "segment", true, "serve segment mode")
-	fs.BoolVar(&c.snowflake, "snowflake", true, "serve snowflake mode")
-	fs.Int64Var(&c.workerID, "snowflake-worker-id", -1, "fixed snowflake worker `id`, 0..2^W-1 for the W worker bits of --snowflake-layout (0..1023 by default); -1 leases one from the database")
-	fs.Int64Var(&c.epochMs, "snowflake-epoch", snowflake.DefaultEpochMs, "snowflake epoch in Unix `milliseconds`")
-	fs.StringVar(&c.layoutBits, "snowflake-layout", defaultLayoutBits, "widths of the snowflake time, worker id and sequence fields as `T,W,S`; they sum to 63, or to 53 for ids a JavaScript number holds exactly")
-	fs.StringVar(&c.timeUnit, "snowflake-time-unit", "ms", "`unit` of the snowflake time field: ms or s")
-	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
-	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
-	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
-	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
-	fs.DurationVar(&c.refreshTags, "tag-refresh", segment.DefaultRefreshInterval, "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
-	fs.Int64Var(&c.failoverJump, "failover-jump", segment.DefaultFailoverJump, "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
-	return fs
-}
-
+// serve runs `leaf serve` until ctx is done.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	a, err := newApp(args, getenv, stderr)
 	if err != nil {
@@ -94,55 +52,7 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, 
 	if err := c.validate(fs); err != nil {
 		return nil, err
 	}
-	log, err := newLogger(c.logFormat, c.logLevel, stderr)
-	if err != nil {
-		return nil, err
-	}
-	return &app{cfg: c, log: log}, nil
-}
-
-func (c *serveConfig) validate(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
-	}
-	if err := c.validateSnowflake(time.Now()); err != nil {
-		return err
-	}
-	switch {
-	case !c.segment && !c.snowflake:
-		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)
-	case c.failoverJump < 1:
-		return fmt.Errorf("%w: --failover-jump %d: want at least 1", errUsage, c.failoverJump)
-	}
-	return c.storeFlags.validate()
-}
-
-// validateSnowflake checks the snowflake layout, the worker id it allows
-// and, with snowflake mode on, that the layout's range from the epoch has
-// not run out at now: so that none of them fails a start halfway through,
-// after the store was opened and migrated.
-func (c *serveConfig) validateSnowflake(now time.Time) error {
-	var err error
-	if c.layout, err = parseLayout(c.layoutBits, c.timeUnit); err != nil {
-		return err
-	}
-	// Named as parsed, not as given: the given text may hold spaces or
-	// control characters from a variable.
-	l := c.layout
-	given := fmt.Sprintf("--snowflake-layout %d,%d,%d --snowflake-time-unit %s", l.TimeBits, l.WorkerBits, l.SequenceBits, c.timeUnit)
-	if err := l.Validate(); err != nil {
-		return fmt.Errorf("%w: %s: %w", errUsage, given, err)
-	}
-	if c.workerID != -1 && !l.ValidWorkerID(c.workerID) {
-		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d (%d worker bits in %s)",
-			errUsage, c.workerID, l.MaxWorkerID(), l.WorkerBits, given)
-	}
-	if end := l.End(c.epochMs); c.snowflake && l.Exhausted(c.epochMs, now) {
-		return fmt.Errorf("%w: --snowflake-epoch %d with %s: the %d-bit time field ran out at %s; "+
-			"a later epoch or a wider time field starts a new range, and changes the ids (README, \"Snowflake layouts\")",
-			errUsage, c.epochMs, given, l.TimeBits, end.Format(time.RFC3339Nano))
-	}
-	return nil
+	return &app{cfg: c, log: newLogger(c.logFormat, c.logLevel, stderr)}, nil
 }
 
 // app is one running `leaf serve`. open starts its parts in this order,
@@ -338,100 +248,22 @@ func (a *app) close() error {
 	return errors.Join(errs...)
 }
 
-// Readiness: only this instance's own problems fail it; an outage of the
-// store, which every instance shares, degrades it (httpapi.ErrDegraded).
-
-func (a *app) lifecycleCheck(context.Context) error {
-	if a.stopping.Load() {
-		return errors.New("shutting down")
-	}
-	return nil
-}
-
-// watchSchema checks, when serve does not migrate, that the database has
-// the tables and columns this version uses. While it does not, /readyz
-// fails naming what is missing, and the check runs again every few
-// seconds, so that a `leaf migrate` run elsewhere makes the instance ready.
-func (a *app) watchSchema(ctx context.Context) {
-	err := a.store.CheckSchema(ctx)
-	if err == nil || !errors.As(err, new(*segment.NotMigratedError)) {
-		return // a store that does not answer is the store check's to report
-	}
-	a.log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", "err", err)
-	a.schemaErr.Store(&err)
-	a.schemaDone = make(chan struct{})
-	a.schemaWG.Add(1)
-	go func() {
-		defer a.schemaWG.Done()
-		t := time.NewTicker(schemaRecheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-a.schemaDone:
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), a.store.Timeout())
-			err := a.store.CheckSchema(ctx)
-			cancel()
-			if err == nil {
-				a.schemaErr.Store(nil)
-				a.log.Info("the database is migrated now")
-				return
-			}
+// handBack returns the unused tails of the segments to their rows, so that
+// a restart does not skip them, and logs what it did.
+func (a *app) handBack() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	for _, r := range a.alloc.HandBack(ctx) {
+		switch {
+		case r.Err != nil:
+			a.log.Warn("segment: could not hand back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs, "err", r.Err)
+		case r.Moved:
+			a.log.Info("segment: unused ids not handed back, another instance took a range after them",
+				"tag", r.Tag, "from", r.From, "ids", r.IDs)
+		default:
+			a.log.Info("segment: handed back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs)
 		}
-	}()
-}
-
-// schemaRecheck is how often a database found without its migrations is
-// checked again.
-const schemaRecheck = 2 * time.Second
-
-func (a *app) schemaCheck(context.Context) error {
-	if err := a.schemaErr.Load(); err != nil {
-		return *err
 	}
-	return nil
-}
-
-// storeHealth is the store's health as /status shows it.
-func (a *app) storeHealth() httpapi.StoreHealth {
-	h := a.store.Health()
-	out := httpapi.StoreHealth{Up: h.Up, Since: h.Since, Failed: h.Failed}
-	if !h.Up && h.Err != nil {
-		out.Err = h.Err.Error()
-	}
-	return out
-}
-
-// The checks' errors are shown in /readyz, which anyone who reaches the
-// port may read: they say what is wrong in words that name no host. The
-// errors with the details are in the log.
-
-func (a *app) storeCheck(context.Context) error {
-	if h := a.store.Health(); !h.Up {
-		return fmt.Errorf("%w: the database has not answered since %s", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
-// snowflakeCheck fails for a lease held by another or a clock behind; a
-// lease that lapsed because renewals failed (the store did not answer), or
-// that waits out a store gone back in time, is shared by every instance and
-// only degrades.
-func (a *app) snowflakeCheck(context.Context) error {
-	err := a.gen.Ready()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, snowflake.ErrLeaseRegressed), errors.Is(err, snowflake.ErrLeaseUnrenewed):
-		return fmt.Errorf("%w: %s", httpapi.ErrDegraded, snowflake.Reason(err))
-	case snowflake.Reason(err) != "":
-		return errors.New(snowflake.Reason(err))
-	case errors.Is(err, snowflake.ErrClosed):
-		return errors.New("shutting down")
-	}
-	return errors.New("cannot issue snowflake ids (the log says why)")
 }
 
 // newGenerator starts the snowflake generator with a fixed or leased worker
@@ -489,20 +321,4 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 		t.alloc.Added(created.Name)
 	}
 	return created, err
-}
-
-// splitAddrs parses a comma-separated list of host:port.
-func splitAddrs(s string) ([]string, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		a = strings.TrimSpace(a)
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return nil, fmt.Errorf("%q is not host:port: %v", a, err)
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }

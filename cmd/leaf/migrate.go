@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/leafid/leaf/migrations"
+	"github.com/leafid/leaf/store"
+)
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	sf, rest, err := commandLine("migrate", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: migrate takes no arguments, got %q", errUsage, rest)
+	}
+	st, err := sf.open(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	where := sf.where(st)
+	applied, err := st.Migrate(ctx)
+	printMigrations(stdout, where, applied)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "no pending migration: %s is up to date\n", where)
+	}
+	return nil
+}
+
+// printMigrations writes what Store.Migrate applied to where.
+func printMigrations(w io.Writer, where string, applied []migrations.Applied) {
+	for _, m := range applied {
+		fmt.Fprintf(w, "applied %s (version %d) to %s\n", m.Name, m.Version, where)
+	}
+}
+
+// logMigrations logs what Store.Migrate applied at the start of serve.
+func logMigrations(log *slog.Logger, applied []migrations.Applied) {
+	if len(applied) == 0 {
+		log.Info("no pending migration")
+		return
+	}
+	for _, m := range applied {
+		log.Info("migration applied", "version", m.Version, "name", m.Name, "took", m.Duration.Round(time.Millisecond).String())
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+)
+
+// serveConfig is the configuration of `leaf serve`, as its flags read it.
+type serveConfig struct {
+	storeFlags
+	addr         string
+	migrate      bool
+	segment      bool
+	snowflake    bool
+	workerID     int64
+	epochMs      int64
+	layout       snowflake.Layout // --snowflake-layout and --snowflake-time-unit
+	adminToken   string
+	statusToken  string
+	logFormat    string
+	logLevel     slog.Level
+	holder       string
+	refreshTags  time.Duration
+	failoverJump int64
+}
+
+// flags registers the flags of serve, which set c, each with its default.
+func (c *serveConfig) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("leaf serve", flag.ContinueOnError)
+	c.storeFlags.register(fs)
+	c.addr = ":8080"
+	fs.Var((*listenAddrFlag)(&c.addr), "addr", "listen `address`")
+	fs.BoolVar(&c.migrate, "migrate", true, "apply pending migrations before serving")
+	fs.BoolVar(&c.segment, "segment", true, "serve segment mode")
+	fs.BoolVar(&c.snowflake, "snowflake", true, "serve snowflake mode")
+	fs.Int64Var(&c.workerID, "snowflake-worker-id", -1, "fixed snowflake worker `id`, 0..2^W-1 for the W worker bits of --snowflake-layout (0..1023 by default); -1 leases one from the database")
+	c.epochMs = snowflake.DefaultEpochMs
+	fs.Var((*epochFlag)(&c.epochMs), "snowflake-epoch", "snowflake epoch in Unix `milliseconds`")
+	c.layout = snowflake.DefaultLayout()
+	fs.Var((*layoutFlag)(&c.layout), "snowflake-layout", "widths of the snowflake time, worker id and sequence fields as `T,W,S`; they sum to 63, or to 53 for ids a JavaScript number holds exactly")
+	fs.Var((*timeUnitFlag)(&c.layout.Unit), "snowflake-time-unit", "`unit` of the snowflake time field: ms or s")
+	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
+	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
+	c.logFormat = "text"
+	fs.Var((*logFormatFlag)(&c.logFormat), "log-format", "log `format`: text or json")
+	c.logLevel = slog.LevelInfo
+	fs.Var((*logLevelFlag)(&c.logLevel), "log-level", "log `level`: debug, info, warn or error")
+	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
+	c.refreshTags = segment.DefaultRefreshInterval
+	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
+	c.failoverJump = segment.DefaultFailoverJump
+	fs.Var((*failoverJumpFlag)(&c.failoverJump), "failover-jump", "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
+	return fs
+}
+
+// validate checks what no single flag can, once fs has read them all.
+func (c *serveConfig) validate(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if err := c.validateSnowflake(time.Now()); err != nil {
+		return err
+	}
+	if !c.segment && !c.snowflake {
+		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)
+	}
+	return c.storeFlags.validate()
+}
+
+// listenAddrFlag is --addr: host:port, so that a bad address is a usage
+// error before the store is opened and migrated rather than a failure
+// after.
+type listenAddrFlag string
+
+func (a listenAddrFlag) String() string { return string(a) }
+
+func (a *listenAddrFlag) Set(s string) error {
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return valueError{s, fmt.Errorf("want host:port or :port, e.g. :8080 (%v)", err)}
+	}
+	*a = listenAddrFlag(s)
+	return nil
+}
+
+// tagRefreshFlag is --tag-refresh: a positive interval. segment.Options
+// reads 0 as "the default" and a negative one as "never", and never would
+// silently stop the search for rows gone back in time (README, "High
+// availability").
+type tagRefreshFlag time.Duration
+
+func (d tagRefreshFlag) String() string { return time.Duration(d).String() }
+func (d tagRefreshFlag) Get() any       { return time.Duration(d) }
+
+func (d *tagRefreshFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v <= 0 {
+		return valueError{v.String(), fmt.Errorf("want a positive duration such as %v", segment.DefaultRefreshInterval)}
+	}
+	*d = tagRefreshFlag(v)
+	return nil
+}
+
+// failoverJumpFlag is --failover-jump: at least one id.
+type failoverJumpFlag int64
+
+func (n failoverJumpFlag) String() string { return strconv.FormatInt(int64(n), 10) }
+func (n failoverJumpFlag) Get() any       { return int64(n) }
+
+func (n *failoverJumpFlag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return err
+	}
+	if v < 1 {
+		return valueError{strconv.FormatInt(v, 10), errors.New("want at least 1")}
+	}
+	*n = failoverJumpFlag(v)
+	return nil
+}

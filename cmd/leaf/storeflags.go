@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leafid/leaf/store"
+)
+
+// storeFlags are the flags of every command that opens the database.
+type storeFlags struct {
+	mysqlDSN     string
+	mysqlAddrs   addrsFlag
+	sqlitePath   string
+	storeTimeout time.Duration
+}
+
+func (f *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db?parseTime=true`; empty uses the embedded SQLite store")
+	fs.Var(&f.mysqlAddrs, "mysql-addrs", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
+	fs.StringVar(&f.sqlitePath, "sqlite-path", "leaf.db", "the embedded SQLite store's `file`")
+	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
+}
+
+// validate checks, once the flags are read, that they name one store. The
+// DSN is checked here rather than by a flag.Value of its own, as a refused
+// value is shown in the message and a DSN holds a password.
+func (f *storeFlags) validate() error {
+	if f.mysqlAddrs.given != "" && f.mysqlDSN == "" {
+		return fmt.Errorf("%w: --mysql-addrs needs --mysql-dsn for the user, password and database", errUsage)
+	}
+	if f.mysqlDSN == "" {
+		if f.sqlitePath == "" {
+			return fmt.Errorf("%w: --sqlite-path is empty and no --mysql-dsn is given: no store to open", errUsage)
+		}
+		return nil
+	}
+	// The errors quote no part of the DSN, so the password cannot leak
+	// through them.
+	if _, err := store.ParseMySQLDSN(f.mysqlDSN); err != nil {
+		return fmt.Errorf("%w: --mysql-dsn: %v", errUsage, err)
+	}
+	return nil
+}
+
+// mysqlConfig is the parsed --mysql-dsn; nil for SQLite, or for a DSN
+// that validate refuses.
+func (f *storeFlags) mysqlConfig() *mysql.Config {
+	if f.mysqlDSN == "" {
+		return nil
+	}
+	cfg, err := store.ParseMySQLDSN(f.mysqlDSN)
+	if err != nil {
+		return nil
+	}
+	return cfg
+}
+
+// mysqlUnknownDatabase is MySQL's answer for a database that does not
+// exist (ER_BAD_DB_ERROR).
+const mysqlUnknownDatabase = 1049
+
+// open opens the configured store, after validate.
+func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store, error) {
+	opts.Timeout = f.storeTimeout
+	if f.mysqlDSN == "" {
+		return store.OpenSQLite(ctx, f.sqlitePath, opts)
+	}
+	opts.Addrs = f.mysqlAddrs.addrs
+	st, err := store.OpenMySQL(ctx, f.mysqlDSN, opts)
+	var me *mysql.MySQLError
+	if cfg := f.mysqlConfig(); errors.As(err, &me) && me.Number == mysqlUnknownDatabase && cfg != nil {
+		// leaf creates tables, never the database: that needs a privilege
+		// the service's user should not have.
+		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, cfg.DBName)
+	}
+	return st, err
+}
+
+// kind names the store's kind, "mysql" or "sqlite", without an address.
+func (f *storeFlags) kind() string {
+	if f.mysqlDSN == "" {
+		return "sqlite"
+	}
+	return "mysql"
+}
+
+// describe names the store for logs, without the DSN's password.
+func (f *storeFlags) describe() []any {
+	if f.mysqlDSN == "" {
+		return []any{"store", "sqlite", "path", f.sqlitePath}
+	}
+	cfg := f.mysqlConfig()
+	if cfg == nil {
+		return []any{"store", "mysql"}
+	}
+	addr := cfg.Addr
+	if f.mysqlAddrs.given != "" {
+		addr = f.mysqlAddrs.given
+	}
+	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
+}
+
+// where names the store st for a person, as in "created orders in mysql
+// leaf@tcp(db:3306)/leaf": the node in use, never the password.
+func (f *storeFlags) where(st *store.Store) string {
+	cfg := f.mysqlConfig()
+	if cfg == nil {
+		return "sqlite " + f.sqlitePath
+	}
+	addr := cfg.Addr
+	if st != nil && st.Addr() != "" {
+		addr = st.Addr()
+	}
+	return fmt.Sprintf("mysql %s@%s(%s)/%s", cfg.User, cfg.Net, addr, cfg.DBName)
+}
+
+// addrsFlag is --mysql-addrs: a comma-separated list of host:port.
+type addrsFlag struct {
+	given string // as given, for the log
+	addrs []string
+}
+
+func (a *addrsFlag) String() string { return a.given }
+
+func (a *addrsFlag) Set(s string) error {
+	addrs, err := splitAddrs(s)
+	if err != nil {
+		return valueError{s, err}
+	}
+	*a = addrsFlag{given: s, addrs: addrs}
+	return nil
+}
+
+// splitAddrs parses a comma-separated list of host:port.
+func splitAddrs(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("%q is not host:port: %v", a, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// storeTimeoutFlag is --store-timeout: 0, for the store's default, or a
+// positive duration.
+type storeTimeoutFlag time.Duration
+
+func (d storeTimeoutFlag) String() string { return time.Duration(d).String() }
+func (d storeTimeoutFlag) Get() any       { return time.Duration(d) }
+
+func (d *storeTimeoutFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return valueError{v.String(), errors.New("want 0 or a positive duration")}
+	}
+	*d = storeTimeoutFlag(v)
+	return nil
+}
+
+// commandLine parses the command line of a one-shot command: the store
+// flags, which read their environment variables as serve's do, and the
+// command's own flags (own), which do not: a LEAF_STEP left in a shell by
+// someone would silently change every tag created there. It returns the
+// store flags, validated, and the arguments.
+func commandLine(name string, args []string, getenv func(string) string, stderr io.Writer, own func(*flag.FlagSet)) (*storeFlags, []string, error) {
+	sf := &storeFlags{}
+	fs := flag.NewFlagSet("leaf "+name, flag.ContinueOnError)
+	sf.register(fs)
+	storeFlag := map[*flag.Flag]bool{}
+	fs.VisitAll(func(f *flag.Flag) { storeFlag[f] = true })
+	if own != nil {
+		own(fs)
+	}
+	if err := parseFlags(fs, args, getenv, stderr, func(f *flag.Flag) bool { return storeFlag[f] }); err != nil {
+		return nil, nil, err
+	}
+	if err := sf.validate(); err != nil {
+		return nil, nil, err
+	}
+	return sf, fs.Args(), nil
+}

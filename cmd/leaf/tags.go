@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
+)
+
+func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
+	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
+		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
+		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0:
+		return fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
+	case len(rest) > 1:
+		return fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
+	}
+	t.Name = rest[0]
+	// Checked before the store is opened: a bad command line creates no
+	// database file and applies no migration.
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
+	}
+	st, err := sf.open(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	where := sf.where(st)
+	// Migrations only create what is missing, so tag add works on a fresh
+	// database too; it says so, as that may be a database made by mistake.
+	applied, err := st.Migrate(ctx)
+	printMigrations(stderr, where, applied)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	created, err := st.CreateTag(ctx, t)
+	if errors.Is(err, segment.ErrInvalidTag) || errors.Is(err, segment.ErrInvalidDescription) {
+		// What only the database could judge (a character its table
+		// cannot store) is still a mistake in the command line.
+		return fmt.Errorf("%w: %s: %w", errUsage, where, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	fmt.Fprintf(stdout, "created %s in %s: next id %d, step %d\n", printable(created.Name), where, created.MaxID, created.Step)
+	return nil
+}
+
+func tagList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	sf, rest, err := commandLine("tag list", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: tag list takes no arguments, got %s", errUsage, quoteAll(rest))
+	}
+	// Listing only reads: it neither creates a SQLite file (a typo in
+	// --sqlite-path would otherwise leave an empty database behind and
+	// list nothing) nor applies migrations (to the database of a Java
+	// Leaf, say).
+	if sf.mysqlDSN == "" && sf.sqlitePath != ":memory:" {
+		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
+		}
+	}
+	st, err := sf.open(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tags, err := st.Tags(ctx)
+	if err != nil {
+		// On a database never migrated the store's error says to run
+		// leaf migrate.
+		return fmt.Errorf("%s: %w", sf.where(st), err)
+	}
+	return writeTags(stdout, tags)
+}
+
+// writeTags writes tags as a table. Names and descriptions come from the
+// database, where anyone (a Java Leaf's admin, a SQL console) may have put
+// escape sequences: they are escaped (see printable), and the columns are
+// padded by the width a terminal gives them, not by bytes.
+func writeTags(w io.Writer, tags []segment.Tag) error {
+	rows := [][]string{{"TAG", "MAX_ID", "STEP", "UPDATED", "DESCRIPTION"}}
+	for _, t := range tags {
+		rows = append(rows, []string{printable(t.Name), fmt.Sprint(t.MaxID), fmt.Sprint(t.Step),
+			t.UpdateTime.UTC().Format(time.RFC3339), printable(t.Description)})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], displayWidth(cell))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		var line strings.Builder
+		for i, cell := range r {
+			if i > 0 {
+				line.WriteString(strings.Repeat(" ", widths[i-1]-displayWidth(r[i-1])+2))
+			}
+			line.WriteString(cell)
+		}
+		// No trailing blanks (the padding before an empty description).
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const usage = `leaf: unique, time-ordered ids over HTTP
+
+Usage:
+  leaf serve    [flags]   run the service (migrates first unless --migrate=false)
+  leaf migrate  [flags]   apply pending migrations and exit
+  leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
+                          create a tag
+  leaf tag list [flags]   list the tags
+  leaf version            print the version
+  leaf help [COMMAND]     this text, or a command's flags
+
+Flags may come before or after the arguments. Run 'leaf COMMAND -h' for a
+command's flags.
+`
+
+const tagUsage = `Usage:
+  leaf tag add NAME [flags]   create a tag
+  leaf tag list [flags]       list the tags
+
+Run 'leaf tag add -h' or 'leaf tag list -h' for their flags.
+`
+
+// synopses are the first lines of each command's -h.
+var synopses = map[string]string{
+	"leaf serve":    "Usage: leaf serve [flags]\n\nRuns the service; applies pending migrations first unless --migrate=false.\nEvery flag has an environment variable, shown with it; a flag wins over its variable.",
+	"leaf migrate":  "Usage: leaf migrate [flags]\n\nApplies the pending migrations to the store, says which, and exits.",
+	"leaf tag add":  "Usage: leaf tag add NAME [flags]\n\nCreates the tag NAME in the store (applying pending migrations first).\nFlags may come before or after NAME; put -- before a NAME that begins with '-'.",
+	"leaf tag list": "Usage: leaf tag list [flags]\n\nLists the tags of the store with max_id, step, last update and description.\nControl characters in names and descriptions are shown escaped (\\x1b, \\u202e, \\\\).",
+}
+
+// printUsage writes the synopsis of fs's command and its flags.
+func printUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	if s, ok := synopses[fs.Name()]; ok {
+		fmt.Fprintf(w, "%s\n\nFlags:\n", s)
+	} else {
+		fmt.Fprintf(w, "Usage of %s:\n", fs.Name())
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		if arg == "value" { // a flag.Value of this package, unnamed in its usage
+			arg = argName(f)
+		}
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "0" && d != "0s" && d != "false" {
+			if isText(f) {
+				d = strconv.Quote(d)
+			}
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// argName names the argument of f by the type of value it holds, as
+// flag.UnquoteUsage names those of the flag package's own values.
+func argName(f *flag.Flag) string {
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case time.Duration:
+			return "duration"
+		case int64:
+			return "int"
+		}
+	}
+	return "value"
+}
+
+// isText reports whether f holds text, whose default is shown quoted:
+// every flag but those holding a number, a duration or true/false, which
+// say so with flag.Getter.
+func isText(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return true
+	}
+	switch g.Get().(type) {
+	case bool, int, int64, uint, uint64, float64, time.Duration:
+		return false
+	}
+	return true
+}
