@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -181,12 +182,12 @@ func TestAdminSegmentsShape(t *testing.T) {
 func TestAdminStoreFailure(t *testing.T) {
 	t.Run("an unexpected error is a 500", func(t *testing.T) {
 		v := newEnv(t)
-		v.tags.err = errors.New("syntax error near db:3306")
+		v.tags.SetFail(errors.New("syntax error near db:3306"))
 		wantError(t, v.admin(t, "GET", "/api/admin/tags", ""), 500, "internal")
 	})
 	t.Run("an unreachable store is a 503 with Retry-After", func(t *testing.T) {
 		v := newEnv(t)
-		v.tags.err = fmt.Errorf("%w: dial db:3306: connection refused", segment.ErrStoreUnavailable)
+		v.tags.SetFail(fmt.Errorf("%w: dial db:3306: connection refused", segment.ErrStoreUnavailable))
 		for _, r := range []struct{ method, path, body string }{
 			{"GET", "/api/admin/tags", ""},
 			{"GET", "/api/admin/tags/orders", ""},
@@ -303,8 +304,9 @@ func TestAdminBodyMessages(t *testing.T) {
 			if e.Error.Message != tt.message {
 				t.Errorf("message = %q, want %q", e.Error.Message, tt.message)
 			}
-			if len(v.tags.tags) != 1 || v.tags.tags["orders"].Step != 1000 || v.tags.tags["orders"].MaxID != 2001 {
-				t.Errorf("tags changed: %+v", v.tags.tags)
+			tags, err := v.tags.Tags(context.Background())
+			if err != nil || len(tags) != 1 || tags[0].Name != "orders" || tags[0].Step != 1000 || tags[0].MaxID != 2001 {
+				t.Errorf("tags changed: %+v (%v)", tags, err)
 			}
 		})
 	}

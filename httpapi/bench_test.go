@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -17,7 +18,7 @@ import (
 // the error map on, over the real allocator and generator.
 func benchHandler(b *testing.B) http.Handler {
 	b.Helper()
-	alloc := segment.New(newMemStore(segment.Tag{Name: "bench", MaxID: 1, Step: segment.MaxStep}), segment.Options{RefreshInterval: -1})
+	alloc := segment.New(segmenttest.New(segment.Tag{Name: "bench", MaxID: 1, Step: segment.MaxStep}), segment.Options{RefreshInterval: -1})
 	b.Cleanup(func() { alloc.Close() })
 	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: 1})
 	if err != nil {

@@ -84,7 +84,12 @@ func TestTagInPath(t *testing.T) {
 		}
 		t.Run(tt.name+" admin", func(t *testing.T) {
 			v := newEnv(t)
-			v.tags.tags[tt.tag] = v.tags.tags["orders"]
+			row, err := v.tags.Tag(context.Background(), "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			row.Name = tt.tag
+			v.tags.Put(row)
 			rec := v.admin(t, http.MethodGet, "/api/admin/tags/"+tt.segment, "")
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status = %d; %s", rec.Code, rec.Body)

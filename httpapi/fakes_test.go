@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
@@ -210,95 +211,17 @@ func (f *fakeSnowflake) Decode(id int64) (snowflake.ID, error) {
 	}, nil
 }
 
-type fakeTags struct {
-	mu   sync.Mutex
-	tags map[string]segment.Tag
-	err  error
-}
-
 var fakeNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newFakeTags() *fakeTags {
-	return &fakeTags{tags: map[string]segment.Tag{
-		"orders": {Name: "orders", MaxID: 2001, Step: 1000, Description: "order ids", UpdateTime: fakeNow},
-	}}
+// newFakeTags is the store of the admin routes: one row, orders, and
+// fakeNow as the time of every change.
+func newFakeTags() *segmenttest.MemStore {
+	st := segmenttest.New(segment.Tag{Name: "orders", MaxID: 2001, Step: 1000, Description: "order ids", UpdateTime: fakeNow})
+	st.SetNow(func() time.Time { return fakeNow })
+	return st
 }
 
-func (f *fakeTags) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return segment.Tag{}, f.err
-	}
-	if _, ok := f.tags[t.Name]; ok {
-		return segment.Tag{}, segment.ErrTagExists
-	}
-	t.UpdateTime = fakeNow
-	f.tags[t.Name] = t
-	return t, nil
-}
-
-func (f *fakeTags) UpdateTag(_ context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return segment.Tag{}, f.err
-	}
-	t, ok := f.tags[name]
-	if !ok {
-		return segment.Tag{}, segment.ErrUnknownTag
-	}
-	t, err := applyUpdate(t, u)
-	if err != nil {
-		return segment.Tag{}, err
-	}
-	f.tags[name] = t
-	return t, nil
-}
-
-// applyUpdate is a store's PATCH of t by u, for the fakes: max_id only
-// rises.
-func applyUpdate(t segment.Tag, u segment.TagUpdate) (segment.Tag, error) {
-	if u.MaxID != nil {
-		if *u.MaxID < t.MaxID {
-			return segment.Tag{}, segment.ErrInvalidMaxID
-		}
-		t.MaxID = *u.MaxID
-	}
-	if u.Step != nil {
-		t.Step = *u.Step
-	}
-	if u.Description != nil {
-		t.Description = *u.Description
-	}
-	return t, nil
-}
-
-func (f *fakeTags) Tag(_ context.Context, name string) (segment.Tag, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return segment.Tag{}, f.err
-	}
-	t, ok := f.tags[name]
-	if !ok {
-		return segment.Tag{}, segment.ErrUnknownTag
-	}
-	return t, nil
-}
-
-func (f *fakeTags) Tags(context.Context) ([]segment.Tag, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return nil, f.err
-	}
-	out := make([]segment.Tag, 0, len(f.tags))
-	for _, t := range f.tags {
-		out = append(out, t)
-	}
-	return out, nil
-}
+var _ httpapi.TagAdmin = (*segmenttest.MemStore)(nil)
 
 const testToken = "s3cret-admin-token"
 
@@ -306,7 +229,7 @@ type env struct {
 	e    *echo.Echo
 	seg  *fakeSegments
 	snow *fakeSnowflake
-	tags *fakeTags
+	tags *segmenttest.MemStore
 	reg  *prometheus.Registry
 	logs *testkit.SyncBuffer
 }

@@ -11,119 +11,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
-)
-
-// memStore is an in-memory leaf_alloc for the real allocator and the
-// admin routes. Every row takes its ranges from one sequence, so an id is
-// unique across all tags and a duplicate anywhere is a fault.
-type memStore struct {
-	mu   sync.Mutex
-	rows map[string]segment.Tag
-	next int64 // the first id of the next range, for every row
-}
-
-func newMemStore(rows ...segment.Tag) *memStore {
-	s := &memStore{rows: map[string]segment.Tag{}, next: 1}
-	for _, r := range rows {
-		s.rows[r.Name] = r
-	}
-	return s
-}
-
-func (s *memStore) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
-	return s.AllocateAbove(ctx, tag, step, 0)
-}
-
-func (s *memStore) AllocateAbove(_ context.Context, tag string, step, floor int64) (segment.Allocation, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.rows[tag]
-	switch {
-	case !ok:
-		return segment.Allocation{}, segment.ErrUnknownTag
-	case r.Step < segment.MinStep:
-		return segment.Allocation{}, segment.ErrMisconfigured
-	case r.MaxID == math.MaxInt64:
-		return segment.Allocation{}, segment.ErrExhausted
-	}
-	if step <= 0 {
-		step = r.Step
-	}
-	start := max(s.next, floor)
-	s.next = start + step
-	return segment.Allocation{MaxID: s.next, Step: step, DBStep: r.Step}, nil
-}
-
-func (s *memStore) Tag(_ context.Context, name string) (segment.Tag, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.rows[name]; ok {
-		return r, nil
-	}
-	return segment.Tag{}, segment.ErrUnknownTag
-}
-
-func (s *memStore) Tags(context.Context) ([]segment.Tag, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]segment.Tag, 0, len(s.rows))
-	for _, r := range s.rows {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-func (s *memStore) FindTags(_ context.Context, names []string) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, n := range names {
-		if _, ok := s.rows[n]; ok {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-func (s *memStore) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.rows[t.Name]; ok {
-		return segment.Tag{}, segment.ErrTagExists
-	}
-	t.UpdateTime = fakeNow
-	s.rows[t.Name] = t
-	return t, nil
-}
-
-func (s *memStore) UpdateTag(_ context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.rows[name]
-	if !ok {
-		return segment.Tag{}, segment.ErrUnknownTag
-	}
-	t, err := applyUpdate(t, u)
-	if err != nil {
-		return segment.Tag{}, err
-	}
-	s.rows[name] = t
-	return t, nil
-}
-
-var (
-	_ segment.Store    = (*memStore)(nil)
-	_ httpapi.TagAdmin = (*memStore)(nil)
 )
 
 // idSet holds issued ids as sorted, disjoint, non-adjacent [lo, hi]
@@ -237,7 +133,10 @@ func FuzzHTTP(f *testing.F) {
 	for _, s := range httpSeeds {
 		f.Add(s[0], s[1], s[2], []byte(s[3]))
 	}
-	store := newMemStore(
+	// Every row takes its ranges from one sequence, so an id is unique
+	// across all tags, those the target creates too, and segIDs holds them
+	// all: a duplicate anywhere is a fault.
+	store := segmenttest.NewShared(
 		segment.Tag{Name: "orders", MaxID: 1, Step: 1000},
 		segment.Tag{Name: "order/v2", MaxID: 1, Step: 10},
 		segment.Tag{Name: "user@profile", MaxID: 1, Step: 1000},
@@ -249,6 +148,7 @@ func FuzzHTTP(f *testing.F) {
 		segment.Tag{Name: "misconfigured", MaxID: 1, Step: 0},
 		segment.Tag{Name: "exhausted", MaxID: math.MaxInt64, Step: 1000},
 	)
+	store.SetNow(func() time.Time { return fakeNow })
 	alloc := segment.New(store, segment.Options{RefreshInterval: -1})
 	f.Cleanup(func() { alloc.Close() })
 	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: 1})

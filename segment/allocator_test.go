@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
@@ -48,10 +49,10 @@ func TestNextStep(t *testing.T) {
 }
 
 func TestFirstSegmentIsTheRowsRange(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 2000})
+	st := segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 2000})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "orders", 1, 100)
-	if got := st.allocCalls(); got != 1 {
+	if got := st.AllocateCalls(); got != 1 {
 		t.Fatalf("store calls after 100 ids = %d, want 1", got)
 	}
 	s := state(t, a, "orders")
@@ -62,16 +63,16 @@ func TestFirstSegmentIsTheRowsRange(t *testing.T) {
 }
 
 func TestPrefetchStartsAfterTenPercent(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "t", 1, 10) // 10% used: no load yet
-	if got := st.allocCalls(); got != 1 {
+	if got := st.AllocateCalls(); got != 1 {
 		t.Fatalf("store calls at 10%% = %d, want 1", got)
 	}
 	take(t, a, "t", 11, 1) // past 10%: one background load
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return state(t, a, "t").Segments[1] != nil })
 	take(t, a, "t", 12, 50) // no second load while the next half is full
-	if got := st.allocCalls(); got != 2 {
+	if got := st.AllocateCalls(); got != 2 {
 		t.Fatalf("store calls after prefetch = %d, want 2", got)
 	}
 	s := state(t, a, "t")
@@ -81,7 +82,7 @@ func TestPrefetchStartsAfterTenPercent(t *testing.T) {
 }
 
 func TestSwitchNeitherLosesNorRepeats(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "t", 1, 20_000) // consecutive across many switches
 	if s := state(t, a, "t"); s.Issued != 20_000 {
@@ -91,7 +92,7 @@ func TestSwitchNeitherLosesNorRepeats(t *testing.T) {
 
 func TestStepAdapts(t *testing.T) {
 	c := newClock()
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 	a := newAllocator(t, st, c)
 	mustNext(t, a, "t")
 	// spend one whole segment per round, with a given time between loads
@@ -111,9 +112,7 @@ func TestStepAdapts(t *testing.T) {
 	spend(time.Hour)        // load 5: slow -> 200
 	spend(time.Hour)        // load 6: slow -> 100
 	spend(time.Hour)        // load 7: never below the row's step
-	st.mu.Lock()
-	got := append([]int64(nil), st.steps...)
-	st.mu.Unlock()
+	got := st.Steps()
 	want := []int64{0, 200, 400, 400, 200, 100, 100}
 	if len(got) != len(want) {
 		t.Fatalf("steps asked = %v, want %v", got, want)
@@ -126,12 +125,12 @@ func TestStepAdapts(t *testing.T) {
 }
 
 func TestWaitForLoadIsBoundedByContext(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 1000})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 1000})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "t", 1, 1)
 	block := make(chan struct{})
 	began := make(chan string, 10)
-	st.set(func(s *memStore) { s.block, s.began = block, began })
+	st.SetAllocateBlock(block, began)
 	take(t, a, "t", 2, 999) // the prefetch begins and hangs
 	<-began
 
@@ -165,22 +164,22 @@ func TestWaitForLoadIsBoundedByContext(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if got := st.allocCalls(); got != 2 {
+	if got := st.AllocateCalls(); got != 2 {
 		t.Fatalf("store calls = %d, want 2 (first load and one prefetch)", got)
 	}
 }
 
 func TestStoreDownThenBack(t *testing.T) {
 	c := newClock()
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 	a := newAllocator(t, st, c)
 	take(t, a, "t", 1, 1)
-	st.set(func(s *memStore) { s.fail = errDown })
+	st.SetFail(errDown)
 
 	// buffered ids keep flowing although the prefetch fails
 	take(t, a, "t", 2, 99)
 	testkit.WaitFor(t, 0, "the failed prefetch", func() bool { return state(t, a, "t").LoadFailures == 1 })
-	calls := st.allocCalls()
+	calls := st.AllocateCalls()
 
 	// buffers empty: fail at once, without another load during the back-off
 	start := time.Now()
@@ -193,7 +192,7 @@ func TestStoreDownThenBack(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("100 failing calls took %v; they must not wait", took)
 	}
-	if got := st.allocCalls(); got != calls {
+	if got := st.AllocateCalls(); got != calls {
 		t.Fatalf("store calls during back-off grew from %d to %d", calls, got)
 	}
 	if s := state(t, a, "t"); s.LoadFailures == 0 || s.LastError == "" {
@@ -201,47 +200,47 @@ func TestStoreDownThenBack(t *testing.T) {
 	}
 
 	// the store is back: after the back-off the next call loads again
-	st.set(func(s *memStore) { s.fail = nil })
+	st.SetFail(nil)
 	c.Add(segment.DefaultRetryMax)
 	take(t, a, "t", 101, 300)
 }
 
 func TestUnknownTag(t *testing.T) {
 	c := newClock()
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, c)
 	for range 10 {
 		if _, err := a.Next(context.Background(), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
 			t.Fatalf("Next(unknown) = %v, want ErrUnknownTag", err)
 		}
 	}
-	if got := st.allocCalls(); got != 0 {
+	if got := st.AllocateCalls(); got != 0 {
 		t.Fatalf("Allocate calls for an unknown tag = %d, want 0", got)
 	}
-	if got := st.listCalls(); got != 0 {
+	if got := st.TagsCalls(); got != 0 {
 		t.Fatalf("list reads for 10 requests of an unknown tag = %d, want 0 (names are looked up)", got)
 	}
 
 	// Added makes a new tag usable without a look-up
 	a.Next(context.Background(), "later")
-	st.set(func(s *memStore) { s.rows["later"] = &segment.Tag{Name: "later", MaxID: 1, Step: 10} })
+	st.Put(segment.Tag{Name: "later", MaxID: 1, Step: 10})
 	a.Added("later")
-	finds := st.findCalls()
+	finds := st.FindTagsCalls()
 	take(t, a, "later", 1, 1)
-	if got := st.findCalls(); got != finds {
+	if got := st.FindTagsCalls(); got != finds {
 		t.Fatalf("look-ups of an Added tag = %d, want 0", got-finds)
 	}
 
 	// a row deleted is unknown again, without a store call per request
-	st.set(func(s *memStore) { delete(s.rows, "later") })
+	st.Delete("later")
 	a.Refresh(context.Background())
-	calls := st.allocCalls()
+	calls := st.AllocateCalls()
 	for range 5 {
 		if _, err := a.Next(context.Background(), "later"); !errors.Is(err, segment.ErrUnknownTag) {
 			t.Fatalf("Next of a deleted tag = %v, want ErrUnknownTag", err)
 		}
 	}
-	if got := st.allocCalls(); got != calls {
+	if got := st.AllocateCalls(); got != calls {
 		t.Fatalf("Allocate calls for a deleted tag grew from %d to %d", calls, got)
 	}
 }
@@ -250,7 +249,7 @@ func TestUnknownTag(t *testing.T) {
 // another instance, the command line or an INSERT is served on its first
 // request, however recently other unknown names were looked up.
 func TestTagCreatedElsewhereServedAtOnce(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, newClock()) // the clock never moves
 	for i := range 3 {
 		stray := fmt.Sprintf("stray-%d", i)
@@ -258,7 +257,7 @@ func TestTagCreatedElsewhereServedAtOnce(t *testing.T) {
 			t.Fatalf("Next(%q) = %v, want ErrUnknownTag", stray, err)
 		}
 		late := fmt.Sprintf("late%d", i)
-		st.set(func(s *memStore) { s.rows[late] = &segment.Tag{Name: late, MaxID: 100, Step: 10} })
+		st.Put(segment.Tag{Name: late, MaxID: 100, Step: 10})
 		take(t, a, late, 100, 3)
 	}
 }
@@ -268,12 +267,12 @@ func TestTagCreatedElsewhereServedAtOnce(t *testing.T) {
 // answered; spellings of a row that differ from its name are unknown.
 func TestManyUnknownNames(t *testing.T) {
 	c := newClock()
-	st := newMemStore(segment.Tag{Name: "orders", MaxID: 1, Step: 10})
-	st.fold = true // as MySQL's collations would match them
+	st := segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 10})
+	st.SetFold(true) // as MySQL's collations would match them
 	a := newAllocator(t, st, c)
 	take(t, a, "orders", 1, 3)
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "orders").Loading })
-	allocs, lists := st.allocCalls(), st.listCalls()
+	allocs, lists := st.AllocateCalls(), st.TagsCalls()
 	names := []string{"ORDERS", "Orders", "orders ", "oRdErS"}
 	for i := range 2000 {
 		names = append(names, fmt.Sprintf("random-%d", i))
@@ -291,18 +290,16 @@ func TestManyUnknownNames(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	st.set(func(s *memStore) {
-		if s.findMost != 1 {
-			t.Errorf("look-up reads at once = %d, want 1", s.findMost)
-		}
-		if s.finds > 3*len(names) {
-			t.Errorf("look-up reads = %d for %d requests", s.finds, 3*len(names))
-		}
-	})
-	if got := st.allocCalls(); got != allocs {
+	if most := st.MostFindTagsAtOnce(); most != 1 {
+		t.Errorf("look-up reads at once = %d, want 1", most)
+	}
+	if finds := st.FindTagsCalls(); finds > 3*len(names) {
+		t.Errorf("look-up reads = %d for %d requests", finds, 3*len(names))
+	}
+	if got := st.AllocateCalls(); got != allocs {
 		t.Fatalf("Allocate calls grew from %d to %d for unknown names", allocs, got)
 	}
-	if got := st.listCalls(); got != lists {
+	if got := st.TagsCalls(); got != lists {
 		t.Fatalf("list reads grew from %d to %d for unknown names", lists, got)
 	}
 	if got := len(a.Snapshot()); got != 1 {
@@ -314,10 +311,10 @@ func TestManyUnknownNames(t *testing.T) {
 // TestLookupsShareOneRead: the names asked for while a look-up read runs
 // are read together in the next one, and the tags among them are served.
 func TestLookupsShareOneRead(t *testing.T) {
-	st := newMemStore()
+	st := segmenttest.New()
 	a := newAllocator(t, st, newClock())
 	block, began := make(chan struct{}), make(chan int, 2)
-	st.set(func(s *memStore) { s.findBlock, s.findBegan = block, began })
+	st.SetFindBlock(block, began)
 	first := make(chan error, 1)
 	go func() { _, err := a.Next(context.Background(), "first"); first <- err }()
 	if n := <-began; n != 1 {
@@ -325,7 +322,7 @@ func TestLookupsShareOneRead(t *testing.T) {
 	}
 	for i := range 3 {
 		name := fmt.Sprintf("new%d", i)
-		st.set(func(s *memStore) { s.rows[name] = &segment.Tag{Name: name, MaxID: 1, Step: 10} })
+		st.Put(segment.Tag{Name: name, MaxID: 1, Step: 10})
 	}
 	var wg sync.WaitGroup
 	const asked = 50
@@ -352,17 +349,17 @@ func TestLookupsShareOneRead(t *testing.T) {
 		t.Fatalf("the second read asked about %d names, want %d", n, asked)
 	}
 	wg.Wait()
-	if got := st.findCalls(); got != 2 {
+	if got := st.FindTagsCalls(); got != 2 {
 		t.Fatalf("look-up reads = %d, want 2", got)
 	}
 }
 
 func TestFirstRequestsShareOneLoad(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 1000})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 1000})
 	a := newAllocator(t, st, newClock())
 	block := make(chan struct{})
 	began := make(chan string, 1)
-	st.set(func(s *memStore) { s.block, s.began = block, began })
+	st.SetAllocateBlock(block, began)
 	var wg sync.WaitGroup
 	ids := make([]int64, 64)
 	for i := range ids {
@@ -375,10 +372,10 @@ func TestFirstRequestsShareOneLoad(t *testing.T) {
 		})
 	}
 	<-began
-	st.set(func(s *memStore) { s.began = nil })
+	st.SetAllocateBlock(block, nil)
 	close(block)
 	wg.Wait()
-	if got := st.allocCalls(); got != 1 {
+	if got := st.AllocateCalls(); got != 1 {
 		t.Fatalf("store calls for 64 first requests = %d, want 1", got)
 	}
 	seen := map[int64]bool{}
@@ -391,11 +388,11 @@ func TestFirstRequestsShareOneLoad(t *testing.T) {
 }
 
 func TestRefreshDropsTagsGoneFromTheStore(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, newClock())
 	mustNext(t, a, "a")
 	mustNext(t, a, "b")
-	st.set(func(s *memStore) { delete(s.rows, "b") })
+	st.Delete("b")
 	if err := a.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +402,7 @@ func TestRefreshDropsTagsGoneFromTheStore(t *testing.T) {
 	if _, err := a.Next(context.Background(), "b"); !errors.Is(err, segment.ErrUnknownTag) {
 		t.Fatalf("Next(dropped) = %v, want ErrUnknownTag", err)
 	}
-	st.set(func(s *memStore) { s.fail = errDown })
+	st.SetFail(errDown)
 	if err := a.Refresh(context.Background()); !errors.Is(err, errDown) {
 		t.Fatalf("Refresh with the store down = %v", err)
 	}
@@ -415,7 +412,7 @@ func TestRefreshDropsTagsGoneFromTheStore(t *testing.T) {
 }
 
 func TestOverflowIsAnErrorNotAWrap(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: math.MaxInt64 - 15, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: math.MaxInt64 - 15, Step: 10})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "t", math.MaxInt64-15, 15) // the last range is cut to the 5 ids left
 	for range 3 {
@@ -427,7 +424,7 @@ func TestOverflowIsAnErrorNotAWrap(t *testing.T) {
 }
 
 func TestNeverIDZero(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: -5, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: -5, Step: 10})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "t", 1, 4) // range [-5, 4] clipped to [1, 4]
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
@@ -435,7 +432,7 @@ func TestNeverIDZero(t *testing.T) {
 }
 
 func TestNextN(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 7})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 7})
 	a := newAllocator(t, st, newClock())
 	next := int64(1)
 	for _, n := range []int{1, 5, 7, 20, 0, 100, 3} {
@@ -460,14 +457,14 @@ func TestNextN(t *testing.T) {
 
 func TestCloseStopsEveryGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := segment.New(st, segment.Options{RefreshInterval: time.Millisecond})
 	take(t, a, "t", 1, 10) // segment [1, 11) spent; [11, 31) prefetched
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
 	block := make(chan struct{})
 	defer close(block)
 	began := make(chan string, 1)
-	st.set(func(s *memStore) { s.block, s.began = block, began })
+	st.SetAllocateBlock(block, began)
 	take(t, a, "t", 11, 3) // the next prefetch starts and hangs in the store
 	<-began
 	take(t, a, "t", 14, 17)
@@ -489,12 +486,12 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 
 func TestParallelUniqueness(t *testing.T) {
 	const goroutines, each = 16, 12_500 // 200,000 ids
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 50})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 50})
 	a := segment.New(st, segment.Options{Now: slowClock(), RefreshInterval: -1}) // the step stays 50
 	t.Cleanup(func() { _ = a.Close() })
 	got := issueConcurrently(t, func(g int) *segment.Allocator { return a }, "t", goroutines, each, 4, 37)
 	n := checkUnique(t, got)
-	t.Logf("%d ids, %d loads", n, st.allocCalls())
+	t.Logf("%d ids, %d loads", n, st.AllocateCalls())
 }
 
 // issueConcurrently runs goroutines that take each ids of tag from the
@@ -587,10 +584,10 @@ func FuzzValidateTag(f *testing.F) {
 // TestNoLoadDuringBackOff: callers past the prefetch mark while a load
 // fails must not start more loads until the back-off ends.
 func TestNoLoadDuringBackOff(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: segment.MaxStep})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: segment.MaxStep})
 	a := newAllocator(t, st, newClock()) // the clock never moves: the back-off never ends
 	mustNext(t, a, "t")
-	st.set(func(s *memStore) { s.fail = errDown })
+	st.SetFail(errDown)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -603,7 +600,7 @@ func TestNoLoadDuringBackOff(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := st.allocCalls(); got != 2 {
+	if got := st.AllocateCalls(); got != 2 {
 		t.Fatalf("store calls = %d, want 2: the first load and one failed prefetch", got)
 	}
 }
@@ -616,7 +613,7 @@ func TestNamesAskedForDuringTheFirstListRead(t *testing.T) {
 	for i := range 50 {
 		tags = append(tags, segment.Tag{Name: fmt.Sprintf("t%d", i), MaxID: 1, Step: 10})
 	}
-	st := newMemStore(tags...)
+	st := segmenttest.New(tags...)
 	a := newAllocator(t, st, newClock())
 	var wg sync.WaitGroup
 	for _, tag := range tags {
@@ -656,7 +653,7 @@ func TestDescriptionRules(t *testing.T) {
 // TestFailedFirstLoadsAreListed: a tag of the list whose first load fails
 // has no buffer, so Failed names it until a load succeeds.
 func TestFailedFirstLoadsAreListed(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "bad", MaxID: 1, Step: 0}, segment.Tag{Name: "ok", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "bad", MaxID: 1, Step: 0}, segment.Tag{Name: "ok", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, newClock())
 	take(t, a, "ok", 1, 1)
 	for range 3 {
@@ -671,7 +668,7 @@ func TestFailedFirstLoadsAreListed(t *testing.T) {
 	if len(got) != 1 || got[0].Tag != "bad" || got[0].Failures != 3 || !strings.Contains(got[0].Err, "misconfigured") {
 		t.Fatalf("Failed() = %+v, want bad with 3 failures", got)
 	}
-	st.set(func(s *memStore) { s.rows["bad"].Step = 10 })
+	st.Edit("bad", func(r *segment.Tag) { r.Step = 10 })
 	take(t, a, "bad", 1, 1)
 	if got := a.Failed(); len(got) != 0 {
 		t.Fatalf("Failed() after a success = %+v", got)
@@ -682,9 +679,9 @@ func TestFailedFirstLoadsAreListed(t *testing.T) {
 // took, by the allocator's clock; a failed load leaves it as it was.
 func TestLastLoadTook(t *testing.T) {
 	c := newClock()
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	took := 40 * time.Millisecond
-	st.set(func(s *memStore) { s.after = func(string) { c.Add(took) } })
+	st.SetAfter(func(string) { c.Add(took) })
 	a := newAllocator(t, st, c)
 	mustNext(t, a, "t")
 	if got := state(t, a, "t").LastLoadTook; got != 40*time.Millisecond {
@@ -698,7 +695,7 @@ func TestLastLoadTook(t *testing.T) {
 		t.Fatalf("after the prefetch: LastLoadTook = %v, want 70ms", got)
 	}
 
-	st.set(func(s *memStore) { s.fail = errDown })
+	st.SetFail(errDown)
 	take(t, a, "t", 3, 18) // into the prefetched half, whose own prefetch fails
 	testkit.WaitFor(t, 0, "the failed load", func() bool { return state(t, a, "t").LastError != "" })
 	if got := state(t, a, "t").LastLoadTook; got != 70*time.Millisecond {

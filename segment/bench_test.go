@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -48,7 +49,7 @@ func benchAllocator(b *testing.B, tags ...string) *segment.Allocator {
 	for i, tag := range tags {
 		rows[i] = segment.Tag{Name: tag, MaxID: 1, Step: segment.MaxStep}
 	}
-	a := segment.New(newMemStore(rows...), segment.Options{RefreshInterval: -1})
+	a := segment.New(segmenttest.New(rows...), segment.Options{RefreshInterval: -1})
 	b.Cleanup(func() { _ = a.Close() })
 	for _, tag := range tags {
 		if _, err := a.Next(context.Background(), tag); err != nil {

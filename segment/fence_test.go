@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
@@ -37,13 +38,13 @@ func newFencedAllocator(tb testing.TB, st segment.Store, jump int64, seen *regre
 
 // rewind sets the row's max_id back, as a failover to a replica that missed
 // the last writes does.
-func rewind(st *memStore, tag string, maxID int64) {
-	st.set(func(s *memStore) { s.rows[tag].MaxID = maxID })
+func rewind(st *segmenttest.MemStore, tag string, maxID int64) {
+	st.Edit(tag, func(r *segment.Tag) { r.MaxID = maxID })
 }
 
 func TestFenceMovesARowThatWentBack(t *testing.T) {
 	const jump = 1_000_000
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 	var seen regressions
 	a := newFencedAllocator(t, st, jump, &seen)
 
@@ -92,13 +93,13 @@ func TestFenceMovesARowThatWentBack(t *testing.T) {
 }
 
 func TestFenceFailureServesNothingStale(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	var seen regressions
 	a := newFencedAllocator(t, st, 1000, &seen)
 	take(t, a, "t", 1, 5) // half of 1..10: the next range, 11..30, is loaded
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading && state(t, a, "t").Loads == 2 })
 	rewind(st, "t", 1)
-	st.set(func(s *memStore) { s.failAbove = errDown })
+	st.SetFailAbove(errDown)
 
 	for i := range 25 { // 6..30 are buffered
 		if id := mustNext(t, a, "t"); id != int64(6+i) {
@@ -116,7 +117,7 @@ func TestFenceFailureServesNothingStale(t *testing.T) {
 
 func TestRefreshFindsARowThatWentBack(t *testing.T) {
 	const jump = 5000
-	st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100}, segment.Tag{Name: "u", MaxID: 1, Step: 100})
+	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100}, segment.Tag{Name: "u", MaxID: 1, Step: 100})
 	var seen regressions
 	a := newFencedAllocator(t, st, jump, &seen)
 	take(t, a, "t", 1, 15) // past 10% of 1..100: 101..300 is loaded
@@ -148,7 +149,7 @@ func TestRefreshFindsARowThatWentBack(t *testing.T) {
 func TestRefreshConfirmsBeforeJumping(t *testing.T) {
 	// A read that shows the row behind (a lagging node) while allocations
 	// see it where it is: no jump.
-	st := &laggingReads{memStore: newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})}
+	st := &laggingReads{MemStore: segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})}
 	var seen regressions
 	a := newFencedAllocator(t, st, 5000, &seen)
 	take(t, a, "t", 1, 15)
@@ -156,18 +157,18 @@ func TestRefreshConfirmsBeforeJumping(t *testing.T) {
 	if err := a.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFor(t, 0, "the check", func() bool { return st.allocCalls() == 3 })
+	testkit.WaitFor(t, 0, "the check", func() bool { return st.AllocateCalls() == 3 })
 	if evs := seen.list(); len(evs) != 0 {
 		t.Fatalf("regressions %+v after a stale read alone", evs)
 	}
-	row, _ := st.memStore.Tag(context.Background(), "t")
+	row, _ := st.MemStore.Tag(context.Background(), "t")
 	if row.MaxID != 302 {
 		t.Fatalf("row max_id = %d, want 302 (two ranges and the one id of the check)", row.MaxID)
 	}
 }
 
 // laggingReads answers the tag list from long ago.
-type laggingReads struct{ *memStore }
+type laggingReads struct{ *segmenttest.MemStore }
 
 func (l *laggingReads) Tags(context.Context) ([]segment.Tag, error) {
 	return []segment.Tag{{Name: "t", MaxID: 1, Step: 100}}, nil

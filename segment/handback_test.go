@@ -5,13 +5,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
 
 func TestHandBack(t *testing.T) {
 	t.Run("the current half only", func(t *testing.T) {
-		st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+		st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 		a := newAllocator(t, st, newClock())
 		take(t, a, "t", 1, 5)
 		got := a.HandBack(context.Background())
@@ -24,7 +25,7 @@ func TestHandBack(t *testing.T) {
 		take(t, newAllocator(t, st, newClock()), "t", 6, 3)
 	})
 	t.Run("both halves in one run", func(t *testing.T) {
-		st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+		st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 		a := newAllocator(t, st, newClock())
 		take(t, a, "t", 1, 20) // past 10%: the next half [101, 301) is loaded
 		testkit.WaitFor(t, 0, "the prefetch", func() bool { s := state(t, a, "t"); return s.Segments[1] != nil && !s.Loading })
@@ -35,7 +36,7 @@ func TestHandBack(t *testing.T) {
 		take(t, newAllocator(t, st, newClock()), "t", 21, 3)
 	})
 	t.Run("another range between the halves", func(t *testing.T) {
-		st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+		st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 		a := newAllocator(t, st, newClock())
 		take(t, a, "t", 1, 5)
 		other := newAllocator(t, st, newClock())
@@ -52,7 +53,7 @@ func TestHandBack(t *testing.T) {
 		take(t, newAllocator(t, st, newClock()), "t", next.Start, 1)
 	})
 	t.Run("a row that moved on is left alone", func(t *testing.T) {
-		st := newMemStore(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+		st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
 		a := newAllocator(t, st, newClock())
 		take(t, a, "t", 1, 5)
 		take(t, newAllocator(t, st, newClock()), "t", 101, 1)
