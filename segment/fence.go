@@ -37,7 +37,15 @@ func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 	defer cancel()
 	start := time.Now()
 	high := a.mark(tag).high
-	alloc, err := a.store.Allocate(ctx, tag, step)
+	var (
+		alloc Allocation
+		err   error
+	)
+	if a.opts.AboveReceived && high > 0 {
+		alloc, err = a.store.AllocateAbove(ctx, tag, step, high)
+	} else {
+		alloc, err = a.store.Allocate(ctx, tag, step)
+	}
 	if err == nil && alloc.Step <= 0 {
 		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
 	}

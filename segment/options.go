@@ -31,6 +31,13 @@ type Options struct {
 	// went back in time is moved (see the package comment); 0 means
 	// DefaultFailoverJump.
 	FailoverJump int64
+	// AboveReceived makes every load ask the store for a range above the
+	// highest max_id this allocator received for the tag. With several
+	// stores whose rows advance apart (see storeset), it keeps one tag's
+	// ids in the order this allocator hands them out whichever store a
+	// range comes from; the stores themselves find rows gone back in time,
+	// so the tag refresh does not look for them.
+	AboveReceived bool
 	// OnLoad, when set, is called after every load from the store.
 	OnLoad func(tag string, took time.Duration, err error)
 	// OnRegression, when set, is called each time a tag's row is found

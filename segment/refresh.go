@@ -47,7 +47,7 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	known := make(map[string]bool, len(tags))
 	for _, t := range tags {
 		known[t.Name] = true
-		if t.MaxID < a.mark(t.Name).high {
+		if !a.opts.AboveReceived && t.MaxID < a.mark(t.Name).high {
 			a.spawn(func() { a.checkBehind(t.Name) })
 		}
 	}

@@ -6,12 +6,12 @@ package store
 
 // dialectSQL holds the statements whose text differs by dialect.
 type dialectSQL struct {
-	allocate, allocateAbove, takeExpiredLease, renewLease string
+	allocate, allocateAbove, takeExpiredLease, renewLease, recordMarks string
 }
 
 var (
-	mysqlSQL  = dialectSQL{allocateMySQL, allocateAboveMySQL, takeExpiredLeaseMySQL, renewLeaseMySQL}
-	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, takeExpiredLeaseSQLite, renewLeaseSQLite}
+	mysqlSQL  = dialectSQL{allocateMySQL, allocateAboveMySQL, takeExpiredLeaseMySQL, renewLeaseMySQL, recordMarksMySQL}
+	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, takeExpiredLeaseSQLite, renewLeaseSQLite, recordMarksSQLite}
 )
 
 // leaf_alloc.
@@ -133,4 +133,45 @@ RETURNING last_timestamp_ms`
 	// recorded. Args: expires_ms, last, worker_id, holder, instance.
 	releaseLease = `UPDATE leaf_worker_lease SET expires_ms = ?, last_timestamp_ms = ?
 WHERE worker_id = ? AND holder = ? AND instance = ?`
+)
+
+// leaf_store and leaf_marks: a store of a set of several (see storeset).
+const (
+	// selectRecord reads what the store says about itself.
+	selectRecord = `SELECT store_id, version, state, set_json FROM leaf_store WHERE id = 1`
+
+	// updateRecord replaces the store's copy of the set, only while its
+	// version and state are still the ones the caller read.
+	// Args: version, state, set, old version, old state.
+	updateRecord = `UPDATE leaf_store SET version = ?, state = ?, set_json = ?
+WHERE id = 1 AND version = ? AND state = ?`
+
+	// selectRow reads a row's name as stored, max_id and step. Args: tag.
+	selectRow = `SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?`
+
+	// moveInClass sets max_id to the end of a range of the store's class,
+	// only while the row is where it was read and the store is active
+	// under the set version the range was computed for: a compare-and-set,
+	// so the range is the caller's alone, and no range is taken under a
+	// set that changed. Args: new max_id, tag, old max_id, version.
+	moveInClass = `UPDATE leaf_alloc SET max_id = ?
+WHERE biz_tag = ? AND max_id = ?
+AND EXISTS (SELECT 1 FROM leaf_store WHERE id = 1 AND version = ? AND state = 'active')`
+
+	// selectHighest reads the highest max_id of any row.
+	selectHighest = `SELECT COALESCE(MAX(max_id), 0) FROM leaf_alloc`
+
+	// selectMarks reads the marks of one store's tags. Args: store id,
+	// then the tags, expanded by sqlx.In.
+	selectMarks = `SELECT biz_tag, max_id FROM leaf_marks WHERE store_id = ? AND biz_tag IN (?)`
+
+	// selectHighestMark reads the highest mark of one store. Args: store id.
+	selectHighestMark = `SELECT COALESCE(MAX(max_id), 0) FROM leaf_marks WHERE store_id = ?`
+
+	// recordMarks* raise the marks of one store's tags, never lowering
+	// one; the rows' values are appended for each mark.
+	recordMarksMySQL = `INSERT INTO leaf_marks (store_id, biz_tag, max_id) VALUES %s
+ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id))`
+	recordMarksSQLite = `INSERT INTO leaf_marks (store_id, biz_tag, max_id) VALUES %s
+ON CONFLICT (store_id, biz_tag) DO UPDATE SET max_id = MAX(max_id, excluded.max_id)`
 )

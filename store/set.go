@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/storeset"
+)
+
+var _ storeset.Store = (*Store)(nil)
+
+// Record returns what the store says about itself: its identity and its
+// copy of the set of stores.
+func (s *Store) Record(ctx context.Context) (storeset.Record, error) {
+	var r storeset.Record
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		var (
+			state string
+			set   sql.NullString
+		)
+		if err := s.db.QueryRowContext(ctx, selectRecord).Scan(&r.StoreID, &r.Version, &state, &set); err != nil {
+			return err
+		}
+		r.State = storeset.State(state)
+		r.Set = nil
+		if set.Valid {
+			r.Set = []byte(set.String)
+		}
+		return nil
+	})
+	if err != nil {
+		return storeset.Record{}, fmt.Errorf("read the store's record: %w", err)
+	}
+	return r, nil
+}
+
+// SetRecord replaces the store's version, state and set with to's, only
+// while they are still from's. It reports whether it did.
+func (s *Store) SetRecord(ctx context.Context, from, to storeset.Record) (bool, error) {
+	var done bool
+	// Not retried after a broken connection: a second run would find the
+	// record changed by the first and report false.
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, updateRecord, to.Version, string(to.State), string(to.Set), from.Version, string(from.State))
+		if err != nil {
+			return err
+		}
+		n, err := rowsAffected(res)
+		done = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("write the store's record: %w", err)
+	}
+	return done, nil
+}
+
+// AllocateIn takes the tag's next range of class c, at or above floor, while
+// the store is active under set version version: the range starts at the
+// first id of the class at or above both the row's max_id and floor, and
+// holds at most step ids (the row's own step when step <= 0), fewer where
+// its block ends. It is a compare-and-set of max_id, tried again when
+// another caller moved the row first. It returns storeset.ErrSetChanged
+// when the store is not active under version, and the errors of Allocate.
+// found is the max_id the row had before the range was taken.
+func (s *Store) AllocateIn(ctx context.Context, tag string, step, floor int64, c segment.Class, version int64) (a segment.Allocation, found int64, err error) {
+	// Safe to retry: a move whose answer was lost only wastes its range.
+	err = s.call(ctx, true, func(ctx context.Context) error {
+		for range attempts * 4 {
+			var (
+				row           string
+				maxID, dbStep int64
+			)
+			if err := s.db.QueryRowContext(ctx, selectRow, tag).Scan(&row, &maxID, &dbStep); err != nil {
+				return lookupError(err)
+			}
+			if row != tag {
+				return segment.ErrUnknownTag
+			}
+			used := step
+			if used <= 0 {
+				used = dbStep
+			}
+			if used <= 0 {
+				return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, dbStep, segment.MinStep)
+			}
+			start, size, err := c.Range(max(maxID, floor), used)
+			if err != nil {
+				return err
+			}
+			res, err := s.db.ExecContext(ctx, moveInClass, start+size, tag, maxID, version)
+			if err != nil {
+				return err
+			}
+			n, err := rowsAffected(res)
+			if err != nil {
+				return err
+			}
+			if n == 1 {
+				a, found = segment.Allocation{MaxID: start + size, Step: size, DBStep: dbStep}, maxID
+				return nil
+			}
+			var (
+				v     int64
+				state string
+			)
+			if err := s.db.QueryRowContext(ctx, "SELECT version, state FROM leaf_store WHERE id = 1").Scan(&v, &state); err != nil {
+				return err
+			}
+			if v != version || storeset.State(state) != storeset.Active {
+				return fmt.Errorf("%w: the store is %s at version %d, not active at %d", storeset.ErrSetChanged, state, v, version)
+			}
+			// another caller moved the row first: read it again
+		}
+		return fmt.Errorf("the row kept moving under %d attempts", attempts*4)
+	})
+	if err != nil {
+		return segment.Allocation{}, 0, fmt.Errorf("allocate %q: %w", tag, err)
+	}
+	return a, found, nil
+}
+
+// Highest returns the highest max_id of any row.
+func (s *Store) Highest(ctx context.Context) (int64, error) {
+	var h int64
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		return s.db.GetContext(ctx, &h, selectHighest)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the highest max_id: %w", err)
+	}
+	return h, nil
+}
+
+// Marks returns the marks this store holds of the tags of store storeID:
+// the highest max_id recorded for each; a tag with none is left out.
+func (s *Store) Marks(ctx context.Context, storeID string, tags []string) (map[string]int64, error) {
+	out := make(map[string]int64)
+	if len(tags) == 0 {
+		return out, nil
+	}
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		clear(out)
+		query, args, err := sqlx.In(selectMarks, storeID, tags)
+		if err != nil {
+			return err
+		}
+		rows, err := s.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				tag string
+				m   int64
+			)
+			if err := rows.Scan(&tag, &m); err != nil {
+				return err
+			}
+			out[tag] = m
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the marks of store %s: %w", storeID, err)
+	}
+	return out, nil
+}
+
+// HighestMark returns the highest mark this store holds of any tag of
+// store storeID, 0 for none.
+func (s *Store) HighestMark(ctx context.Context, storeID string) (int64, error) {
+	var h int64
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		return s.db.GetContext(ctx, &h, selectHighestMark, storeID)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read the highest mark of store %s: %w", storeID, err)
+	}
+	return h, nil
+}
+
+// RecordMarks raises this store's marks of the tags of store storeID to at
+// least marks, in one statement; a mark is never lowered.
+func (s *Store) RecordMarks(ctx context.Context, storeID string, marks map[string]int64) error {
+	if len(marks) == 0 {
+		return nil
+	}
+	tags := slices.Sorted(maps.Keys(marks)) // a fixed order: concurrent writers lock rows alike
+	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(tags)), ", ")
+	args := make([]any, 0, 3*len(tags))
+	for _, t := range tags {
+		args = append(args, storeID, t, marks[t])
+	}
+	query := fmt.Sprintf(s.sql.recordMarks, values)
+	// Safe to retry: raising to a maximum twice changes nothing.
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		_, err := s.db.ExecContext(ctx, query, args...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record the marks of store %s: %w", storeID, err)
+	}
+	return nil
+}

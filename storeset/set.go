@@ -1,0 +1,154 @@
+package storeset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// State is where a store stands in its set.
+type State string
+
+// States of a store.
+const (
+	// Unjoined: the store belongs to no set yet.
+	Unjoined State = ""
+	// Active: the store hands out ids of its class under its set's version.
+	Active State = "active"
+	// Changing: the set is being changed; the store hands out nothing
+	// until the change gives it the new version.
+	Changing State = "changing"
+	// Retired: the store left the set; it never hands out ids again.
+	Retired State = "retired"
+)
+
+// Errors of a set of stores.
+var (
+	// ErrSetChanged: a store's set version or state is not the one the
+	// caller took a range under; read the set again.
+	ErrSetChanged = errors.New("the set of stores changed")
+	// ErrMismatch: the configured stores and the set the stores record
+	// disagree; serving would risk overlapping classes.
+	ErrMismatch = errors.New("the configured stores do not match the set the stores record")
+)
+
+// Record is what one store says about itself: its identity and its copy of
+// the set. Version and State are kept beside the set's text so that a
+// statement can check them in the same step that takes a range.
+type Record struct {
+	StoreID string
+	Version int64
+	State   State
+	Set     []byte // the set as JSON; nil before the store joins one
+}
+
+// DefaultBlock is the size of a block of the number space: 2^20 ids, just
+// above the largest step, so a range is cut short at a block's end rarely
+// and by little, while an instance that moves from one store to another
+// skips at most (stores - 1) blocks.
+const DefaultBlock = 1 << 20
+
+// Set is the set of stores that share one number space, as every member
+// records it. Version grows with every change; Floor is where the set's
+// classes start, above every id issued under earlier versions.
+type Set struct {
+	Fleet   string   `json:"fleet"`
+	Version int64    `json:"version"`
+	Floor   int64    `json:"floor,string"`
+	Block   int64    `json:"block"`
+	Members []Member `json:"members"`
+}
+
+// Member is one store of a set.
+type Member struct {
+	Name  string `json:"name"`
+	Store string `json:"store"` // the store's identity, leaf_store.store_id
+	Class int64  `json:"class"`
+}
+
+// Class returns the class of the member named name.
+func (s Set) Class(name string) (segment.Class, bool) {
+	for _, m := range s.Members {
+		if m.Name == name {
+			return segment.Class{Floor: s.Floor, Block: s.Block, N: int64(len(s.Members)), K: m.Class}, true
+		}
+	}
+	return segment.Class{}, false
+}
+
+// Member returns the member named name.
+func (s Set) Member(name string) (Member, bool) {
+	i := slices.IndexFunc(s.Members, func(m Member) bool { return m.Name == name })
+	if i < 0 {
+		return Member{}, false
+	}
+	return s.Members[i], true
+}
+
+// Names lists the members' names, in class order.
+func (s Set) Names() []string {
+	out := make([]string, len(s.Members))
+	for i, m := range s.Members {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Validate checks that s can be served: a fleet, a version, classes 0..N-1
+// each once, distinct names and identities, and a block that holds the
+// largest step.
+func (s Set) Validate() error {
+	if s.Fleet == "" || s.Version < 1 || len(s.Members) == 0 {
+		return fmt.Errorf("set: fleet %q, version %d, %d members", s.Fleet, s.Version, len(s.Members))
+	}
+	names, stores, classes := map[string]bool{}, map[string]bool{}, map[int64]bool{}
+	for _, m := range s.Members {
+		if err := ValidateName(m.Name); err != nil {
+			return err
+		}
+		if names[m.Name] || stores[m.Store] || classes[m.Class] || m.Store == "" {
+			return fmt.Errorf("set: member %q (store %s, class %d) repeats a name, store or class", m.Name, m.Store, m.Class)
+		}
+		names[m.Name], stores[m.Store], classes[m.Class] = true, true, true
+	}
+	for k := range int64(len(s.Members)) {
+		if !classes[k] {
+			return fmt.Errorf("set: no member has class %d of %d", k, len(s.Members))
+		}
+	}
+	c, _ := s.Class(s.Members[0].Name)
+	return c.Validate()
+}
+
+// ValidateName reports whether name can name a store: 1 to 32 letters,
+// digits, '-' or '_'.
+func ValidateName(name string) error {
+	if name == "" || len(name) > 32 || strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) >= 0 {
+		return fmt.Errorf("store name %q: want 1 to 32 letters, digits, '-' or '_'", name)
+	}
+	return nil
+}
+
+// Encode is the set as a store records it.
+func (s Set) Encode() []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a Set always marshals
+	}
+	return b
+}
+
+// Decode reads a set a store recorded.
+func Decode(b []byte) (Set, error) {
+	var s Set
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Set{}, fmt.Errorf("decode the set of stores: %w", err)
+	}
+	return s, s.Validate()
+}

@@ -1,0 +1,397 @@
+package storeset_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
+	"github.com/leafid/leaf/storeset"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// db is one independent database with a way to make it fail.
+type db struct {
+	name string
+	*store.Store
+	down atomic.Bool // when set, every call fails as an unreachable store would
+}
+
+// faulty is a store that can be taken down by its test.
+type faulty struct{ *db }
+
+var errUnreachable = fmt.Errorf("%w: cut by the test", segment.ErrStoreUnavailable)
+
+func (f faulty) AllocateIn(ctx context.Context, tag string, step, floor int64, c segment.Class, version int64) (segment.Allocation, int64, error) {
+	if f.down.Load() {
+		return segment.Allocation{}, 0, errUnreachable
+	}
+	return f.Store.AllocateIn(ctx, tag, step, floor, c, version)
+}
+
+func (f faulty) Record(ctx context.Context) (storeset.Record, error) {
+	if f.down.Load() {
+		return storeset.Record{}, errUnreachable
+	}
+	return f.Store.Record(ctx)
+}
+
+func (f faulty) Marks(ctx context.Context, id string, tags []string) (map[string]int64, error) {
+	if f.down.Load() {
+		return nil, errUnreachable
+	}
+	return f.Store.Marks(ctx, id, tags)
+}
+
+func (f faulty) RecordMarks(ctx context.Context, id string, marks map[string]int64) error {
+	if f.down.Load() {
+		return errUnreachable
+	}
+	return f.Store.RecordMarks(ctx, id, marks)
+}
+
+func (f faulty) Tag(ctx context.Context, tag string) (segment.Tag, error) {
+	if f.down.Load() {
+		return segment.Tag{}, errUnreachable
+	}
+	return f.Store.Tag(ctx, tag)
+}
+
+func (f faulty) FindTags(ctx context.Context, names []string) ([]string, error) {
+	if f.down.Load() {
+		return nil, errUnreachable
+	}
+	return f.Store.FindTags(ctx, names)
+}
+
+func (d *db) named() storeset.Named {
+	return storeset.Named{Name: d.name, Store: faulty{d}, Up: func() bool { return !d.down.Load() }}
+}
+
+// databases returns n fresh databases: SQLite files and, where a MySQL
+// answers, MySQL databases in turn.
+func databases(t *testing.T, kind string, n int) []*db {
+	t.Helper()
+	out := make([]*db, n)
+	for i := range out {
+		var s *store.Store
+		if kind == store.MySQL {
+			s = storetest.Open(t, store.MySQL, storetest.MySQL(t))
+		} else {
+			s = storetest.Open(t, store.SQLite, storetest.SQLite(t))
+		}
+		out[i] = &db{name: string(rune('a' + i)), Store: s}
+	}
+	return out
+}
+
+func namedOf(dbs ...*db) []storeset.Named {
+	out := make([]storeset.Named, len(dbs))
+	for i, d := range dbs {
+		out[i] = d.named()
+	}
+	return out
+}
+
+func each(t *testing.T, fn func(t *testing.T, kind string)) {
+	for _, kind := range []string{store.SQLite, store.MySQL} {
+		t.Run(kind, func(t *testing.T) { fn(t, kind) })
+	}
+}
+
+func createTag(t *testing.T, dbs []*db, tag string, maxID, step int64) {
+	t.Helper()
+	for _, d := range dbs {
+		if _, err := d.CreateTag(context.Background(), segment.Tag{Name: tag, MaxID: maxID, Step: step}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// instance is one leaf process's allocator over the set.
+func instance(t *testing.T, named []storeset.Named, opts ...storeset.Options) (*storeset.Stores, *segment.Allocator) {
+	t.Helper()
+	var o storeset.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	s, err := storeset.Open(context.Background(), named, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := segment.New(s, segment.Options{AboveReceived: true, RefreshInterval: -1})
+	t.Cleanup(func() {
+		_ = a.Close()
+		_ = s.Close()
+	})
+	return s, a
+}
+
+// ids collects ids and counts those seen twice.
+type ids struct {
+	mu   sync.Mutex
+	seen map[int64]bool
+	dups int
+}
+
+func (s *ids) add(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil {
+		s.seen = map[int64]bool{}
+	}
+	if s.seen[id] {
+		s.dups++
+	}
+	s.seen[id] = true
+}
+
+// take takes n ids of tag from a, in order, and records them.
+func take(t *testing.T, a *segment.Allocator, tag string, n int, into *ids) {
+	t.Helper()
+	last := int64(0)
+	for range n {
+		id, err := a.Next(context.Background(), tag)
+		if err != nil {
+			t.Fatalf("Next(%q): %v", tag, err)
+		}
+		if id <= last {
+			t.Fatalf("Next(%q) = %d after %d", tag, id, last)
+		}
+		last = id
+		into.add(id)
+	}
+}
+
+// TestDisjointStores: the rows of three stores start at the same max_id,
+// yet two instances taking ranges from all of them never hand out an id
+// twice, and each store's ranges lie in its own class.
+func TestDisjointStores(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		dbs := databases(t, kind, 3)
+		createTag(t, dbs, "orders", 1, 1000)
+		set, err := storeset.Init(context.Background(), namedOf(dbs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.Version != 1 || len(set.Members) != 3 {
+			t.Fatalf("set %+v", set)
+		}
+		var all ids
+		_, a1 := instance(t, namedOf(dbs...))
+		_, a2 := instance(t, namedOf(dbs[2], dbs[0], dbs[1])) // another order: another preferred store
+		var wg sync.WaitGroup
+		for _, a := range []*segment.Allocator{a1, a2} {
+			wg.Go(func() {
+				for round := range 6 {
+					dbs[round%3].down.Store(round%2 == 1) // now and then the store a load goes to is down
+					take(t, a, "orders", 700, &all)
+				}
+			})
+		}
+		wg.Wait()
+		if all.dups != 0 {
+			t.Fatalf("%d ids issued twice of %d", all.dups, len(all.seen))
+		}
+		for _, d := range dbs {
+			d.down.Store(false)
+			c, _ := set.Class(d.name)
+			row, err := d.Tag(context.Background(), "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row.MaxID > 1 && !c.Contains(row.MaxID-1) {
+				t.Errorf("store %s's row ends at %d, outside its class %+v", d.name, row.MaxID, c)
+			}
+		}
+	})
+}
+
+// TestOneStoreDown: while any store can serve, a store that does not
+// answer costs no error.
+func TestOneStoreDown(t *testing.T) {
+	dbs := databases(t, store.SQLite, 3)
+	createTag(t, dbs, "t", 1, 10)
+	if _, err := storeset.Init(context.Background(), namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	_, a := instance(t, namedOf(dbs...))
+	var all ids
+	take(t, a, "t", 25, &all)
+	dbs[0].down.Store(true)
+	take(t, a, "t", 50, &all)
+	dbs[1].down.Store(true)
+	take(t, a, "t", 50, &all)
+	dbs[2].down.Store(true)
+	for range 30 { // buffered ids are still handed out, then a clear error
+		if _, err := a.Next(context.Background(), "t"); err != nil {
+			if !errors.Is(err, segment.ErrUnavailable) {
+				t.Fatalf("with every store down: %v", err)
+			}
+			break
+		}
+	}
+	dbs[1].down.Store(false)
+	testkit.WaitFor(t, 0, "a load from the store that came back", func() bool {
+		id, err := a.Next(context.Background(), "t")
+		if err == nil {
+			all.add(id)
+		}
+		return err == nil
+	})
+	take(t, a, "t", 50, &all)
+	if all.dups != 0 {
+		t.Fatalf("%d ids twice", all.dups)
+	}
+}
+
+// TestConfigurationMismatch: an instance whose stores do not match the set
+// the stores record refuses to start, saying what differs.
+func TestConfigurationMismatch(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, store.SQLite, 4)
+	if _, err := storeset.Open(ctx, namedOf(dbs[:2]...), storeset.Options{}); !errors.Is(err, storeset.ErrMismatch) ||
+		!strings.Contains(err.Error(), "belong to no set") {
+		t.Fatalf("before any set: %v", err)
+	}
+	if _, err := storeset.Init(ctx, namedOf(dbs[:3]...)); err != nil {
+		t.Fatal(err)
+	}
+	twice := dbs[1].named()
+	twice.Name = "b2"
+	tests := []struct {
+		name  string
+		named []storeset.Named
+		want  string
+	}{
+		{"one store fewer", namedOf(dbs[0], dbs[1]), `"c" is in the set but not configured`},
+		{"one store more", namedOf(dbs...), `"d" is configured but not in the set`},
+		{"one database under two names", append(namedOf(dbs[:3]...), twice), "are the same database"},
+		{"names swapped", []storeset.Named{{Name: "a", Store: dbs[1].Store}, {Name: "b", Store: dbs[0].Store}, dbs[2].named()}, `"a" is database`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := storeset.Open(ctx, tt.named, storeset.Options{})
+			if !errors.Is(err, storeset.ErrMismatch) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Open = %v, want ErrMismatch saying %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := storeset.Init(ctx, namedOf(dbs[2], dbs[3])); !errors.Is(err, storeset.ErrMismatch) {
+		t.Fatalf("Init with a store of another set: %v", err)
+	}
+}
+
+// TestStaleStore: a store restored from a copy taken earlier is found out
+// by an instance that just started, from the marks the other stores keep;
+// the ranges taken after the last mark was written, which the restore
+// lost, are covered by the failover jump. No id is issued twice.
+func TestStaleStore(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		ctx := context.Background()
+		dbs := databases(t, kind, 2)
+		createTag(t, dbs, "t", 1, 100)
+		if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+			t.Fatal(err)
+		}
+		backup, err := dbs[0].Tag(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all ids
+		s1, a1 := instance(t, namedOf(dbs...), storeset.Options{})
+		take(t, a1, "t", 1000, &all) // ten ranges, all from a
+		if err := a1.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s1.Close(); err != nil { // writes the marks to b
+			t.Fatal(err)
+		}
+		// Another instance takes ranges from a and dies before it writes
+		// their marks.
+		_, a2 := instance(t, namedOf(dbs...), storeset.Options{MarkInterval: time.Hour})
+		take(t, a2, "t", 1000, &all)
+		storetest.RewindTag(t, dbs[0].Store, "t", backup.MaxID) // a restored from the copy
+
+		stale := 0
+		_, a3 := instance(t, namedOf(dbs...), storeset.Options{OnStale: func(store, tag string, mark int64) {
+			if store == "a" && tag == "t" {
+				stale++
+			}
+		}})
+		take(t, a3, "t", 1000, &all)
+		if all.dups != 0 {
+			t.Fatalf("%d ids issued twice after the stale restore", all.dups)
+		}
+		if stale != 1 {
+			t.Fatalf("the stale store was found %d times, want 1", stale)
+		}
+	})
+}
+
+// TestChangeWhileServing: a store added and another retired while two
+// instances take ids: no id twice, and each instance keeps serving.
+func TestChangeWhileServing(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		ctx := context.Background()
+		dbs := databases(t, kind, 4)
+		createTag(t, dbs, "t", 1, 50)
+		if _, err := storeset.Init(ctx, namedOf(dbs[:3]...)); err != nil {
+			t.Fatal(err)
+		}
+		var all ids
+		_, a1 := instance(t, namedOf(dbs[:3]...))
+		_, a2 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]))
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, a := range []*segment.Allocator{a1, a2} {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					take(t, a, "t", 100, &all)
+				}
+			})
+		}
+		added, err := storeset.Change(ctx, namedOf(dbs...), []string{"a", "b", "c", "d"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if added.Version != 2 || len(added.Members) != 4 {
+			t.Fatalf("after adding d: %+v", added)
+		}
+		retired, err := storeset.Change(ctx, namedOf(dbs...), []string{"b", "c", "d"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if retired.Version != 3 || len(retired.Members) != 3 {
+			t.Fatalf("after retiring a: %+v", retired)
+		}
+		if r, err := dbs[0].Record(ctx); err != nil || r.State != storeset.Retired {
+			t.Fatalf("a's record: %+v, %v", r, err)
+		}
+		_, a3 := instance(t, namedOf(dbs[1:]...)) // started with the new set
+		take(t, a3, "t", 500, &all)
+		close(stop)
+		wg.Wait()
+		if all.dups != 0 {
+			t.Fatalf("%d ids issued twice of %d", all.dups, len(all.seen))
+		}
+		if _, err := storeset.Open(ctx, namedOf(dbs[:3]...), storeset.Options{}); !errors.Is(err, storeset.ErrMismatch) {
+			t.Fatalf("an instance started with the old set: %v", err)
+		}
+	})
+}
