@@ -190,16 +190,16 @@ func TestDisjointStores(t *testing.T) {
 		var all ids
 		_, a1 := instance(t, namedOf(dbs...))
 		_, a2 := instance(t, namedOf(dbs[2], dbs[0], dbs[1])) // another order: another preferred store
-		var wg sync.WaitGroup
-		for _, a := range []*segment.Allocator{a1, a2} {
-			wg.Go(func() {
-				for round := range 6 {
-					dbs[round%3].down.Store(round%2 == 1) // now and then the store a load goes to is down
-					take(t, a, "orders", 700, &all)
-				}
-			})
+		for round := range 6 {
+			for i, d := range dbs { // every other round, one store is down
+				d.down.Store(round%2 == 1 && i == round%3)
+			}
+			var wg sync.WaitGroup
+			for _, a := range []*segment.Allocator{a1, a2} {
+				wg.Go(func() { take(t, a, "orders", 700, &all) })
+			}
+			wg.Wait()
 		}
-		wg.Wait()
 		if all.dups != 0 {
 			t.Fatalf("%d ids issued twice of %d", all.dups, len(all.seen))
 		}
@@ -321,6 +321,9 @@ func TestStaleStore(t *testing.T) {
 		// their marks.
 		_, a2 := instance(t, namedOf(dbs...), storeset.Options{MarkInterval: time.Hour})
 		take(t, a2, "t", 1000, &all)
+		if err := a2.Close(); err != nil { // its prefetch ends before the restore
+			t.Fatal(err)
+		}
 		storetest.RewindTag(t, dbs[0].Store, "t", backup.MaxID) // a restored from the copy
 
 		stale := 0
