@@ -48,19 +48,26 @@ type leaseRow struct {
 // from however many processes. When every id is held by a live lease it
 // returns an error wrapping snowflake.ErrNoWorkerID.
 func (s *Store) Acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
-	l, err := s.acquire(ctx, holder, maxWorkers, ttl)
+	return s.AcquireIn(ctx, holder, 0, maxWorkers, ttl)
+}
+
+// AcquireIn is Acquire of a worker id in [lo, hi): the part of the
+// worker-id space that this store leases from when it is one of several
+// independent stores (see storeset).
+func (s *Store) AcquireIn(ctx context.Context, holder string, lo, hi int64, ttl time.Duration) (snowflake.Lease, error) {
+	l, err := s.acquire(ctx, holder, lo, hi, ttl)
 	if err != nil {
 		return snowflake.Lease{}, fmt.Errorf("acquire worker id for %q: %w", holder, err)
 	}
 	return l, nil
 }
 
-func (s *Store) acquire(ctx context.Context, holder string, n int64, ttl time.Duration) (snowflake.Lease, error) {
+func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl time.Duration) (snowflake.Lease, error) {
 	if err := validateHolder(holder); err != nil {
 		return snowflake.Lease{}, err
 	}
-	if n < 1 || n > maxWorkers {
-		return snowflake.Lease{}, fmt.Errorf("max workers %d is outside 1..%d", n, maxWorkers)
+	if n < 1 || n > maxWorkers || lo < 0 || lo >= n {
+		return snowflake.Lease{}, fmt.Errorf("worker ids [%d, %d) are not within 0..%d", lo, n, maxWorkers)
 	}
 	ttlMS, err := ttlMillis(ttl)
 	if err != nil {
@@ -78,7 +85,7 @@ func (s *Store) acquire(ctx context.Context, holder string, n int64, ttl time.Du
 				return err
 			}
 			rows = rows[:0]
-			if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, n); err != nil {
+			if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, lo, n); err != nil {
 				return fmt.Errorf("read leases: %w", err)
 			}
 			return nil
@@ -88,9 +95,9 @@ func (s *Store) acquire(ctx context.Context, holder string, n int64, ttl time.Du
 		}
 		expires := now + ttlMS
 
-		cands := candidates(rows, holder, n, now)
+		cands := candidates(rows, holder, lo, n, now)
 		if len(cands) == 0 {
-			return snowflake.Lease{}, fmt.Errorf("all %d worker ids are held by live leases: %w", n, snowflake.ErrNoWorkerID)
+			return snowflake.Lease{}, fmt.Errorf("all %d worker ids are held by live leases: %w", n-lo, snowflake.ErrNoWorkerID)
 		}
 		for _, c := range cands {
 			l, ok, err := s.take(ctx, c, holder, instance, now, expires)
@@ -116,7 +123,7 @@ type candidate struct {
 // candidates lists the ids that holder may try to take: expired ones first
 // (holder's own, then the longest expired), then the never used ones in
 // increasing order.
-func candidates(rows []leaseRow, holder string, maxWorkers, now int64) []candidate {
+func candidates(rows []leaseRow, holder string, lo, maxWorkers, now int64) []candidate {
 	var expired []leaseRow
 	used := make(map[int64]bool, len(rows))
 	for _, r := range rows {
@@ -138,11 +145,11 @@ func candidates(rows []leaseRow, holder string, maxWorkers, now int64) []candida
 		}
 		return 0
 	})
-	cands := make([]candidate, 0, len(expired)+int(maxWorkers)-len(rows))
+	cands := make([]candidate, 0, len(expired)+int(maxWorkers-lo)-len(rows))
 	for _, r := range expired {
 		cands = append(cands, candidate{workerID: r.WorkerID, expired: true})
 	}
-	for id := range maxWorkers {
+	for id := lo; id < maxWorkers; id++ {
 		if !used[id] {
 			cands = append(cands, candidate{workerID: id})
 		}

@@ -88,9 +88,10 @@ const (
 	// sqliteNowMillis: julianday of the Unix epoch is 2440587.5.
 	sqliteNowMillis = `SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)`
 
-	// selectLeases reads the rows of the ids in range. Args: maxWorkers.
+	// selectLeases reads the rows of the ids in range. Args: the lowest
+	// id, the end of the range.
 	selectLeases = `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms
-FROM leaf_worker_lease WHERE worker_id < ? ORDER BY worker_id`
+FROM leaf_worker_lease WHERE worker_id >= ? AND worker_id < ? ORDER BY worker_id`
 
 	// selectLease reads one id's row, whoever holds it. Args: worker_id.
 	selectLease = `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms

@@ -58,12 +58,12 @@ func Init(ctx context.Context, named []Named) (Set, error) {
 		}
 		resumed = &set
 	}
-	set := Set{Fleet: newFleet(), Version: 1, Block: DefaultBlock}
+	set := Set{Fleet: newFleet(), Version: 1, Block: DefaultBlock, WorkerSlots: max(DefaultWorkerSlots, int64(len(named)))}
 	if resumed != nil {
 		set = *resumed
 	} else {
 		for i, n := range named {
-			set.Members = append(set.Members, Member{Name: n.Name, Store: recs[i].StoreID, Class: int64(i)})
+			set.Members = append(set.Members, Member{Name: n.Name, Store: recs[i].StoreID, Class: int64(i), Slot: int64(i)})
 		}
 		if len(named) > 1 {
 			high, err := highest(ctx, named, nil)
@@ -182,14 +182,35 @@ func Change(ctx context.Context, named []Named, names []string, force bool) (Set
 			return Set{}, err
 		}
 		jump := int64(DefaultFailoverJump)
-		next = Set{Fleet: old.Fleet, Version: old.Version + 1, Block: old.Block}
+		next = Set{Fleet: old.Fleet, Version: old.Version + 1, Block: old.Block, WorkerSlots: old.WorkerSlots,
+			Retired: slices.Clone(old.Retired)}
 		next.Floor = math.MaxInt64
 		if high <= math.MaxInt64-jump {
 			next.Floor = high + jump
 		}
-		for k, name := range names {
+		for _, m := range old.Members { // a store that stays keeps its worker slot
+			if slices.Contains(names, m.Name) {
+				next.Members = append(next.Members, m)
+			} else {
+				next.Retired = append(next.Retired, m.Slot)
+			}
+		}
+		for _, name := range names {
+			if _, ok := old.Member(name); ok {
+				continue
+			}
+			slot, ok := next.freeSlot()
+			if !ok {
+				return Set{}, fmt.Errorf("no worker slot left for store %q: the set's %d are used or retired", name, next.WorkerSlots)
+			}
 			i := byName[name]
-			next.Members = append(next.Members, Member{Name: name, Store: recs[i].StoreID, Class: int64(k)})
+			next.Members = append(next.Members, Member{Name: name, Store: recs[i].StoreID, Slot: slot})
+		}
+		slices.SortStableFunc(next.Members, func(a, b Member) int {
+			return slices.Index(names, a.Name) - slices.Index(names, b.Name)
+		})
+		for k := range next.Members {
+			next.Members[k].Class = int64(k)
 		}
 		if err := next.Validate(); err != nil {
 			return Set{}, err
@@ -321,7 +342,7 @@ func (s Set) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "set version %d of fleet %s: floor %d, blocks of %d ids\n", s.Version, s.Fleet, s.Floor, s.Block)
 	for _, m := range s.Members {
-		fmt.Fprintf(&b, "  %s: class %d of %d, store id %s\n", m.Name, m.Class, len(s.Members), m.Store)
+		fmt.Fprintf(&b, "  %s: class %d of %d, worker slot %d of %d, store id %s\n", m.Name, m.Class, len(s.Members), m.Slot, s.WorkerSlots, m.Store)
 	}
 	return b.String()
 }

@@ -52,6 +52,12 @@ type Record struct {
 // skips at most (stores - 1) blocks.
 const DefaultBlock = 1 << 20
 
+// DefaultWorkerSlots is how many parts the snowflake worker-id space of a
+// set is cut into: each store leases worker ids only in its own part, so
+// regions never run the same worker id. 16 parts of the default 1,024 ids
+// give each store 64 workers.
+const DefaultWorkerSlots = 16
+
 // Set is the set of stores that share one number space, as every member
 // records it. Version grows with every change; Floor is where the set's
 // classes start, above every id issued under earlier versions.
@@ -61,6 +67,11 @@ type Set struct {
 	Floor   int64    `json:"floor,string"`
 	Block   int64    `json:"block"`
 	Members []Member `json:"members"`
+	// WorkerSlots is how many parts the worker-id space is cut into;
+	// Retired lists the parts of stores that left the set, never given
+	// to another (a worker id of theirs may still run somewhere).
+	WorkerSlots int64   `json:"worker_slots"`
+	Retired     []int64 `json:"retired_slots,omitempty"`
 }
 
 // Member is one store of a set.
@@ -68,6 +79,32 @@ type Member struct {
 	Name  string `json:"name"`
 	Store string `json:"store"` // the store's identity, leaf_store.store_id
 	Class int64  `json:"class"`
+	Slot  int64  `json:"slot"` // its part of the worker-id space
+}
+
+// Workers returns the worker ids [lo, hi) that the member named name
+// leases, of a worker-id space of maxWorkers ids: its slot's part.
+func (s Set) Workers(name string, maxWorkers int64) (lo, hi int64, err error) {
+	m, ok := s.Member(name)
+	if !ok {
+		return 0, 0, fmt.Errorf("store %q is not in the set", name)
+	}
+	per := maxWorkers / s.WorkerSlots
+	if per < 1 {
+		return 0, 0, fmt.Errorf("%d worker ids cannot be cut into the set's %d parts: widen the layout's worker field", maxWorkers, s.WorkerSlots)
+	}
+	return m.Slot * per, (m.Slot + 1) * per, nil
+}
+
+// freeSlot returns the lowest worker slot that no member has and no
+// retired store had.
+func (s Set) freeSlot() (int64, bool) {
+	for slot := range s.WorkerSlots {
+		if !slices.Contains(s.Retired, slot) && !slices.ContainsFunc(s.Members, func(m Member) bool { return m.Slot == slot }) {
+			return slot, true
+		}
+	}
+	return 0, false
 }
 
 // Class returns the class of the member named name.
@@ -105,15 +142,21 @@ func (s Set) Validate() error {
 	if s.Fleet == "" || s.Version < 1 || len(s.Members) == 0 {
 		return fmt.Errorf("set: fleet %q, version %d, %d members", s.Fleet, s.Version, len(s.Members))
 	}
-	names, stores, classes := map[string]bool{}, map[string]bool{}, map[int64]bool{}
+	names, stores, classes, slots := map[string]bool{}, map[string]bool{}, map[int64]bool{}, map[int64]bool{}
+	for _, slot := range s.Retired {
+		slots[slot] = true
+	}
 	for _, m := range s.Members {
 		if err := ValidateName(m.Name); err != nil {
 			return err
 		}
-		if names[m.Name] || stores[m.Store] || classes[m.Class] || m.Store == "" {
-			return fmt.Errorf("set: member %q (store %s, class %d) repeats a name, store or class", m.Name, m.Store, m.Class)
+		if names[m.Name] || stores[m.Store] || classes[m.Class] || slots[m.Slot] || m.Store == "" {
+			return fmt.Errorf("set: member %q (store %s, class %d, worker slot %d) repeats a name, store, class or slot", m.Name, m.Store, m.Class, m.Slot)
 		}
-		names[m.Name], stores[m.Store], classes[m.Class] = true, true, true
+		if m.Slot < 0 || m.Slot >= s.WorkerSlots {
+			return fmt.Errorf("set: member %q has worker slot %d of %d", m.Name, m.Slot, s.WorkerSlots)
+		}
+		names[m.Name], stores[m.Store], classes[m.Class], slots[m.Slot] = true, true, true, true
 	}
 	for k := range int64(len(s.Members)) {
 		if !classes[k] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 	"github.com/leafid/leaf/storeset"
@@ -383,6 +385,9 @@ func TestChangeWhileServing(t *testing.T) {
 		if retired.Version != 3 || len(retired.Members) != 3 {
 			t.Fatalf("after retiring a: %+v", retired)
 		}
+		if d, _ := retired.Member("d"); d.Slot != 3 || !slices.Equal(retired.Retired, []int64{0}) {
+			t.Fatalf("worker slots after the changes: d has %d, retired %v", d.Slot, retired.Retired)
+		}
 		if r, err := dbs[0].Record(ctx); err != nil || r.State != storeset.Retired {
 			t.Fatalf("a's record: %+v, %v", r, err)
 		}
@@ -397,4 +402,75 @@ func TestChangeWhileServing(t *testing.T) {
 			t.Fatalf("an instance started with the old set: %v", err)
 		}
 	})
+}
+
+func (f faulty) AcquireIn(ctx context.Context, holder string, lo, hi int64, ttl time.Duration) (snowflake.Lease, error) {
+	if f.down.Load() {
+		return snowflake.Lease{}, errUnreachable
+	}
+	return f.Store.AcquireIn(ctx, holder, lo, hi, ttl)
+}
+
+func (f faulty) Renew(ctx context.Context, l snowflake.Lease, last int64, ttl time.Duration) (snowflake.Lease, error) {
+	if f.down.Load() {
+		return snowflake.Lease{}, errUnreachable
+	}
+	return f.Store.Renew(ctx, l, last, ttl)
+}
+
+// TestWorkerIDsPartitioned: each store leases worker ids only in its own
+// part of the worker-id space, so instances preferring different stores
+// (regions) never hold the same worker id; a lease is renewed where it was
+// granted, and when that store is lost the next lease comes from another.
+func TestWorkerIDsPartitioned(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, store.SQLite, 3)
+	set, err := storeset.Init(ctx, namedOf(dbs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 1024
+	held := map[int64]string{}
+	for region, order := range [][]*db{{dbs[0], dbs[1], dbs[2]}, {dbs[1], dbs[2], dbs[0]}, {dbs[2], dbs[0], dbs[1]}} {
+		s, _ := instance(t, namedOf(order...))
+		leases := s.Leases()
+		lo, hi, err := set.Workers(order[0].name, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			l, err := leases.Acquire(ctx, fmt.Sprintf("region%d-%d", region, i), workers, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.WorkerID < lo || l.WorkerID >= hi {
+				t.Fatalf("store %s leased worker id %d, outside its part [%d, %d)", order[0].name, l.WorkerID, lo, hi)
+			}
+			if other, ok := held[l.WorkerID]; ok {
+				t.Fatalf("worker id %d held by %s and region%d", l.WorkerID, other, region)
+			}
+			held[l.WorkerID] = fmt.Sprintf("region%d", region)
+			if _, err := leases.Renew(ctx, l, 1, time.Minute); err != nil {
+				t.Fatalf("renew where it was granted: %v", err)
+			}
+		}
+	}
+
+	s, _ := instance(t, namedOf(dbs...))
+	leases := s.Leases()
+	l, err := leases.Acquire(ctx, "moving", workers, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbs[0].down.Store(true)
+	if _, err := leases.Renew(ctx, l, 1, time.Minute); err == nil {
+		t.Fatal("renewed a lease whose store is down")
+	}
+	l2, err := leases.Acquire(ctx, "moving", workers, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, _ := set.Workers("b", workers); l2.WorkerID < lo || l2.WorkerID >= hi {
+		t.Fatalf("with a down, the lease came from worker id %d, not b's part [%d, %d)", l2.WorkerID, lo, hi)
+	}
 }

@@ -1,0 +1,112 @@
+package storeset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leafid/leaf/snowflake"
+)
+
+// LeaseStore is what a store of a set needs to lease snowflake worker ids
+// in its own part of the worker-id space. The store package implements it.
+type LeaseStore interface {
+	AcquireIn(ctx context.Context, holder string, lo, hi int64, ttl time.Duration) (snowflake.Lease, error)
+	Renew(ctx context.Context, l snowflake.Lease, lastTimestamp int64, ttl time.Duration) (snowflake.Lease, error)
+	Release(ctx context.Context, l snowflake.Lease, lastTimestamp int64) error
+}
+
+// Leases leases snowflake worker ids from the stores of a set: from the
+// first store that is up, in the configured order, and always in that
+// store's part of the worker-id space (its slot), so no two stores ever
+// lease the same worker id, whichever regions run them. A lease is renewed
+// and released in the store that granted it; when that store is lost, the
+// lease cannot be renewed, the generator stops issuing before it expires,
+// and its next lease comes from another store, in that store's part.
+type Leases struct {
+	s *Stores
+
+	mu     sync.Mutex         // protects owners
+	owners map[string]*member // the store of each acquisition, by Lease.Instance
+}
+
+var _ snowflake.LeaseStore = (*Leases)(nil)
+
+// Leases returns the set's worker-id leases.
+func (s *Stores) Leases() *Leases {
+	return &Leases{s: s, owners: map[string]*member{}}
+}
+
+// Acquire leases a worker id of the first store that is up and has one.
+func (l *Leases) Acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
+	set := l.s.Set()
+	var errs []error
+	for _, pass := range []bool{true, false} {
+		for _, m := range l.s.members {
+			if m.up() != pass {
+				continue
+			}
+			ls, ok := m.st.(LeaseStore)
+			if !ok {
+				continue
+			}
+			lo, hi, err := set.Workers(m.name, maxWorkers)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			lease, err := ls.AcquireIn(ctx, holder, lo, hi, ttl)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
+				if ctx.Err() != nil {
+					return snowflake.Lease{}, errors.Join(errs...)
+				}
+				continue
+			}
+			l.mu.Lock()
+			l.owners[lease.Instance] = m
+			l.mu.Unlock()
+			return lease, nil
+		}
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		err = errors.New("no store leases worker ids")
+	}
+	return snowflake.Lease{}, fmt.Errorf("acquire a worker id from the set's stores: %w", err)
+}
+
+// owner is the store that granted lease.
+func (l *Leases) owner(lease snowflake.Lease) (LeaseStore, error) {
+	l.mu.Lock()
+	m := l.owners[lease.Instance]
+	l.mu.Unlock()
+	if m == nil {
+		return nil, fmt.Errorf("worker id %d was not leased here: %w", lease.WorkerID, snowflake.ErrLeaseLost)
+	}
+	return m.st.(LeaseStore), nil
+}
+
+// Renew renews the lease in the store that granted it.
+func (l *Leases) Renew(ctx context.Context, lease snowflake.Lease, lastTimestamp int64, ttl time.Duration) (snowflake.Lease, error) {
+	st, err := l.owner(lease)
+	if err != nil {
+		return snowflake.Lease{}, err
+	}
+	return st.Renew(ctx, lease, lastTimestamp, ttl)
+}
+
+// Release releases the lease in the store that granted it.
+func (l *Leases) Release(ctx context.Context, lease snowflake.Lease, lastTimestamp int64) error {
+	st, err := l.owner(lease)
+	if err != nil {
+		return err
+	}
+	err = st.Release(ctx, lease, lastTimestamp)
+	l.mu.Lock()
+	delete(l.owners, lease.Instance)
+	l.mu.Unlock()
+	return err
+}
