@@ -60,6 +60,7 @@ func TestEveryServeFlagHasItsVariable(t *testing.T) {
 		"segment": "LEAF_SEGMENT", "snowflake": "LEAF_SNOWFLAKE", "snowflake-worker-id": "LEAF_SNOWFLAKE_WORKER_ID",
 		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
 		"snowflake-layout": "LEAF_SNOWFLAKE_LAYOUT", "snowflake-time-unit": "LEAF_SNOWFLAKE_TIME_UNIT",
+		"metrics-tags": "LEAF_METRICS_TAGS",
 	}
 	var c serveConfig
 	fs := c.flags()
@@ -87,6 +88,8 @@ func TestBadCommandLines(t *testing.T) {
 		{"bad snowflake layout", env{}, []string{"serve", "--snowflake-layout", "41,10,10"}},
 		{"bad snowflake time unit", env{"LEAF_SNOWFLAKE_TIME_UNIT": "h"}, []string{"serve"}},
 		{"bad log format", env{}, []string{"serve", "--log-format", "xml"}},
+		{"bad metrics tags", env{}, []string{"serve", "--metrics-tags", "orders,,users"}},
+		{"bad metrics tags variable", env{"LEAF_METRICS_TAGS": "orders,\xff"}, []string{"serve"}},
 		{"both modes off", env{}, []string{"serve", "--segment=false", "--snowflake=false"}},
 		{"tag without subcommand", env{}, []string{"tag"}},
 		{"tag add without name", env{}, []string{"tag", "add", "--sqlite-path", filepath.Join(t.TempDir(), "x.db")}},

@@ -48,6 +48,7 @@ type serveConfig struct {
 	holder       string
 	refreshTags  time.Duration
 	failoverJump int64
+	metricsTags  tagsFlag
 }
 
 func (c *serveConfig) flags() *flag.FlagSet {
@@ -68,6 +69,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
 	fs.DurationVar(&c.refreshTags, "tag-refresh", segment.DefaultRefreshInterval, "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
 	fs.Int64Var(&c.failoverJump, "failover-jump", segment.DefaultFailoverJump, "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
+	fs.Var(&c.metricsTags, "metrics-tags", fmt.Sprintf("comma-separated biz `tags` that always have series of their own at /metrics once used, up to %d; "+
+		"other tags have them only while they need attention or are among the %d busiest", metrics.MaxNamedTags, metrics.TopTags))
 	return fs
 }
 
@@ -190,7 +193,7 @@ func (a *app) open(ctx context.Context) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	domain := metrics.Sources{Version: version, StoreUp: func() bool { return a.store.Health().Up }}
+	domain := metrics.Sources{Version: version, StoreUp: func() bool { return a.store.Health().Up }, SegmentTags: a.cfg.metricsTags.tags}
 	api := httpapi.Config{
 		AdminToken:  a.cfg.adminToken,
 		StatusToken: a.cfg.statusToken,
@@ -489,6 +492,29 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 		t.alloc.Added(created.Name)
 	}
 	return created, err
+}
+
+// tagsFlag is --metrics-tags, a list of tag names checked as it is set
+// (metrics.ParseTags).
+type tagsFlag struct {
+	text string
+	tags []string
+}
+
+func (f *tagsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.text
+}
+
+func (f *tagsFlag) Set(s string) error {
+	tags, err := metrics.ParseTags(s)
+	if err != nil {
+		return err
+	}
+	f.text, f.tags = s, tags
+	return nil
 }
 
 // splitAddrs parses a comma-separated list of host:port.
