@@ -29,8 +29,14 @@ type SegmentIDs interface {
 	// with 1 <= count <= n.
 	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
 	// Snapshot is the state of every tag's buffer, for
-	// /api/admin/segments and the status page.
+	// /api/admin/segments.
 	Snapshot() []segment.BufferState
+	// EachTag calls f with every tag's figures and returns the totals
+	// over all tags, and State describes one tag's buffer: the status
+	// page reads every tag with the first, and the tags it shows with the
+	// second.
+	EachTag(f func(segment.TagStats)) segment.Totals
+	State(tag string) (segment.BufferState, bool)
 	// Failed lists the tags whose first load failed, for the status
 	// page.
 	Failed() []segment.FailedTag
