@@ -11,6 +11,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -104,8 +105,9 @@ type server struct {
 	// statusSum is the same for the status token.
 	statusSum [32]byte
 	now       func() time.Time
-	started   time.Time // shown as the instance's start on /status
-	snowRate  rateMeter // snowflake ids per second on /status
+	started   time.Time    // shown as the instance's start on /status
+	snowRate  rateMeter    // snowflake ids per second on /status
+	tagsSeen  atomic.Int64 // tags at the last read of /status, to size the next
 }
 
 // New returns the echo instance serving the whole API. It registers the

@@ -64,7 +64,8 @@ func (s *server) readStatus(tq tagQuery) statusState {
 		st.health = &h
 	}
 	if seg := s.cfg.Segments; seg != nil {
-		tags := readTags(seg, tq)
+		tags := readTags(seg, tq, int(s.tagsSeen.Load()))
+		s.tagsSeen.Store(int64(tags.totals.Tags + tags.failedFirst))
 		st.segment = &tags
 	}
 	if s.cfg.UUIDs != nil {

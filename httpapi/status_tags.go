@@ -100,11 +100,18 @@ type tagsStatus struct {
 // namesShown is how many tags an alert names; list says how many more.
 const namesShown = 5
 
-func readTags(seg SegmentIDs, tq tagQuery) tagsStatus {
+// readTags reads the totals and the page of tags tq asks for. hint is how
+// many tags there were at the last read: the list of them is made that
+// large at once rather than grown, which would allocate five times as
+// much.
+func readTags(seg SegmentIDs, tq tagQuery, hint int) tagsStatus {
 	st := tagsStatus{query: tq, failedAll: seg.Failed()}
 	st.failedFirst = len(st.failedAll)
 	match := matcher(tq.search)
 	var entries []tagEntry
+	if tq.search == "" {
+		entries = make([]tagEntry, 0, hint+hint/8)
+	}
 	byName := map[string]segment.FailedTag{}
 	for _, f := range st.failedAll {
 		if match(f.Tag) {
