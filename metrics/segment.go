@@ -53,7 +53,7 @@ var (
 // and the leaf_segment_all_* counters.
 type segmentCollector struct {
 	src   Segments
-	named map[string]bool
+	named *namedTags
 	now   func() time.Time
 
 	mu      sync.Mutex // one collection at a time; guards the fields below
@@ -62,10 +62,7 @@ type segmentCollector struct {
 }
 
 func newSegmentCollector(src Sources) *segmentCollector {
-	c := &segmentCollector{src: src.Segments, named: map[string]bool{}, now: src.Now, watched: map[string]*watch{}}
-	for _, tag := range src.SegmentTags {
-		c.named[tag] = true
-	}
+	c := &segmentCollector{src: src.Segments, named: newNamedTags(src.SegmentTags), now: src.Now, watched: map[string]*watch{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -91,7 +88,7 @@ func (c *segmentCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	totals := c.src.EachTag(func(st segment.TagStats) {
 		it := ranked{TagStats: st, rank: c.rank(st, now)}
-		if c.named[st.Tag] {
+		if c.named.has(st.Tag) {
 			sel.named = append(sel.named, it)
 			return
 		}
