@@ -22,7 +22,8 @@ import (
 //
 // The totals over all tags are exported beside them, without a tag label.
 // The choice is made at each scrape in one pass over the tags, keeping
-// the best few of each kind in a small heap: O(tags × log TopTags).
+// the first few of each kind in a small heap, so a tag that does not make
+// it costs a comparison or two.
 const (
 	// MaxNamedTags bounds Sources.SegmentTags (--metrics-tags).
 	MaxNamedTags = 256
