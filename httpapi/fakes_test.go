@@ -145,6 +145,49 @@ func (f *fakeSegments) Snapshot() []segment.BufferState {
 	return out
 }
 
+func (f *fakeSegments) EachTag(fn func(segment.TagStats)) segment.Totals {
+	return eachTagOf(f.Snapshot(), fn)
+}
+
+func (f *fakeSegments) State(tag string) (segment.BufferState, bool) {
+	return stateOf(f.Snapshot(), tag)
+}
+
+// eachTagOf is segment.Allocator's EachTag over the buffers of states.
+func eachTagOf(states []segment.BufferState, fn func(segment.TagStats)) segment.Totals {
+	var t segment.Totals
+	for _, b := range states {
+		st := segment.TagStats{Tag: b.Tag, Issued: b.Issued, Loads: b.Loads, LoadFailures: b.LoadFailures,
+			Waits: b.Waits, Regressions: b.Regressions, Step: b.Step, Failing: b.LastError != ""}
+		for _, s := range b.Segments {
+			if s != nil {
+				st.Remaining += s.Remaining
+			}
+		}
+		t.Tags++
+		if st.Failing {
+			t.Failing++
+		}
+		t.Issued += st.Issued
+		t.Loads += st.Loads
+		t.LoadFailures += st.LoadFailures
+		t.Waits += st.Waits
+		t.Regressions += st.Regressions
+		fn(st)
+	}
+	return t
+}
+
+// stateOf is segment.Allocator's State over the buffers of states.
+func stateOf(states []segment.BufferState, tag string) (segment.BufferState, bool) {
+	for _, b := range states {
+		if b.Tag == tag {
+			return b, true
+		}
+	}
+	return segment.BufferState{}, false
+}
+
 // Failed lists no tag: the fake has no first load to fail.
 func (f *fakeSegments) Failed() []segment.FailedTag { return nil }
 

@@ -33,13 +33,12 @@ func count(n uint64, noun string) string {
 	return group(n) + " " + noun + "s"
 }
 
-// list names up to five items, and how many more.
-func list(names []string) string {
-	const most = 5
-	if len(names) <= most {
-		return strings.Join(names, ", ")
+// listOf names the first of n items, and how many more there are.
+func listOf(first []string, n int) string {
+	if len(first) >= n {
+		return strings.Join(first, ", ")
 	}
-	return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	return strings.Join(first, ", ") + fmt.Sprintf(" and %s more", group(uint64(n-len(first))))
 }
 
 // group writes n with thousands separated by commas.

@@ -11,6 +11,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -29,8 +30,14 @@ type SegmentIDs interface {
 	// with 1 <= count <= n.
 	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
 	// Snapshot is the state of every tag's buffer, for
-	// /api/admin/segments and the status page.
+	// /api/admin/segments.
 	Snapshot() []segment.BufferState
+	// EachTag calls f with every tag's figures and returns the totals
+	// over all tags, and State describes one tag's buffer: the status
+	// page reads every tag with the first, and the tags it shows with the
+	// second.
+	EachTag(f func(segment.TagStats)) segment.Totals
+	State(tag string) (segment.BufferState, bool)
 	// Failed lists the tags whose first load failed, for the status
 	// page.
 	Failed() []segment.FailedTag
@@ -98,8 +105,9 @@ type server struct {
 	// statusSum is the same for the status token.
 	statusSum [32]byte
 	now       func() time.Time
-	started   time.Time // shown as the instance's start on /status
-	snowRate  rateMeter // snowflake ids per second on /status
+	started   time.Time    // shown as the instance's start on /status
+	snowRate  rateMeter    // snowflake ids per second on /status
+	tagsSeen  atomic.Int64 // tags at the last read of /status, to size the next
 }
 
 // New returns the echo instance serving the whole API. It registers the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -46,30 +45,28 @@ const statusRefresh = 5
 
 // statusState is everything the page and its JSON show, read once.
 type statusState struct {
-	now       time.Time
-	started   time.Time
-	inst      Instance
-	health    *StoreHealth
-	segmentOn bool
-	tags      []segment.BufferState
-	failed    []segment.FailedTag
-	snow      *snowflake.Stats
-	uuids     *uint64 // UUIDs made; nil when UUIDs are off
+	now     time.Time
+	started time.Time
+	inst    Instance
+	health  *StoreHealth
+	segment *tagsStatus // nil when segment mode is off
+	snow    *snowflake.Stats
+	uuids   *uint64 // UUIDs made; nil when UUIDs are off
 	// rate is the snowflake ids per second over rateOver.
 	rate     float64
 	rateOver time.Duration
 }
 
-func (s *server) readStatus() statusState {
+func (s *server) readStatus(tq tagQuery) statusState {
 	st := statusState{now: s.now(), started: s.started, inst: s.cfg.Instance}
 	if f := s.cfg.Instance.StoreHealth; f != nil {
 		h := f()
 		st.health = &h
 	}
 	if seg := s.cfg.Segments; seg != nil {
-		st.segmentOn = true
-		st.tags = seg.Snapshot()
-		st.failed = seg.Failed()
+		tags := readTags(seg, tq, int(s.tagsSeen.Load()))
+		s.tagsSeen.Store(int64(tags.totals.Tags + tags.failedFirst))
+		st.segment = &tags
 	}
 	if s.cfg.UUIDs != nil {
 		n := s.cfg.UUIDs.Issued()
@@ -99,23 +96,41 @@ func setStatusHeaders(c echo.Context) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
+// statusQuery reads the page of tags asked for (status_tags.go).
+func statusQuery(c echo.Context) (tagQuery, error) {
+	q, err := query(c)
+	if err != nil {
+		return tagQuery{}, err
+	}
+	return parseTagQuery(q)
+}
+
 // statusJSONHandler serves GET /status.json.
 func (s *server) statusJSONHandler(c echo.Context) error {
+	tq, err := statusQuery(c)
+	if err != nil {
+		return err
+	}
 	setStatusHeaders(c)
-	return c.JSON(http.StatusOK, s.readStatus().json())
+	return c.JSON(http.StatusOK, s.readStatus(tq).json())
 }
 
 // statusPage serves GET /status. The page is rendered whole before any of
 // it is sent, so that a failure is an error rather than half a page.
 func (s *server) statusPage(c echo.Context) error {
+	tq, err := statusQuery(c)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := statusTemplate.Execute(&buf, s.readStatus().page()); err != nil {
+	if err := statusTemplate.Execute(&buf, s.readStatus(tq).page()); err != nil {
 		return fmt.Errorf("render the status page: %w", err)
 	}
 	setStatusHeaders(c)
-	// The page has no script, form, frame or outside resource: the policy
-	// says so, and blocks whatever a rendering mistake might let in.
+	// The page has no script, frame or outside resource, and one form, the
+	// search, which asks for the page itself: the policy says so, and
+	// blocks whatever a rendering mistake might let in.
 	c.Response().Header().Set("Content-Security-Policy",
-		"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 	return c.HTMLBlob(http.StatusOK, buf.Bytes())
 }

@@ -38,9 +38,36 @@ type storeJSON struct {
 	FailedCalls uint64 `json:"failed_calls"`
 }
 
+// segmentStatusJSON is the totals over all tags and one page of them.
 type segmentStatusJSON struct {
+	Totals segmentTotalsJSON `json:"totals"`
+	Page   statusPageJSON    `json:"page"`
+	// Tags and Failed are the page's tags, with a buffer and without
+	// (their first load failed).
 	Tags   []statusTagJSON `json:"tags"`
 	Failed []failedTagJSON `json:"failed"`
+}
+
+type segmentTotalsJSON struct {
+	// Tags counts those with a buffer, Failing those of them whose last
+	// load failed, and FailedFirst those whose first load failed.
+	Tags         int    `json:"tags"`
+	Failing      int    `json:"failing"`
+	FailedFirst  int    `json:"failed"`
+	Issued       string `json:"issued"`
+	Loads        uint64 `json:"loads"`
+	LoadFailures uint64 `json:"load_failures"`
+	Waits        uint64 `json:"waits"`
+	Regressions  uint64 `json:"regressions"`
+}
+
+type statusPageJSON struct {
+	Page    int    `json:"page"`
+	PerPage int    `json:"per_page"`
+	Pages   int    `json:"pages"`
+	Query   string `json:"q"`
+	// Matching counts the tags the search kept, on every page.
+	Matching int `json:"matching"`
 }
 
 // statusTagJSON is a tag's buffer as /api/admin/segments shows it, and how
@@ -108,15 +135,21 @@ func (st statusState) json() statusJSON {
 			out.Instance.Store.FailedCalls = h.Failed
 		}
 	}
-	if st.segmentOn {
+	if ts := st.segment; ts != nil {
+		t := ts.totals
 		seg := &segmentStatusJSON{
-			Tags:   make([]statusTagJSON, 0, len(st.tags)),
-			Failed: make([]failedTagJSON, 0, len(st.failed)),
+			Totals: segmentTotalsJSON{Tags: t.Tags, Failing: t.Failing, FailedFirst: ts.failedFirst,
+				Issued: strconv.FormatUint(t.Issued, 10), Loads: t.Loads, LoadFailures: t.LoadFailures,
+				Waits: t.Waits, Regressions: t.Regressions},
+			Page: statusPageJSON{Page: ts.query.page, PerPage: ts.query.perPage, Pages: ts.pages,
+				Query: ts.query.search, Matching: ts.matching},
+			Tags:   make([]statusTagJSON, 0, len(ts.tags)),
+			Failed: make([]failedTagJSON, 0, len(ts.failed)),
 		}
-		for _, b := range st.tags {
+		for _, b := range ts.tags {
 			seg.Tags = append(seg.Tags, statusTagJSON{bufferJSON: toBufferJSON(b), LastLoadTookSeconds: b.LastLoadTook.Seconds()})
 		}
-		for _, f := range st.failed {
+		for _, f := range ts.failed {
 			seg.Failed = append(seg.Failed, failedTagJSON{Tag: f.Tag, Error: f.Err, Failures: f.Failures, LastFailure: formatTime(f.At, timeLayout)})
 		}
 		out.Segment = seg

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"net/url"
 	"runtime"
 	"strconv"
 	"time"
@@ -29,10 +30,22 @@ type pageView struct {
 	Alerts    []string
 	Instance  []field
 	SegmentOn bool
-	Tags      []tagView
-	Failed    []failedView
-	Snowflake []field // nil when snowflake mode is off
-	UUID      []field // nil when UUIDs are off
+	// Totals are the figures of all tags together.
+	Totals []field
+	// Tags and Failed are the page's tags, with a buffer and without.
+	Tags   []tagView
+	Failed []failedView
+	// Search and PerPage are what was asked for, kept by the search form;
+	// PerPage is 0 for the default.
+	Search  string
+	PerPage int
+	// Showing says which tags are shown, or Empty why none is.
+	Showing, Empty string
+	// Prev and Next are the addresses of the pages around this one, empty
+	// at the ends.
+	Prev, Next string
+	Snowflake  []field // nil when snowflake mode is off
+	UUID       []field // nil when UUIDs are off
 }
 
 // field is one labelled value; Bad and Warn colour it.
@@ -101,38 +114,88 @@ func (st statusState) page() pageView {
 	}
 	v.Instance = append(v.Instance, store)
 
-	if st.segmentOn {
+	if ts := st.segment; ts != nil {
 		v.SegmentOn = true
-		var loadFailing []string
-		for _, b := range st.tags {
-			t := tagPage(st.now, b)
-			if t.Bad {
-				loadFailing = append(loadFailing, b.Tag)
-			}
-			v.Tags = append(v.Tags, t)
+		for _, b := range ts.tags {
+			v.Tags = append(v.Tags, tagPage(st.now, b))
 		}
-		for _, f := range st.failed {
+		for _, f := range ts.failed {
 			v.Failed = append(v.Failed, failedView{
 				Tag: f.Tag, Err: f.Err, Failures: group(f.Failures),
 				Last: ago(st.now, f.At), LastAt: formatTime(f.At, time.RFC3339),
 			})
 		}
-		if n := len(st.failed); n > 0 {
-			names := make([]string, n)
-			for i, f := range st.failed {
-				names[i] = f.Tag
+		if n := ts.failedFirst; n > 0 {
+			names := make([]string, 0, namesShown)
+			for _, f := range ts.failedAll[:min(n, namesShown)] {
+				names = append(names, f.Tag)
 			}
-			v.Alerts = append(v.Alerts, fmt.Sprintf("%s failed to load and cannot issue ids: %s", plural(n, "tag"), list(names)))
+			v.Alerts = append(v.Alerts, fmt.Sprintf("%s failed to load and cannot issue ids: %s", plural(n, "tag"), listOf(names, n)))
 		}
-		if n := len(loadFailing); n > 0 {
-			v.Alerts = append(v.Alerts, fmt.Sprintf("The last load failed for %s: %s", plural(n, "tag"), list(loadFailing)))
+		if n := ts.totals.Failing; n > 0 {
+			v.Alerts = append(v.Alerts, fmt.Sprintf("The last load failed for %s: %s", plural(n, "tag"), listOf(ts.failing, n)))
 		}
+		tagsPage(&v, ts)
 	}
 
 	if sn := st.snow; sn != nil {
 		v.Snowflake, v.Alerts = snowflakePage(st, *sn, v.Alerts)
 	}
 	return v
+}
+
+// tagsPage sets the totals of v, and says which page of tags it shows.
+func tagsPage(v *pageView, ts *tagsStatus) {
+	t, tq := ts.totals, ts.query
+	failing := field{Label: "Failing", Value: group(uint64(t.Failing)), Note: "last load failed", Bad: t.Failing > 0}
+	failed := field{Label: "Failed to load", Value: group(uint64(ts.failedFirst)), Note: "first load failed", Bad: ts.failedFirst > 0}
+	v.Totals = []field{
+		{Label: "Tags", Value: group(uint64(t.Tags)), Note: "with a buffer"},
+		failing, failed,
+		{Label: "Issued", Value: group(t.Issued), Note: "ids, all tags"},
+		{Label: "Loads", Value: group(t.Loads), Note: group(t.LoadFailures) + " failed"},
+		{Label: "Waits", Value: group(t.Waits), Note: "requests that waited for a load"},
+		{Label: "Regressions", Value: group(t.Regressions), Warn: t.Regressions > 0, Note: "rows found gone back in time"},
+	}
+	v.Search = tq.search
+	if tq.perPage != defaultPerPage {
+		v.PerPage = tq.perPage
+	}
+	shown := len(ts.tags) + len(ts.failed)
+	from := (tq.page - 1) * tq.perPage
+	switch {
+	case ts.matching == 0 && tq.search != "":
+		v.Empty = fmt.Sprintf("No tag's name contains %q.", tq.search)
+	case ts.matching == 0:
+		v.Empty = "No tag has been asked for since the start."
+	case shown == 0:
+		v.Empty = fmt.Sprintf("Page %d is past the last one, %d.", tq.page, ts.pages)
+	default:
+		v.Showing = fmt.Sprintf("%s–%s of %s", group(uint64(from+1)), group(uint64(from+shown)), plural(ts.matching, "tag"))
+		if tq.search != "" {
+			v.Showing += fmt.Sprintf(" whose name contains %q", tq.search)
+		}
+		v.Showing += ", those that need attention first"
+	}
+	if tq.page > 1 {
+		v.Prev = pageURL(tq, min(tq.page-1, ts.pages))
+	}
+	if tq.page < ts.pages {
+		v.Next = pageURL(tq, tq.page+1)
+	}
+}
+
+// pageURL is the address of page of the tags asked for by tq, relative to
+// the page.
+func pageURL(tq tagQuery, page int) string {
+	q := url.Values{"page": {strconv.Itoa(page)}}
+	if tq.perPage != defaultPerPage {
+		q.Set("per_page", strconv.Itoa(tq.perPage))
+	}
+	if tq.search != "" {
+		q.Set("q", tq.search)
+	}
+	return "status?" + q.Encode()
 }
 
 func tagPage(now time.Time, b segment.BufferState) tagView {

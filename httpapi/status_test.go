@@ -24,6 +24,10 @@ type statusSegments struct {
 
 func (f *statusSegments) Snapshot() []segment.BufferState { return f.states }
 func (f *statusSegments) Failed() []segment.FailedTag     { return f.failed }
+func (f *statusSegments) EachTag(fn func(segment.TagStats)) segment.Totals {
+	return eachTagOf(f.states, fn)
+}
+func (f *statusSegments) State(tag string) (segment.BufferState, bool) { return stateOf(f.states, tag) }
 
 // statusSnowflake is a snowflake mode with Stats, as snowflake.Generator.
 type statusSnowflake struct {
@@ -176,9 +180,28 @@ func TestStatusPage(t *testing.T) {
 	if !strings.Contains(body, `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;`) {
 		t.Errorf("the hostile tag is not shown escaped")
 	}
-	// Tags come in the snapshot's order: the hostile one sorts first.
-	if i, j := strings.Index(body, "alert("), strings.Index(body, ">orders<"); i < 0 || j < 0 || i > j {
-		t.Errorf("tags out of order: hostile at %d, orders at %d", i, j)
+	// The tag whose last load failed comes first, then the others by
+	// name: the hostile one sorts before orders.
+	if i, j, k := strings.Index(body, ">payments<"), strings.Index(body, "alert("), strings.Index(body, ">orders<"); i < 0 || j < 0 || k < 0 || i > j || j > k {
+		t.Errorf("tags out of order: payments at %d, hostile at %d, orders at %d", i, j, k)
+	}
+	// The totals of all tags, and which of them are shown.
+	for _, want := range []string{
+		`<dt>Tags</dt><dd>3</dd>`,
+		`<div class="bad"><dt>Failing</dt><dd>1</dd>`,
+		`<div class="bad"><dt>Failed to load</dt><dd>1</dd>`,
+		`<dt>Issued</dt><dd>1,234,960</dd>`,
+		`<dt>Loads</dt><dd>6</dd><dd class="note">5 failed</dd>`,
+		`<div class="warn"><dt>Regressions</dt><dd>1</dd>`,
+		`1–4 of 4 tags, those that need attention first`,
+		`<form class="search" method="get" action="status" role="search">`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `rel="next"`) || strings.Contains(body, `rel="prev"`) {
+		t.Error("a page of all the tags links to other pages")
 	}
 }
 
@@ -224,6 +247,27 @@ func TestStatusPageAlerts(t *testing.T) {
 	}
 }
 
+// statusTotals and statusPaging are the totals and the page of
+// /status.json's segment.
+type statusTotals struct {
+	Tags         int    `json:"tags"`
+	Failing      int    `json:"failing"`
+	Failed       int    `json:"failed"`
+	Issued       string `json:"issued"`
+	Loads        uint64 `json:"loads"`
+	LoadFailures uint64 `json:"load_failures"`
+	Waits        uint64 `json:"waits"`
+	Regressions  uint64 `json:"regressions"`
+}
+
+type statusPaging struct {
+	Page     int    `json:"page"`
+	PerPage  int    `json:"per_page"`
+	Pages    int    `json:"pages"`
+	Query    string `json:"q"`
+	Matching int    `json:"matching"`
+}
+
 func TestStatusJSON(t *testing.T) {
 	fx := newStatusFixture()
 	fx.health = httpapi.StoreHealth{Up: false, Since: fx.clock.Now().Add(-time.Minute), Err: "no answer", Failed: 7}
@@ -264,6 +308,8 @@ func TestStatusJSON(t *testing.T) {
 				Failures    uint64 `json:"failures"`
 				LastFailure string `json:"last_failure"`
 			} `json:"failed"`
+			Totals statusTotals `json:"totals"`
+			Page   statusPaging `json:"page"`
 		} `json:"segment"`
 		Snowflake struct {
 			WorkerID          int64   `json:"worker_id"`
@@ -291,17 +337,25 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("store = %+v", s)
 	}
 
+	// The tag whose last load failed comes first, then the others by name.
 	tags := out.Segment.Tags
-	if len(tags) != 3 || tags[0].Tag != hostileTag || tags[1].Tag != "orders" || tags[2].Tag != "payments" {
+	if len(tags) != 3 || tags[0].Tag != "payments" || tags[1].Tag != hostileTag || tags[2].Tag != "orders" {
 		t.Fatalf("tags = %+v", tags)
 	}
-	orders := tags[1]
+	orders := tags[2]
 	if orders.Step != 4000 || orders.Issued != "1234567" || orders.LastLoadTookSeconds != 0.0032 ||
 		orders.Segments[0] == nil || orders.Segments[0].Remaining != "100" || orders.Segments[1].Start != "4001" {
 		t.Errorf("orders = %+v", orders)
 	}
-	if p := tags[2]; p.Current != 1 || p.Segments[0] != nil || p.LastError == "" || p.Regressions != 1 {
+	if p := tags[0]; p.Current != 1 || p.Segments[0] != nil || p.LastError == "" || p.Regressions != 1 {
 		t.Errorf("payments = %+v", p)
+	}
+	wantTotals := statusTotals{Tags: 3, Failing: 1, Failed: 1, Issued: "1234960", Loads: 6, LoadFailures: 5, Waits: 2, Regressions: 1}
+	if out.Segment.Totals != wantTotals {
+		t.Errorf("totals = %+v, want %+v", out.Segment.Totals, wantTotals)
+	}
+	if p := out.Segment.Page; p != (statusPaging{Page: 1, PerPage: 100, Pages: 1, Matching: 4}) {
+		t.Errorf("page = %+v, want the first of one, 4 tags matching", p)
 	}
 	if f := out.Segment.Failed; len(f) != 1 || f[0].Tag != "broken" || f[0].Failures != 3 ||
 		!strings.Contains(f[0].Error, "step is 0") || f[0].LastFailure != "2026-03-04T05:06:04.000Z" {

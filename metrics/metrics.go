@@ -10,6 +10,7 @@ package metrics
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,7 +21,9 @@ import (
 // Segments is the segment allocator's state (segment.Allocator implements
 // it).
 type Segments interface {
-	Snapshot() []segment.BufferState
+	// EachTag calls f with every tag's figures and returns the totals
+	// over all tags.
+	EachTag(f func(segment.TagStats)) segment.Totals
 }
 
 // Snowflake is the snowflake generator's state (snowflake.Generator
@@ -40,9 +43,13 @@ type Sources struct {
 	Version string
 	// StoreUp says whether the store answers, for leaf_store_up.
 	StoreUp func() bool
-	// Segments is read for leaf_ids_issued_total{mode="segment"} and the
-	// leaf_segment_* metrics of each biz tag.
+	// Segments is read for leaf_ids_issued_total{mode="segment"}, the
+	// leaf_segment_* metrics of the biz tags chosen (see select.go) and
+	// the totals over all of them.
 	Segments Segments
+	// SegmentTags are biz tags that always have series of their own once
+	// used, at most MaxNamedTags (see ParseTags).
+	SegmentTags []string
 	// SegmentLoads is leaf_segment_load_duration_seconds; its Observe is
 	// the allocator's segment.Options.OnLoad, so it exists before the
 	// allocator does.
@@ -52,6 +59,9 @@ type Sources struct {
 	Snowflake Snowflake
 	// UUIDs is read for leaf_ids_issued_total{mode="uuid"}.
 	UUIDs UUIDs
+	// Now is the clock that tells how long ago a tag's waits grew; nil
+	// means time.Now.
+	Now func() time.Time
 }
 
 // issuedHelp is the help of leaf_ids_issued_total. Each mode's collector
@@ -70,7 +80,10 @@ func Register(reg prometheus.Registerer, src Sources) error {
 		cs = append(cs, newStoreUpCollector(src.StoreUp))
 	}
 	if src.Segments != nil {
-		cs = append(cs, segmentCollector{src: src.Segments})
+		if len(src.SegmentTags) > MaxNamedTags {
+			return fmt.Errorf("register the domain metrics: %d segment tags named, more than %d", len(src.SegmentTags), MaxNamedTags)
+		}
+		cs = append(cs, newSegmentCollector(src))
 	}
 	if src.SegmentLoads != nil {
 		cs = append(cs, src.SegmentLoads.vec)

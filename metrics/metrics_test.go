@@ -2,11 +2,13 @@ package metrics_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
@@ -32,15 +35,17 @@ var (
 
 // fakeSegments hands out ids per tag from 1 upwards and shows its buffers
 // as the allocator does: two halves of 1000 ids, a step of 1000, two
-// loads of which one failed, and three waits per tag.
+// loads of which one failed, and three waits per tag. edit changes a
+// tag's figures beyond that.
 type fakeSegments struct {
 	mu     sync.Mutex
 	next   map[string]int64
 	issued map[string]uint64
+	edits  map[string]func(*segment.TagStats)
 }
 
 func newFakeSegments(tags ...string) *fakeSegments {
-	f := &fakeSegments{next: map[string]int64{}, issued: map[string]uint64{}}
+	f := &fakeSegments{next: map[string]int64{}, issued: map[string]uint64{}, edits: map[string]func(*segment.TagStats){}}
 	for _, t := range tags {
 		f.next[t] = 1
 	}
@@ -59,24 +64,37 @@ func (f *fakeSegments) take(tb testing.TB, tag string, n int) {
 	f.issued[tag] += uint64(n)
 }
 
-func (f *fakeSegments) Snapshot() []segment.BufferState {
+// edit sets how tag's figures differ from the default ones.
+func (f *fakeSegments) edit(tag string, e func(*segment.TagStats)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []segment.BufferState
+	f.edits[tag] = e
+}
+
+func (f *fakeSegments) EachTag(fn func(segment.TagStats)) segment.Totals {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var t segment.Totals
 	for tag, next := range f.next {
-		out = append(out, segment.BufferState{
-			Tag: tag,
-			Segments: [2]*segment.SegmentState{
-				{Start: 1, End: 1001, Next: next, Remaining: 1001 - next, LoadedAt: time.Unix(1700000000, 0)},
-				{Start: 1001, End: 2001, Next: 1001, Remaining: 1000},
-			},
-			Step: 1000, MinStep: 1000,
-			LastLoad: time.Unix(1700000000, 0),
-			Issued:   f.issued[tag],
-			Loads:    2, LoadFailures: 1, Waits: 3,
-		})
+		st := segment.TagStats{
+			Tag: tag, Issued: f.issued[tag], Loads: 2, LoadFailures: 1, Waits: 3,
+			Step: 1000, Remaining: 1001 - next + 1000,
+		}
+		if e := f.edits[tag]; e != nil {
+			e(&st)
+		}
+		t.Tags++
+		if st.Failing {
+			t.Failing++
+		}
+		t.Issued += st.Issued
+		t.Loads += st.Loads
+		t.LoadFailures += st.LoadFailures
+		t.Waits += st.Waits
+		t.Regressions += st.Regressions
+		fn(st)
 	}
-	return out
+	return t
 }
 
 // statsFunc is a snowflake generator's Stats as a test sets them.
@@ -382,5 +400,191 @@ func TestMetricsInREADME(t *testing.T) {
 	}
 	if seen < 19 {
 		t.Errorf("only %d leaf_ metrics gathered: the test registers too little", seen)
+	}
+}
+
+// tagsOf lists the tags with a series of name, and checks that each of
+// them has every per-tag series.
+func tagsOf(tb testing.TB, reg prometheus.Gatherer, name string) map[string]bool {
+	tb.Helper()
+	out := map[string]bool{}
+	mf := gather(tb, reg, name)
+	if mf == nil {
+		return out
+	}
+	for _, m := range mf.GetMetric() {
+		if l := labelsOf(m); l["mode"] != "snowflake" && l["mode"] != "uuid" {
+			out[l["tag"]] = true
+		}
+	}
+	return out
+}
+
+// exported checks that the tags with series are want, the same for every
+// per-tag metric, and that leaf_segment_tags_exported counts them.
+func exported(tb testing.TB, reg prometheus.Gatherer, want []string) {
+	tb.Helper()
+	wantSet := map[string]bool{}
+	for _, tag := range want {
+		wantSet[tag] = true
+	}
+	for _, name := range []string{"leaf_ids_issued_total", "leaf_segment_loads_total", "leaf_segment_step",
+		"leaf_segment_remaining", "leaf_segment_waits_total", "leaf_segment_regressions_total"} {
+		got := tagsOf(tb, reg, name)
+		for tag := range got {
+			if !wantSet[tag] {
+				tb.Errorf("%s has a series for %q, which is not chosen", name, tag)
+			}
+		}
+		for tag := range wantSet {
+			if !got[tag] {
+				tb.Errorf("%s has no series for %q", name, tag)
+			}
+		}
+	}
+	if n, _ := value(tb, reg, "leaf_segment_tags_exported", nil); int(n) != len(wantSet) {
+		tb.Errorf("leaf_segment_tags_exported = %v, want %d", n, len(wantSet))
+	}
+}
+
+// quietSegments is a fake whose tags never waited nor failed a load, each
+// having issued as many ids as the number in its name.
+func quietSegments(n int) *fakeSegments {
+	f := newFakeSegments()
+	for i := range n {
+		tag := fmt.Sprintf("t%04d", i)
+		f.next[tag] = 1
+		f.issued[tag] = uint64(i)
+		f.edits[tag] = func(st *segment.TagStats) { st.Waits, st.LoadFailures = 0, 0 }
+	}
+	return f
+}
+
+func busiest(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("t%04d", i))
+	}
+	return out
+}
+
+// TestSeriesOfChosenTags: of 1,000 tags, those named, those that need
+// attention and the 20 busiest have series; the totals count them all.
+func TestSeriesOfChosenTags(t *testing.T) {
+	seg := quietSegments(1000)
+	seg.edit("t0001", func(st *segment.TagStats) { st.Failing, st.LoadFailures, st.Waits = true, 4, 0 })
+	seg.edit("t0002", func(st *segment.TagStats) { st.Regressions, st.Waits, st.LoadFailures = 1, 0, 0 })
+	seg.edit("t0003", func(st *segment.TagStats) { st.Waits, st.LoadFailures = 12, 0 })
+	reg := register(t, metrics.Sources{Segments: seg, SegmentTags: []string{"t0004", "t0005", "nosuchtag"}})
+
+	exported(t, reg, append([]string{"t0001", "t0002", "t0003", "t0004", "t0005"}, busiest(980, 1000)...))
+	var issued float64
+	for i := range 1000 {
+		issued += float64(i)
+	}
+	for name, want := range map[string]float64{
+		"leaf_segment_tags":                  1000,
+		"leaf_segment_tags_failing":          1,
+		"leaf_segment_all_ids_issued_total":  issued,
+		"leaf_segment_all_waits_total":       12,
+		"leaf_segment_all_regressions_total": 1,
+	} {
+		if got, ok := value(t, reg, name, nil); !ok || got != want {
+			t.Errorf("%s = %v (found %v), want %v", name, got, ok, want)
+		}
+	}
+	for result, want := range map[string]float64{"ok": 2000, "error": 4} {
+		if got, _ := value(t, reg, "leaf_segment_all_loads_total", map[string]string{"result": result}); got != want {
+			t.Errorf("leaf_segment_all_loads_total{result=%q} = %v, want %v", result, got, want)
+		}
+	}
+	if got, _ := value(t, reg, "leaf_segment_loads_total", map[string]string{"tag": "t0001", "result": "error"}); got != 4 {
+		t.Errorf("the failing tag's failed loads = %v, want 4", got)
+	}
+}
+
+// TestAttentionIsBounded: however many tags fail, at most
+// MaxAttentionTags of them have series, the busiest; the failing come
+// before the regressed.
+func TestAttentionIsBounded(t *testing.T) {
+	seg := quietSegments(1000)
+	for i := range 300 {
+		seg.edit(fmt.Sprintf("t%04d", i), func(st *segment.TagStats) { st.Failing, st.LoadFailures, st.Waits = true, 1, 0 })
+	}
+	seg.edit("t0500", func(st *segment.TagStats) { st.Regressions, st.Waits, st.LoadFailures = 2, 0, 0 })
+	reg := register(t, metrics.Sources{Segments: seg})
+	exported(t, reg, append(busiest(300-metrics.MaxAttentionTags, 300), busiest(1000-metrics.TopTags, 1000)...))
+	if got, _ := value(t, reg, "leaf_segment_tags_failing", nil); got != 300 {
+		t.Errorf("leaf_segment_tags_failing = %v, want 300", got)
+	}
+}
+
+// TestWaitsKeepATagExported: a tag whose waits grew has series for
+// 30 minutes after the last growth, then not.
+func TestWaitsKeepATagExported(t *testing.T) {
+	seg := quietSegments(100)
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 0)
+	reg := register(t, metrics.Sources{Segments: seg, Now: clock.Now})
+	top := busiest(80, 100)
+	exported(t, reg, top)
+
+	setWaits := func(n uint64) {
+		seg.edit("t0007", func(st *segment.TagStats) { st.Waits, st.LoadFailures = n, 0 })
+	}
+	setWaits(1)
+	exported(t, reg, append([]string{"t0007"}, top...))
+	clock.Add(29 * time.Minute)
+	exported(t, reg, append([]string{"t0007"}, top...))
+	clock.Add(2 * time.Minute)
+	exported(t, reg, top)
+	setWaits(5)
+	exported(t, reg, append([]string{"t0007"}, top...))
+	clock.Add(20 * time.Minute)
+	setWaits(6)
+	clock.Add(20 * time.Minute)
+	exported(t, reg, append([]string{"t0007"}, top...))
+}
+
+func TestParseTags(t *testing.T) {
+	var names []string
+	for i := range metrics.MaxNamedTags + 1 {
+		names = append(names, fmt.Sprintf("t%d", i))
+	}
+	many, most := strings.Join(names, ","), strings.Join(names[1:], ",")
+	tests := []struct {
+		name string
+		in   string
+		want []string
+		bad  bool
+	}{
+		{"empty", "", nil, false},
+		{"spaces", "  ", nil, false},
+		{"one", "orders", []string{"orders"}, false},
+		{"several, trimmed", " orders , users,payments ", []string{"orders", "users", "payments"}, false},
+		{"twice counts once", "orders,orders", []string{"orders"}, false},
+		{"any valid name", "a:b/c,日本", []string{"a:b/c", "日本"}, false},
+		{"empty name", "orders,,users", nil, true},
+		{"trailing comma", "orders,", nil, true},
+		{"too long", strings.Repeat("x", segment.MaxTagLen+1), nil, true},
+		{"not UTF-8", "\xff", nil, true},
+		{"as many as allowed", most, names[1:], false},
+		{"too many", many, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := metrics.ParseTags(tt.in)
+			if tt.bad {
+				if err == nil {
+					t.Fatalf("ParseTags(%q) = %q, want an error", tt.in, got)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("ParseTags(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+	if _, err := metrics.ParseTags("\xff"); !errors.Is(err, segment.ErrInvalidTag) {
+		t.Errorf("a bad name: %v, want ErrInvalidTag", err)
 	}
 }

@@ -44,6 +44,8 @@ type Allocator struct {
 
 	failedMu sync.Mutex            // protects failed
 	failed   map[string]*FailedTag // tags whose first load failed, until one succeeds
+
+	retired retiredBuffers // counts of dropped buffers, for EachTag's totals (stats.go)
 }
 
 // New returns an allocator over store and starts its periodic tag refresh.
@@ -195,6 +197,9 @@ func (a *Allocator) unavailable(tag string, err error) error {
 // publishLocked makes b the buffer of tag, or drops tag's buffer when b is
 // nil. Called with a.mu held.
 func (a *Allocator) publishLocked(tag string, b *buffer) {
+	if old := a.byTag[tag]; old != nil && old != b {
+		a.retireLocked(old)
+	}
 	if b == nil {
 		delete(a.byTag, tag)
 	} else {

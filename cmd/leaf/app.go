@@ -100,7 +100,7 @@ func (a *app) open(ctx context.Context) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	domain := metrics.Sources{Version: version, StoreUp: func() bool { return a.store.Health().Up }}
+	domain := metrics.Sources{Version: version, StoreUp: func() bool { return a.store.Health().Up }, SegmentTags: a.cfg.metricsTags.tags}
 	api := httpapi.Config{
 		AdminToken:  a.cfg.adminToken,
 		StatusToken: a.cfg.statusToken,

@@ -43,6 +43,7 @@ func TestEveryServeFlagHasItsVariable(t *testing.T) {
 		"segment": "LEAF_SEGMENT", "snowflake": "LEAF_SNOWFLAKE", "snowflake-worker-id": "LEAF_SNOWFLAKE_WORKER_ID",
 		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
 		"snowflake-layout": "LEAF_SNOWFLAKE_LAYOUT", "snowflake-time-unit": "LEAF_SNOWFLAKE_TIME_UNIT",
+		"metrics-tags": "LEAF_METRICS_TAGS",
 	}
 	var c serveConfig
 	fs := c.flags()

@@ -42,6 +42,8 @@ func TestBadCommandLines(t *testing.T) {
 		{"bad worker id", env{}, []string{"serve", "--snowflake-worker-id", "1024"}},
 		{"bad snowflake layout", env{}, []string{"serve", "--snowflake-layout", "41,10,10"}},
 		{"bad snowflake time unit", env{"LEAF_SNOWFLAKE_TIME_UNIT": "h"}, []string{"serve"}},
+		{"bad metrics tags", env{}, []string{"serve", "--metrics-tags", "orders,,users"}},
+		{"bad metrics tags variable", env{"LEAF_METRICS_TAGS": "orders,\xff"}, []string{"serve"}},
 		{"bad log format", env{}, []string{"serve", "--log-format", "xml"}},
 		{"both modes off", env{}, []string{"serve", "--segment=false", "--snowflake=false"}},
 		{"tag without subcommand", env{}, []string{"tag"}},

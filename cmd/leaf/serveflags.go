@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -30,6 +31,7 @@ type serveConfig struct {
 	holder       string
 	refreshTags  time.Duration
 	failoverJump int64
+	metricsTags  tagsFlag
 }
 
 // flags registers the flags of serve, which set c, each with its default.
@@ -58,6 +60,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
 	c.failoverJump = segment.DefaultFailoverJump
 	fs.Var((*failoverJumpFlag)(&c.failoverJump), "failover-jump", "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
+	fs.Var(&c.metricsTags, "metrics-tags", fmt.Sprintf("comma-separated biz `tags` that always have series of their own at /metrics once used, up to %d; "+
+		"other tags have them only while they need attention or are among the %d busiest", metrics.MaxNamedTags, metrics.TopTags))
 	return fs
 }
 
@@ -126,5 +130,28 @@ func (n *failoverJumpFlag) Set(s string) error {
 		return valueError{strconv.FormatInt(v, 10), errors.New("want at least 1")}
 	}
 	*n = failoverJumpFlag(v)
+	return nil
+}
+
+// tagsFlag is --metrics-tags, a list of tag names checked as it is set
+// (metrics.ParseTags).
+type tagsFlag struct {
+	text string
+	tags []string
+}
+
+func (f *tagsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.text
+}
+
+func (f *tagsFlag) Set(s string) error {
+	tags, err := metrics.ParseTags(s)
+	if err != nil {
+		return err
+	}
+	f.text, f.tags = s, tags
 	return nil
 }

@@ -180,10 +180,20 @@ func TestStatusPageInBrowser(t *testing.T) {
 		"1 tag failed to load and cannot issue ids: broken",
 		"leased by ",
 		"1,000 issued",
+		"1–4 of 4 tags, those that need attention first",
 	} {
 		if !strings.Contains(html.UnescapeString(dom), want) {
 			t.Errorf("the rendered page lacks %q", want)
 		}
+	}
+
+	// A search keeps the tags whose name contains it, in any case.
+	dom = runChromium(t, chromium, "--dump-dom", a.base+"/status?q=ORD&per_page=10")
+	if found := rows(dom, "tag-row"); len(found) != 1 || !strings.HasPrefix(found[0].text, "orders ") {
+		t.Errorf("rows found by ?q=ORD = %+v, want orders alone", found)
+	}
+	if !strings.Contains(dom, `value="ORD"`) || !strings.Contains(html.UnescapeString(dom), `1–1 of 1 tag whose name contains "ORD"`) {
+		t.Errorf("the page found by a search does not say so:\n%s", dom)
 	}
 
 	// Traffic while the screenshots are taken, so that they show ids
