@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/leafid/leaf/httpapi"
-	"github.com/leafid/leaf/internal/memstore"
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 )
@@ -67,7 +67,7 @@ func newScaleInstance() (*scaleInstance, error) {
 	for i := range rows {
 		rows[i] = segment.Tag{Name: fmt.Sprintf("service-%02d:table-%06d", i%50, i), MaxID: 1, Step: 1000}
 	}
-	st := memstore.New(rows...)
+	st := segmenttest.New(rows...)
 	loads := metrics.NewLoadTimes()
 	// Never closed: the instance lives as long as the test binary.
 	alloc := segment.New(st, segment.Options{RefreshInterval: -1, OnLoad: loads.Observe})
@@ -99,7 +99,7 @@ func newScaleInstance() (*scaleInstance, error) {
 	// Three tags whose next load fails: taking past a tenth of their
 	// range starts it.
 	for _, r := range rows[50000:50003] {
-		st.Fail(r.Name, errors.New("lock wait timeout exceeded"))
+		st.SetFailTag(r.Name, errors.New("lock wait timeout exceeded"))
 		if _, err := alloc.NextN(ctx, r.Name, 200); err != nil {
 			return nil, err
 		}

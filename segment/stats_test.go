@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 )
@@ -32,7 +33,7 @@ func statsOf(b segment.BufferState) segment.TagStats {
 // Snapshot shows them, a failing load and a regression included, and sums
 // them.
 func TestEachTagAgreesWithSnapshot(t *testing.T) {
-	st := newMemStore(
+	st := segmenttest.New(
 		segment.Tag{Name: "a", MaxID: 1, Step: 10},
 		segment.Tag{Name: "b", MaxID: 1, Step: 10},
 		segment.Tag{Name: "c", MaxID: 1, Step: 10},
@@ -58,7 +59,7 @@ func TestEachTagAgreesWithSnapshot(t *testing.T) {
 	}
 	mustNext(t, a, "c")
 	testkit.WaitFor(t, 0, "c's prefetch", settled("c"))
-	st.set(func(s *memStore) { s.fail = errDown })
+	st.SetFail(errDown)
 	for range 9 { // c's first range, then a load that fails
 		mustNext(t, a, "c")
 	}
@@ -68,7 +69,7 @@ func TestEachTagAgreesWithSnapshot(t *testing.T) {
 	if got := state(t, a, "c"); got.LastError == "" {
 		t.Fatalf("c = %+v, want its last load failed", got)
 	}
-	st.set(func(s *memStore) { s.fail = nil })
+	st.SetFail(nil)
 
 	got, totals := eachTag(a)
 	var want segment.Totals
@@ -103,7 +104,7 @@ func TestEachTagAgreesWithSnapshot(t *testing.T) {
 // figures out of EachTag but not its counts out of the totals, which never
 // go down; a tag that comes back counts again from nothing.
 func TestTotalsKeepDroppedTags(t *testing.T) {
-	st := newMemStore(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
+	st := segmenttest.New(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, newClock())
 	ctx := context.Background()
 	if err := a.Refresh(ctx); err != nil {
@@ -117,8 +118,11 @@ func TestTotalsKeepDroppedTags(t *testing.T) {
 		t.Fatalf("totals = %+v, want 2 tags, 12 issued, 4 loads", before)
 	}
 
-	row := st.rows["b"]
-	st.set(func(s *memStore) { delete(s.rows, "b") })
+	row, err := st.Tag(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Delete("b")
 	if err := a.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +131,7 @@ func TestTotalsKeepDroppedTags(t *testing.T) {
 		t.Fatalf("after b was dropped: tags %v, totals %+v; want b gone and the counts of %+v", got, after, before)
 	}
 
-	st.set(func(s *memStore) { s.rows["b"] = row })
+	st.Put(row)
 	if err := a.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +173,7 @@ func manyTags(tb testing.TB, n int) *segment.Allocator {
 	for i := range rows {
 		rows[i] = segment.Tag{Name: fmt.Sprintf("service-%d:table-%d", i%97, i), MaxID: 1, Step: 1000}
 	}
-	a := newAllocator(tb, newMemStore(rows...), newClock())
+	a := newAllocator(tb, segmenttest.New(rows...), newClock())
 	ctx := context.Background()
 	if err := a.Refresh(ctx); err != nil {
 		tb.Fatal(err)

@@ -34,6 +34,7 @@ type MemStore struct {
 	now  func() time.Time
 
 	fail      error
+	failTag   map[string]error // Allocate's error for one tag
 	failAbove error
 	block     <-chan struct{}
 	began     chan<- string
@@ -82,6 +83,21 @@ func (s *MemStore) SetFail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail = err
+}
+
+// SetFailTag makes the loads of tag fail with err (nil: succeed again),
+// the other tags' unchanged.
+func (s *MemStore) SetFailTag(tag string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failTag == nil {
+		s.failTag = map[string]error{}
+	}
+	if err == nil {
+		delete(s.failTag, tag)
+	} else {
+		s.failTag[tag] = err
+	}
 }
 
 // SetFailAbove makes AllocateAbove fail with err, without counting the
@@ -226,6 +242,9 @@ func (s *MemStore) allocate(ctx context.Context, tag string, step, floor int64) 
 	s.allocs++
 	s.steps = append(s.steps, step)
 	block, began, fail := s.block, s.began, s.fail
+	if err := s.failTag[tag]; err != nil && fail == nil {
+		fail = err
+	}
 	s.mu.Unlock()
 	if began != nil {
 		began <- tag
