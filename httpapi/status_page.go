@@ -100,6 +100,9 @@ func (st statusState) page() pageView {
 		}
 	}
 	v.Instance = append(v.Instance, store)
+	if f := st.inst.SetVersion; f != nil {
+		v.Instance = append(v.Instance, field{Label: "Set of stores", Value: "version " + strconv.FormatInt(f(), 10)})
+	}
 
 	if st.segmentOn {
 		v.SegmentOn = true
