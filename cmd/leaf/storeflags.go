@@ -34,7 +34,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	f.sqlitePath = "leaf.db"
 	fs.Var(sqlitePathFlag{f}, "sqlite-path", "the embedded SQLite store's `file`")
 	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
-	fs.Var(&f.stores, "store", "one of several independent stores serving one number space, as `NAME=DSN`: a MySQL DSN or sqlite:PATH; once per store, the preferred first; not with --mysql-dsn or --sqlite-path")
+	fs.Var(&f.stores, "store", "one of several independent stores serving one number space, as `NAME=DSN`: a MySQL DSN or sqlite:PATH; once per store, the preferred first (for now snowflake worker ids are leased from the first); not with --mysql-dsn or --sqlite-path")
 	fs.Var(&f.storeAddrs, "store-addrs", "the nodes of the synchronous cluster of the --store NAME, as `NAME=host:port,host:port`, used in turn instead of its DSN's address; once per such store")
 }
 
