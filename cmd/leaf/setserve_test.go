@@ -112,7 +112,9 @@ func TestServeThreeStores(t *testing.T) {
 	leafOK(t, storesEnv(a, b, c), "store", "init")
 	leafOK(t, storesEnv(a, b, c), "tag", "add", "orders", "--step", "100")
 
-	first := startApp(t, storesEnv(a, b, c))
+	e := storesEnv(a, b, c)
+	e["LEAF_ADMIN_TOKEN"] = "t0ken"
+	first := startApp(t, e)
 	second := startApp(t, storesEnv(c, a, b), "--snowflake=false")
 	var all seen
 	var wg sync.WaitGroup
@@ -178,6 +180,28 @@ func TestServeThreeStores(t *testing.T) {
 		t.Fatalf("status.json store = %+v", st)
 	}
 
+	// A tag created over the admin API is created in every store, and
+	// served at once.
+	req, _ := http.NewRequest(http.MethodPost, first.base+"/api/admin/tags", strings.NewReader(`{"tag":"payments","step":10,"max_id":500}`))
+	req.Header.Set("Authorization", "Bearer t0ken")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := clusterClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create tag = %d, want 201", resp.StatusCode)
+	}
+	if ids, err := fetchIDs(first.base, "payments", 5); err != nil || ids[0] < 500 {
+		t.Fatalf("ids of the new tag: %v, %v", ids, err)
+	}
+	for _, st := range s {
+		if row, err := st.open(t).Tag(ctx, "payments"); err != nil || row.Step != 10 {
+			t.Fatalf("store %s: payments = %+v, %v", st.name, row, err)
+		}
+	}
+
 	// Snowflake: the worker id is leased from a, the first store.
 	code, body = testkit.MustGet(t, first.base+"/api/snowflake/get")
 	if id, err := strconv.ParseInt(body, 10, 64); code != 200 || err != nil || id <= 0 {
@@ -241,6 +265,22 @@ func TestServeRefusesAnotherSet(t *testing.T) {
 	check(t, err, `"c" is in the set but not configured`)
 	_, err = start(storesEnv(s[0], s[1], s[2], testStores(t, []string{store.SQLite}, 4)[3]))
 	check(t, err, `"d" is configured but not in the set`)
+	// A store that does not answer at the start fails it, and its
+	// password is shown nowhere.
+	down := s[0]
+	cfg, err := store.ParseMySQLDSN(down.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.Passwd = "127.0.0.1:1", "s3cret"
+	down.dsn = cfg.FormatDSN()
+	logs, err := start(storesEnv(down, s[1], s[2]))
+	if err == nil || !strings.Contains(err.Error(), `store "a": open mysql 127.0.0.1:1/`) {
+		t.Fatalf("serve with a store down = %v", err)
+	}
+	if strings.Contains(logs+err.Error(), "s3cret") {
+		t.Fatalf("the password is shown: %v\n%s", err, logs)
+	}
 	// The same stores in another order are the same set.
 	if err := startApp(t, storesEnv(s[2], s[0], s[1]), "--snowflake=false").stop(); err != nil {
 		t.Fatal(err)
