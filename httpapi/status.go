@@ -25,6 +25,9 @@ type Instance struct {
 	Store string
 	// StoreHealth reports the store's state; nil leaves it out.
 	StoreHealth func() StoreHealth
+	// SetVersion reports the version of the set of stores in force, for
+	// an instance serving from several; nil leaves it out.
+	SetVersion func() int64
 }
 
 // StoreHealth is the store's state as the status page shows it.

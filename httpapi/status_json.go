@@ -36,6 +36,9 @@ type storeJSON struct {
 	Since       string `json:"since,omitempty"`
 	Error       string `json:"error,omitempty"`
 	FailedCalls uint64 `json:"failed_calls"`
+	// SetVersion is the version of the set of stores; omitted for one
+	// store.
+	SetVersion int64 `json:"set_version,omitempty"`
 }
 
 // segmentStatusJSON is the totals over all tags and one page of them.
@@ -133,6 +136,9 @@ func (st statusState) json() statusJSON {
 			out.Instance.Store.Since = formatTime(h.Since, timeLayout)
 			out.Instance.Store.Error = h.Err
 			out.Instance.Store.FailedCalls = h.Failed
+		}
+		if f := st.inst.SetVersion; f != nil {
+			out.Instance.Store.SetVersion = f()
 		}
 	}
 	if ts := st.segment; ts != nil {

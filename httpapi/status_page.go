@@ -113,6 +113,9 @@ func (st statusState) page() pageView {
 		}
 	}
 	v.Instance = append(v.Instance, store)
+	if f := st.inst.SetVersion; f != nil {
+		v.Instance = append(v.Instance, field{Label: "Set of stores", Value: "version " + strconv.FormatInt(f(), 10)})
+	}
 
 	if ts := st.segment; ts != nil {
 		v.SegmentOn = true

@@ -520,3 +520,30 @@ func TestStatusFixedWorkerID(t *testing.T) {
 		}
 	}
 }
+
+// An instance serving from a set of stores shows the set's version; one
+// store shows none.
+func TestStatusSetVersion(t *testing.T) {
+	for _, version := range []int64{0, 3} {
+		fx := newStatusFixture()
+		v := newEnv(t, fx.config, func(c *httpapi.Config) {
+			if version > 0 {
+				c.Instance.SetVersion = func() int64 { return version }
+			}
+		})
+		var out struct {
+			Instance struct {
+				Store map[string]any `json:"store"`
+			} `json:"instance"`
+		}
+		decodeBody(t, v.do(t, http.MethodGet, "/status.json", nil), &out)
+		got, ok := out.Instance.Store["set_version"]
+		if version == 0 && ok || version > 0 && got != float64(version) {
+			t.Errorf("set version %d: store = %v", version, out.Instance.Store)
+		}
+		page := v.do(t, http.MethodGet, "/status", nil).Body.String()
+		if shown := strings.Contains(page, "Set of stores"); shown != (version > 0) || version > 0 && !strings.Contains(page, "version 3") {
+			t.Errorf("set version %d: the page shows the set: %v", version, shown)
+		}
+	}
+}

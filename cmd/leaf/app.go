@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/storeset"
 	"github.com/leafid/leaf/uuidv7"
 )
 
@@ -58,18 +60,21 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, 
 // app is one running `leaf serve`. open starts its parts in this order,
 // each using the ones before it; close stops them in the reverse order:
 //
-//	store (migrated)  ->  listener (bound; its port names the snowflake
+//	store (migrated), or with --store each store (migrated) and the set
+//	over them  ->  listener (bound; its port names the snowflake
 //	holder)  ->  segment allocator  ->  snowflake generator (leases a
 //	worker id)  ->  HTTP server (run)
 //
 // So on a clean stop the server first finishes the requests in flight,
 // then the allocator stops loading, then the generator releases its worker
-// id recording the last timestamp it used, and the store closes last.
+// id recording the last timestamp it used, then the set writes its last
+// marks, and the stores close last.
 type app struct {
 	cfg serveConfig
 	log *slog.Logger
 
-	store    *store.Store
+	stores   []openStore          // every store opened, in the configured order
+	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false
 	gen      *snowflake.Generator // nil with --snowflake=false
 	ln       net.Listener
@@ -100,7 +105,7 @@ func (a *app) open(ctx context.Context) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	domain := metrics.Sources{Version: version, StoreUp: func() bool { return a.store.Health().Up }, SegmentTags: a.cfg.metricsTags.tags}
+	domain := metrics.Sources{Version: version, StoreUp: a.storesUp, SegmentTags: a.cfg.metricsTags.tags}
 	api := httpapi.Config{
 		AdminToken:  a.cfg.adminToken,
 		StatusToken: a.cfg.statusToken,
@@ -112,18 +117,21 @@ func (a *app) open(ctx context.Context) error {
 		},
 		Registry: reg,
 		Logger:   a.log,
-		Checks: []httpapi.Check{
+		Checks: append([]httpapi.Check{
 			{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
 			{Name: "schema", Func: a.schemaCheck, ShowReason: true},
-			{Name: "store", Func: a.storeCheck, ShowReason: true},
-		},
+		}, a.storeChecks()...),
+	}
+	if a.set != nil {
+		api.Instance.Store = a.cfg.setKind()
+		api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
 	}
 
 	if a.cfg.segment {
 		domain.SegmentLoads = metrics.NewLoadTimes()
 		a.alloc = a.newAllocator(domain.SegmentLoads)
 		api.Segments, domain.Segments = a.alloc, a.alloc
-		api.Tags = tagAdmin{TagAdmin: a.store, alloc: a.alloc}
+		api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
 	}
 
 	// UUIDs need no store and no coordination: always served.
@@ -151,33 +159,118 @@ func (a *app) open(ctx context.Context) error {
 	return nil
 }
 
-// openStore opens the store and migrates it, or with --migrate=false
-// starts watching for the migrations it lacks.
+// openStore is a store the app opened: the one of --mysql-dsn or
+// --sqlite-path, named "", or one of --store.
+type openStore struct {
+	name string
+	st   *store.Store
+}
+
+// openStore opens the store, or every --store, and migrates each, or with
+// --migrate=false starts watching for the migrations they lack; with
+// --store it then opens the set over them, which checks that they are the
+// set they record.
 func (a *app) openStore(ctx context.Context) error {
-	var err error
-	if a.store, err = a.cfg.open(ctx, store.Options{OnHealth: a.logHealth}); err != nil {
-		return err
+	if !a.cfg.several() {
+		st, err := a.cfg.open(ctx, store.Options{OnHealth: a.healthLogger("")})
+		if err != nil {
+			return err
+		}
+		a.stores = append(a.stores, openStore{st: st})
+		a.log.Info("store open", a.cfg.describe()...)
 	}
-	a.log.Info("store open", a.cfg.describe()...)
+	for _, e := range a.cfg.stores {
+		st, err := e.open(ctx, store.Options{OnHealth: a.healthLogger(e.name), Timeout: a.cfg.storeTimeout})
+		if err != nil {
+			return err
+		}
+		a.stores = append(a.stores, openStore{name: e.name, st: st})
+		a.log.Info("store open", e.describe()...)
+	}
 	if !a.cfg.migrate {
 		a.watchSchema(ctx)
+	} else {
+		for _, s := range a.stores {
+			applied, err := s.st.Migrate(ctx)
+			if err != nil {
+				return s.errorf(err)
+			}
+			logMigrations(a.log.With(s.attrs()...), applied)
+		}
+	}
+	if !a.cfg.several() {
 		return nil
 	}
-	applied, err := a.store.Migrate(ctx)
+	named := make([]storeset.Named, len(a.stores))
+	for i, s := range a.stores {
+		named[i] = storeset.Named{Name: s.name, Store: s.st, Up: func() bool { return s.st.Health().Up }}
+	}
+	var err error
+	a.set, err = storeset.Open(ctx, named, storeset.Options{
+		CallTimeout:  a.cfg.storeTimeout,
+		FailoverJump: a.cfg.failoverJump,
+		OnStale:      a.logStale,
+	})
 	if err != nil {
 		return err
 	}
-	logMigrations(a.log, applied)
+	set := a.set.Set()
+	a.log.Info("set of stores open", "version", set.Version, "fleet", set.Fleet, "stores", strings.Join(set.Names(), ","))
 	return nil
+}
+
+// errorf names the store in err when there are several.
+func (s openStore) errorf(err error) error {
+	if s.name == "" {
+		return err
+	}
+	return fmt.Errorf("store %q: %w", s.name, err)
+}
+
+// attrs name the store in a log line when there are several.
+func (s openStore) attrs() []any {
+	if s.name == "" {
+		return nil
+	}
+	return []any{"store", s.name}
+}
+
+// segmentStore is where the allocator takes its ranges: the store, or the
+// set of stores.
+func (a *app) segmentStore() segment.Store {
+	if a.set != nil {
+		return a.set
+	}
+	return a.stores[0].st
+}
+
+// tagStore administers the tags: of the store, or of every store of the
+// set.
+func (a *app) tagStore() httpapi.TagAdmin {
+	if a.set != nil {
+		return a.set
+	}
+	return a.stores[0].st
+}
+
+// leaseStore is where snowflake worker ids are leased. With several stores
+// it is the set: each store leases only in its own part of the worker-id
+// space, so regions never run the same worker id, and a lease lost with
+// its store is taken again from another.
+func (a *app) leaseStore() snowflake.LeaseStore {
+	if a.set != nil {
+		return a.set.Leases()
+	}
+	return a.stores[0].st
 }
 
 // newAllocator starts the segment allocator, timing its loads in times
 // and logging them.
 func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 	loads := newLoadLimiters()
-	return segment.New(a.store, segment.Options{
+	opts := segment.Options{
 		// A load is one call of the store, or two when it fences.
-		LoadTimeout:     2*a.store.Timeout() + time.Second,
+		LoadTimeout:     2*a.stores[0].st.Timeout() + time.Second,
 		RefreshInterval: a.cfg.refreshTags,
 		FailoverJump:    a.cfg.failoverJump,
 		OnLoad: func(tag string, took time.Duration, err error) {
@@ -185,7 +278,21 @@ func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 			a.logLoad(loads, tag, err)
 		},
 		OnRegression: a.logRegression,
-	})
+	}
+	if a.set != nil {
+		// Ranges come from whichever store answers, each in its own part
+		// of the number space: asking for one above the last received
+		// keeps a tag's ids in order here. A load may try every store,
+		// each call bounded by the set's call timeout, and read the marks
+		// of the others.
+		opts.AboveReceived = true
+		call := a.cfg.storeTimeout
+		if call <= 0 {
+			call = segment.DefaultLoadTimeout / 3 // the set's default
+		}
+		opts.LoadTimeout = time.Duration(2*len(a.stores))*call + time.Second
+	}
+	return segment.New(a.segmentStore(), opts)
 }
 
 // addr is the address the app listens on, once open.
@@ -242,14 +349,18 @@ func (a *app) close() error {
 		}
 		cancel()
 	}
-	if a.store != nil {
-		errs = append(errs, a.store.Close())
+	if a.set != nil {
+		errs = append(errs, a.set.Close())
+	}
+	for _, s := range a.stores {
+		errs = append(errs, s.st.Close())
 	}
 	return errors.Join(errs...)
 }
 
 // handBack returns the unused tails of the segments to their rows, so that
-// a restart does not skip them, and logs what it did.
+// a restart does not skip them, and logs what it did. A set of stores
+// takes nothing back: its ranges come from several rows.
 func (a *app) handBack() {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
@@ -274,7 +385,7 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 	if a.cfg.workerID >= 0 {
 		s.WorkerID = a.cfg.workerID
 	} else {
-		s.Leases, s.Holder = a.store, a.cfg.holder
+		s.Leases, s.Holder = a.leaseStore(), a.cfg.holder
 		if s.Holder == "" {
 			s.Holder = defaultHolder(a.addr())
 		}

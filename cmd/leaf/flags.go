@@ -22,6 +22,42 @@ func envName(flagName string) string {
 	return "LEAF_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// listFlag is a flag given once per item, as --store a=… --store b=…. Its
+// environment variable holds every item, separated by white space, and is
+// named in the plural: LEAF_STORES, LEAF_STORE_ADDRS.
+type listFlag interface {
+	flag.Value
+	isList()
+}
+
+// variable is the environment variable of f: envName, in the plural for a
+// listFlag.
+func variable(f *flag.Flag) string {
+	name := envName(f.Name)
+	if _, ok := f.Value.(listFlag); ok && !strings.HasSuffix(name, "S") {
+		name += "S"
+	}
+	return name
+}
+
+// setFromVariable sets f from the value v of its variable: once, or once
+// per item of a listFlag.
+func setFromVariable(fs *flag.FlagSet, f *flag.Flag, v string) error {
+	name := variable(f)
+	if _, ok := f.Value.(listFlag); !ok {
+		if err := fs.Set(f.Name, v); err != nil {
+			return badFlag(f, name+"=", v, err)
+		}
+		return nil
+	}
+	for _, item := range strings.Fields(v) {
+		if err := fs.Set(f.Name, item); err != nil {
+			return badFlag(f, name+": ", item, err)
+		}
+	}
+	return nil
+}
+
 // parse parses args into fs; a flag not on the command line takes the
 // value of its environment variable, if that is set, so that a flag on the
 // command line wins over its variable. -h prints the flags and returns
@@ -38,7 +74,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 	var fromEnv []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) {
 		if withEnv(f) {
-			f.Usage += fmt.Sprintf(" (env %s)", envName(f.Name))
+			f.Usage += fmt.Sprintf(" (env %s)", variable(f))
 			fromEnv = append(fromEnv, f)
 		}
 	})
@@ -50,10 +86,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 	onCommandLine := map[*flag.Flag]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f] = true })
 	for _, f := range fromEnv {
-		name := envName(f.Name)
-		if v := getenv(name); v != "" && !onCommandLine[f] {
-			if err := fs.Set(f.Name, v); err != nil {
-				return badFlag(f, name+"=", v, err)
+		if v := getenv(variable(f)); v != "" && !onCommandLine[f] {
+			if err := setFromVariable(fs, f, v); err != nil {
+				return err
 			}
 		}
 	}

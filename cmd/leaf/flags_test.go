@@ -44,15 +44,18 @@ func TestEveryServeFlagHasItsVariable(t *testing.T) {
 		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
 		"snowflake-layout": "LEAF_SNOWFLAKE_LAYOUT", "snowflake-time-unit": "LEAF_SNOWFLAKE_TIME_UNIT",
 		"metrics-tags": "LEAF_METRICS_TAGS",
+		"store": "LEAF_STORES", "store-addrs": "LEAF_STORE_ADDRS",
 	}
 	var c serveConfig
 	fs := c.flags()
-	for name, variable := range want {
-		if fs.Lookup(name) == nil {
+	for name, want := range want {
+		f := fs.Lookup(name)
+		if f == nil {
 			t.Errorf("serve has no --%s", name)
+			continue
 		}
-		if got := envName(name); got != variable {
-			t.Errorf("--%s reads %s, want %s", name, got, variable)
+		if got := variable(f); got != want {
+			t.Errorf("--%s reads %s, want %s", name, got, want)
 		}
 	}
 }

@@ -52,16 +52,22 @@ func (l *limiter) forget(key string) {
 	delete(l.dropped, key)
 }
 
-// logHealth writes one line when the store stops answering and one when it
-// answers again.
-func (a *app) logHealth(h store.Health) {
-	if !h.Up {
-		a.log.Warn("store not answering: ids are served from the buffers while they last",
-			"err", h.Err)
-		return
+// healthLogger writes one line when the store named name ("" for the one
+// store) stops answering and one when it answers again.
+func (a *app) healthLogger(name string) func(store.Health) {
+	log := a.log
+	if name != "" {
+		log = log.With("store", name)
 	}
-	a.log.Info("store answering again", "down_for", h.DownFor.Round(time.Millisecond).String(),
-		"failed_calls", h.Failed, "was", h.Err)
+	return func(h store.Health) {
+		if !h.Up {
+			log.Warn("store not answering: ids are served from the buffers while they last",
+				"err", h.Err)
+			return
+		}
+		log.Info("store answering again", "down_for", h.DownFor.Round(time.Millisecond).String(),
+			"failed_calls", h.Failed, "was", h.Err)
+	}
 }
 
 // loadLimiters hold back repeated lines about the loads of one tag.
@@ -108,6 +114,15 @@ func (a *app) logRegression(r segment.Regression) {
 	}
 	a.log.Error("segment: the database went back in time; the row was moved forward past every id this instance received",
 		append(attrs, "new_max_id", r.MaxID, "failover_jump", a.cfg.failoverJump)...)
+}
+
+// logStale reports a store of the set whose row was found behind the mark
+// another store holds of it: restored from a backup, or failed over to a
+// copy that missed writes. The range was taken past the mark plus the
+// failover jump.
+func (a *app) logStale(storeName, tag string, mark int64) {
+	a.log.Error("segment: the store went back in time; the range was taken past the highest max_id another store recorded of it",
+		"store", storeName, "tag", tag, "mark", mark, "failover_jump", a.cfg.failoverJump)
 }
 
 // leaseLogger logs the worker lease's troubles: renewal failures at most

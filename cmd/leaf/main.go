@@ -8,6 +8,9 @@
 //	leaf migrate  [flags]   apply pending migrations and exit
 //	leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
 //	leaf tag list [flags]
+//	leaf store init|show [flags]
+//	leaf store add NAME=DSN [flags]
+//	leaf store retire NAME [--force] [flags]
 //	leaf version
 //	leaf help [COMMAND]
 //
@@ -95,6 +98,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		default:
 			fmt.Fprint(stderr, tagUsage)
 			return fmt.Errorf("%w: unknown tag subcommand %s (add, list)", errUsage, quote(rest[0]))
+		}
+	case "store":
+		if len(rest) == 0 {
+			fmt.Fprint(stderr, storeUsage)
+			return fmt.Errorf("%w: store needs a subcommand: init, show, add or retire", errUsage)
+		}
+		switch cmd = "store " + rest[0]; rest[0] {
+		case "init":
+			err = storeInit(ctx, rest[1:], getenv, stdout, stderr)
+		case "show":
+			err = storeShow(ctx, rest[1:], getenv, stdout, stderr)
+		case "add":
+			err = storeAdd(ctx, rest[1:], getenv, stdout, stderr)
+		case "retire":
+			err = storeRetire(ctx, rest[1:], getenv, stdout, stderr)
+		case "-h", "--help", "-help", "help":
+			fmt.Fprint(stdout, storeUsage)
+			return nil
+		default:
+			fmt.Fprint(stderr, storeUsage)
+			return fmt.Errorf("%w: unknown store subcommand %s (init, show, add, retire)", errUsage, quote(rest[0]))
 		}
 	case "version", "--version", "-version":
 		if len(rest) > 0 {

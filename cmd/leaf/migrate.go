@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,9 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: migrate takes no arguments, got %q", errUsage, rest)
 	}
+	if sf.several() {
+		return migrateStores(ctx, sf, stdout)
+	}
 	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return err
@@ -34,6 +38,30 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stdout, "no pending migration: %s is up to date\n", where)
 	}
 	return nil
+}
+
+// migrateStores migrates every store of --store, each as far as it can:
+// one that does not open or fails leaves the others migrated.
+func migrateStores(ctx context.Context, sf *storeFlags, stdout io.Writer) error {
+	var errs []error
+	for _, e := range sf.stores {
+		st, err := e.open(ctx, store.Options{Timeout: sf.storeTimeout})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		where := e.where(st)
+		applied, err := st.Migrate(ctx)
+		st.Close()
+		printMigrations(stdout, where, applied)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		case len(applied) == 0:
+			fmt.Fprintf(stdout, "no pending migration: %s is up to date\n", where)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // printMigrations writes what Store.Migrate applied to where.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/store"
 )
 
 // Readiness: only this instance's own problems fail it; an outage of the
@@ -21,38 +23,62 @@ func (a *app) lifecycleCheck(context.Context) error {
 	return nil
 }
 
-// watchSchema checks, when serve does not migrate, that the database has
-// the tables and columns this version uses. While it does not, /readyz
+// watchSchema checks, when serve does not migrate, that every database has
+// the tables and columns this version uses. While one does not, /readyz
 // fails naming what is missing, and the check runs again every few
 // seconds, so that a `leaf migrate` run elsewhere makes the instance ready.
 func (a *app) watchSchema(ctx context.Context) {
-	err := a.store.CheckSchema(ctx)
-	if err == nil || !errors.As(err, new(*segment.NotMigratedError)) {
-		return // a store that does not answer is the store check's to report
+	var lacking []openStore
+	var first error
+	for _, s := range a.stores {
+		err := s.st.CheckSchema(ctx)
+		if err == nil || !errors.As(err, new(*segment.NotMigratedError)) {
+			continue // a store that does not answer is the store check's to report
+		}
+		err = s.errorf(err)
+		a.log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", append(s.attrs(), "err", err)...)
+		lacking = append(lacking, s)
+		if first == nil {
+			first = err
+		}
 	}
-	a.log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", "err", err)
-	a.schemaErr.Store(&err)
+	if len(lacking) == 0 {
+		return
+	}
+	a.schemaErr.Store(&first)
 	a.schemaDone = make(chan struct{})
 	a.schemaWG.Add(1)
 	go func() {
 		defer a.schemaWG.Done()
 		t := time.NewTicker(schemaRecheck)
 		defer t.Stop()
-		for {
+		for len(lacking) > 0 {
 			select {
 			case <-a.schemaDone:
 				return
 			case <-t.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), a.store.Timeout())
-			err := a.store.CheckSchema(ctx)
-			cancel()
-			if err == nil {
-				a.schemaErr.Store(nil)
-				a.log.Info("the database is migrated now")
-				return
+			still := lacking[:0]
+			var missing error
+			for _, s := range lacking {
+				ctx, cancel := context.WithTimeout(context.Background(), s.st.Timeout())
+				err := s.st.CheckSchema(ctx)
+				cancel()
+				if err == nil {
+					continue
+				}
+				still = append(still, s)
+				if missing == nil && errors.As(err, new(*segment.NotMigratedError)) {
+					missing = s.errorf(err)
+				}
+			}
+			lacking = still
+			if missing != nil {
+				a.schemaErr.Store(&missing)
 			}
 		}
+		a.schemaErr.Store(nil)
+		a.log.Info("the database is migrated now")
 	}()
 }
 
@@ -67,13 +93,44 @@ func (a *app) schemaCheck(context.Context) error {
 	return nil
 }
 
-// storeHealth is the store's health as /status shows it.
-func (a *app) storeHealth() httpapi.StoreHealth {
-	h := a.store.Health()
-	out := httpapi.StoreHealth{Up: h.Up, Since: h.Since, Failed: h.Failed}
-	if !h.Up && h.Err != nil {
-		out.Err = h.Err.Error()
+// storesUp reports whether every store answers.
+func (a *app) storesUp() bool {
+	for _, s := range a.stores {
+		if !s.st.Health().Up {
+			return false
+		}
 	}
+	return true
+}
+
+// storeHealth is the stores' health as /status shows it: up while every
+// store answers, since the last came back; else down since the first went
+// down, with why each is down; the calls failed of them all.
+func (a *app) storeHealth() httpapi.StoreHealth {
+	var (
+		out  httpapi.StoreHealth
+		errs []string
+	)
+	out.Up = true
+	for _, s := range a.stores {
+		h := s.st.Health()
+		switch {
+		case h.Up && out.Up:
+			if h.Since.After(out.Since) {
+				out.Since = h.Since
+			}
+		case !h.Up:
+			if out.Up || h.Since.Before(out.Since) {
+				out.Since = h.Since
+			}
+			out.Up = false
+			if h.Err != nil {
+				errs = append(errs, s.errorf(h.Err).Error())
+			}
+		}
+		out.Failed += h.Failed
+	}
+	out.Err = strings.Join(errs, "; ")
 	return out
 }
 
@@ -81,11 +138,28 @@ func (a *app) storeHealth() httpapi.StoreHealth {
 // port may read: they say what is wrong in words that name no host. The
 // errors with the details are in the log.
 
-func (a *app) storeCheck(context.Context) error {
-	if h := a.store.Health(); !h.Up {
-		return fmt.Errorf("%w: the database has not answered since %s", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339))
+// storeChecks are the checks of the stores: "store", or one "store:NAME"
+// per store of a set.
+func (a *app) storeChecks() []httpapi.Check {
+	var out []httpapi.Check
+	for _, s := range a.stores {
+		name := "store"
+		if s.name != "" {
+			name += ":" + s.name
+		}
+		out = append(out, httpapi.Check{Name: name, Func: storeCheck(s.st), ShowReason: true})
 	}
-	return nil
+	return out
+}
+
+// storeCheck degrades readiness while st does not answer.
+func storeCheck(st *store.Store) func(context.Context) error {
+	return func(context.Context) error {
+		if h := st.Health(); !h.Up {
+			return fmt.Errorf("%w: the database has not answered since %s", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339))
+		}
+		return nil
+	}
 }
 
 // snowflakeCheck fails for a lease held by another or a clock behind; a

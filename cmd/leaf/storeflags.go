@@ -15,25 +15,54 @@ import (
 	"github.com/leafid/leaf/store"
 )
 
-// storeFlags are the flags of every command that opens the database.
+// storeFlags are the flags of every command that opens the database: one
+// store (--mysql-dsn, or --sqlite-path), or several (--store, see
+// setflags.go).
 type storeFlags struct {
 	mysqlDSN     string
 	mysqlAddrs   addrsFlag
 	sqlitePath   string
+	sqliteGiven  bool // --sqlite-path was set, not left at its default
 	storeTimeout time.Duration
+	stores       storesFlag
+	storeAddrs   storeAddrsFlag
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db?parseTime=true`; empty uses the embedded SQLite store")
 	fs.Var(&f.mysqlAddrs, "mysql-addrs", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
-	fs.StringVar(&f.sqlitePath, "sqlite-path", "leaf.db", "the embedded SQLite store's `file`")
+	f.sqlitePath = "leaf.db"
+	fs.Var(sqlitePathFlag{f}, "sqlite-path", "the embedded SQLite store's `file`")
 	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
+	fs.Var(&f.stores, "store", "one of several independent stores serving one number space, as `NAME=DSN`: a MySQL DSN or sqlite:PATH; once per store, the preferred first (for now snowflake worker ids are leased from the first); not with --mysql-dsn or --sqlite-path")
+	fs.Var(&f.storeAddrs, "store-addrs", "the nodes of the synchronous cluster of the --store NAME, as `NAME=host:port,host:port`, used in turn instead of its DSN's address; once per such store")
 }
 
-// validate checks, once the flags are read, that they name one store. The
-// DSN is checked here rather than by a flag.Value of its own, as a refused
-// value is shown in the message and a DSN holds a password.
+// sqlitePathFlag is --sqlite-path. It remembers that it was given: its
+// default goes unused beside --store, a path given there is a mistake.
+type sqlitePathFlag struct{ f *storeFlags }
+
+func (p sqlitePathFlag) String() string {
+	if p.f == nil {
+		return ""
+	}
+	return p.f.sqlitePath
+}
+
+func (p sqlitePathFlag) Set(s string) error {
+	p.f.sqlitePath, p.f.sqliteGiven = s, true
+	return nil
+}
+
+// validate checks, once the flags are read, that they name one store, or
+// several with --store. The DSN is checked here rather than by a
+// flag.Value of its own, as a refused value is shown in the message and a
+// DSN holds a password (--store's values show what they refuse without
+// it).
 func (f *storeFlags) validate() error {
+	if err := f.validateStores(); err != nil || f.several() {
+		return err
+	}
 	if f.mysqlAddrs.given != "" && f.mysqlDSN == "" {
 		return fmt.Errorf("%w: --mysql-addrs needs --mysql-dsn for the user, password and database", errUsage)
 	}
@@ -75,9 +104,15 @@ func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store
 		return store.OpenSQLite(ctx, f.sqlitePath, opts)
 	}
 	opts.Addrs = f.mysqlAddrs.addrs
-	st, err := store.OpenMySQL(ctx, f.mysqlDSN, opts)
+	return openMySQL(ctx, f.mysqlDSN, f.mysqlConfig(), opts)
+}
+
+// openMySQL opens the MySQL store of dsn, parsed as cfg (nil if it could
+// not be).
+func openMySQL(ctx context.Context, dsn string, cfg *mysql.Config, opts store.Options) (*store.Store, error) {
+	st, err := store.OpenMySQL(ctx, dsn, opts)
 	var me *mysql.MySQLError
-	if cfg := f.mysqlConfig(); errors.As(err, &me) && me.Number == mysqlUnknownDatabase && cfg != nil {
+	if errors.As(err, &me) && me.Number == mysqlUnknownDatabase && cfg != nil {
 		// leaf creates tables, never the database: that needs a privilege
 		// the service's user should not have.
 		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, cfg.DBName)

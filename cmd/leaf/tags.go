@@ -37,6 +37,9 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
 	}
+	if sf.several() {
+		return tagAddStores(ctx, sf, t, stdout, stderr)
+	}
 	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return err
@@ -51,15 +54,60 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	created, err := st.CreateTag(ctx, t)
-	if errors.Is(err, segment.ErrInvalidTag) || errors.Is(err, segment.ErrInvalidDescription) {
+	if err := createError(where, err); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created %s in %s: next id %d, step %d\n", printable(created.Name), where, created.MaxID, created.Step)
+	return nil
+}
+
+// createError is the error of creating a tag in where.
+func createError(where string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, segment.ErrInvalidTag) || errors.Is(err, segment.ErrInvalidDescription):
 		// What only the database could judge (a character its table
 		// cannot store) is still a mistake in the command line.
 		return fmt.Errorf("%w: %s: %w", errUsage, where, err)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+	return fmt.Errorf("%s: %w", where, err)
+}
+
+// tagAddStores creates the tag in every store of the set: each store's row
+// hands out ids of its own class. Every store must open, so that none is
+// left without the row.
+func tagAddStores(ctx context.Context, sf *storeFlags, t segment.Tag, stdout, stderr io.Writer) error {
+	o := openStores(ctx, sf, false)
+	defer o.close()
+	if err := o.allOpen(); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "created %s in %s: next id %d, step %d\n", printable(created.Name), where, created.MaxID, created.Step)
+	if err := o.migrate(ctx, stderr); err != nil {
+		return err
+	}
+	set, err := o.openSet(ctx)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	where := "stores " + strings.Join(sf.stores.names(), ", ")
+	created, err := set.CreateTag(ctx, t)
+	if err := createError(where, err); err != nil {
+		return err
+	}
+	// The set creates the row in every store that answers: say which
+	// did not.
+	var missing []string
+	for i, st := range o.stores {
+		if _, err := st.Tag(ctx, t.Name); err != nil {
+			missing = append(missing, fmt.Sprintf("%s (%v)", o.entries[i].name, err))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("created %s, but not in the stores %s: create it there with the same step once they answer", printable(created.Name), strings.Join(missing, "; "))
+	}
+	fmt.Fprintf(stdout, "created %s in %s: step %d\n", printable(created.Name), where, created.Step)
 	return nil
 }
 
@@ -75,6 +123,9 @@ func tagList(ctx context.Context, args []string, getenv func(string) string, std
 	// --sqlite-path would otherwise leave an empty database behind and
 	// list nothing) nor applies migrations (to the database of a Java
 	// Leaf, say).
+	if sf.several() {
+		return tagListStores(ctx, sf, stdout, stderr)
+	}
 	if sf.mysqlDSN == "" && sf.sqlitePath != ":memory:" {
 		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
@@ -90,6 +141,29 @@ func tagList(ctx context.Context, args []string, getenv func(string) string, std
 		// On a database never migrated the store's error says to run
 		// leaf migrate.
 		return fmt.Errorf("%s: %w", sf.where(st), err)
+	}
+	return writeTags(stdout, tags)
+}
+
+// tagListStores lists the tags of every store of the set that answers,
+// each once, as the first store in the order of --store has it; it says
+// on stderr which stores did not answer.
+func tagListStores(ctx context.Context, sf *storeFlags, stdout, stderr io.Writer) error {
+	o := openStores(ctx, sf, true)
+	defer o.close()
+	set, err := o.openSet(ctx)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	tags, err := set.Tags(ctx)
+	if err != nil {
+		return err
+	}
+	for _, err := range o.errs {
+		if err != nil {
+			fmt.Fprintf(stderr, "not listed: %s\n", printable(err.Error()))
+		}
 	}
 	return writeTags(stdout, tags)
 }
