@@ -95,7 +95,7 @@ func TestStoreCommands(t *testing.T) {
 		ab := storesEnv(a, b)
 
 		out := leafOK(t, ab, "store", "init")
-		for _, want := range []string{"set version 1 of fleet ", "floor 0,", "  a: class 0 of 2, store id ", "  b: class 1 of 2, store id "} {
+		for _, want := range []string{"set version 1 of fleet ", "floor 0,", "  a: class 0 of 2, worker slot 0 of 16, store id ", "  b: class 1 of 2, worker slot 1 of 16, store id "} {
 			if !strings.Contains(out, want) {
 				t.Fatalf("store init said\n%s\nwant %q in it", out, want)
 			}
