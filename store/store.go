@@ -10,6 +10,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -64,7 +65,8 @@ type Options struct {
 	// hand out ids again (README, "High availability"). Ignored by SQLite.
 	Addrs []string
 	// Timeout bounds each call, retries included; 0 means DefaultTimeout
-	// on MySQL and 10 s on SQLite, whose writers queue for the file.
+	// on MySQL and SQLite's busy timeout on SQLite, whose writers queue for
+	// the file (DefaultTimeouts says both).
 	Timeout time.Duration
 	// OnHealth, when set, is called when the database stops answering and
 	// when it answers again, in that order, never concurrently.
@@ -74,6 +76,12 @@ type Options struct {
 // DefaultTimeout bounds one call of the store, retries included: the
 // default of Options.Timeout on MySQL.
 const DefaultTimeout = 2 * time.Second
+
+// DefaultTimeouts says in words what an Options.Timeout of 0 means, for
+// help texts and documents.
+func DefaultTimeouts() string {
+	return fmt.Sprintf("%v on MySQL, %v on SQLite", DefaultTimeout, sqliteBusyTimeout)
+}
 
 // newStore wraps db and starts its probe loop.
 func newStore(db *sqlx.DB, dialect string, opts Options) *Store {

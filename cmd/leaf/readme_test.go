@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/leafid/leaf/store"
 )
 
 // TestREADMEDocumentsTheCommandLine: every flag of serve has its row in
@@ -24,6 +26,9 @@ func TestREADMEDocumentsTheCommandLine(t *testing.T) {
 			t.Errorf("the README's flag table has no row beginning %s", row)
 		}
 	})
+	if want := "`0` (" + store.DefaultTimeouts() + ")"; !strings.Contains(readme, want) {
+		t.Errorf("the README's row of --store-timeout does not say %s", want)
+	}
 	for _, name := range slices.Sorted(maps.Keys(synopses)) {
 		if row := "| `" + name; !strings.Contains(readme, row) {
 			t.Errorf("the README's command table has no row beginning %s", row)

@@ -33,7 +33,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.mysqlAddrs, "mysql-addrs", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
 	f.sqlitePath = "leaf.db"
 	fs.Var(sqlitePathFlag{f}, "sqlite-path", "the embedded SQLite store's `file`")
-	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means 2s on MySQL, 10s on SQLite")
+	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means "+store.DefaultTimeouts())
 	fs.Var(&f.stores, "store", "one of several independent stores serving one number space, as `NAME=DSN`: a MySQL DSN or sqlite:PATH; once per store, the preferred first (for now snowflake worker ids are leased from the first); not with --mysql-dsn or --sqlite-path")
 	fs.Var(&f.storeAddrs, "store-addrs", "the nodes of the synchronous cluster of the --store NAME, as `NAME=host:port,host:port`, used in turn instead of its DSN's address; once per such store")
 }
