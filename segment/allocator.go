@@ -194,21 +194,31 @@ func (a *Allocator) unavailable(tag string, err error) error {
 	return fmt.Errorf("%w: load segment %q: %w", ErrUnavailable, tag, err)
 }
 
-// publishLocked makes b the buffer of tag, or drops tag's buffer when b is
-// nil. Called with a.mu held.
+// publishLocked makes b the buffer of tag. Called with a.mu held.
 func (a *Allocator) publishLocked(tag string, b *buffer) {
 	if old := a.byTag[tag]; old != nil && old != b {
 		a.retireLocked(old)
 	}
-	if b == nil {
-		delete(a.byTag, tag)
-	} else {
-		a.byTag[tag] = b
-	}
+	a.byTag[tag] = b
 	t := a.buffers.Load()
-	if n := t.set(tag, b, len(a.byTag)); n != t {
+	if n := t.set(tag, b); n != t {
 		a.buffers.Store(n)
 	}
+}
+
+// dropLocked drops the buffers of tags, with one new table for all of
+// them. Called with a.mu held.
+func (a *Allocator) dropLocked(tags ...string) {
+	if len(tags) == 0 {
+		return
+	}
+	for _, tag := range tags {
+		if old := a.byTag[tag]; old != nil {
+			a.retireLocked(old)
+			delete(a.byTag, tag)
+		}
+	}
+	a.buffers.Store(tableOf(a.byTag))
 }
 
 // Snapshot describes every tag's buffer, ordered by tag.

@@ -11,7 +11,7 @@ func (a *Allocator) drop(tag string, b *buffer) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byTag[tag] == b {
-		a.publishLocked(tag, nil)
+		a.dropLocked(tag)
 	}
 }
 
@@ -68,10 +68,12 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 		}
 	}
 	a.known = known
+	var gone []string
 	for tag, b := range a.byTag {
 		if !known[tag] && b.born <= born {
-			a.publishLocked(tag, nil)
+			gone = append(gone, tag)
 		}
 	}
+	a.dropLocked(gone...)
 	return nil
 }

@@ -9,11 +9,11 @@ import (
 // slot's tag is written before its buffer is published with an atomic
 // store, and never changed after, so a reader that finds a buffer in a
 // slot reads a complete tag. Writers hold the allocator's mutex. A tag is
-// added in place, in O(1); a tag dropped leaves its slot with the dropped
-// marker, which the same tag takes again if it comes back. When used slots
-// pass half the table, a table twice the size of the live tags is built and
-// published: every tag is copied once per doubling, so adding a tag costs
-// O(1) amortised.
+// added in place, in O(1); when used slots pass half the table, a table
+// twice the size is built and published: every tag is copied once per
+// doubling, so adding a tag costs O(1) amortised. Dropping tags (rows gone
+// from the database: rare, and batched by the refresh) builds a new table
+// without them, so the hot path has no marker of a dropped tag to check.
 //
 // It is an open-addressing table with a cheap hash of the tag's length and
 // its first and last eight bytes: tags come from the database, so a lookup
@@ -22,7 +22,7 @@ type table struct {
 	shift   uint // 64 - log2(len(entries)): the hash's high bits index
 	mask    uint64
 	entries []entry
-	used    int // slots with a tag, live or dropped; written under the allocator's mutex
+	used    int // slots with a tag; written under the allocator's mutex
 }
 
 // entry is one tag. lo and hi are the tag's first and last eight bytes
@@ -32,12 +32,8 @@ type table struct {
 type entry struct {
 	lo, hi uint64
 	tag    string
-	b      atomic.Pointer[buffer] // nil: an empty slot; &dropped: a tag no longer served
+	b      atomic.Pointer[buffer] // nil: an empty slot
 }
-
-// dropped marks the slot of a tag that is no longer served (&dropped, an
-// address the compiler knows, so comparing with it loads nothing).
-var dropped buffer
 
 // newTable returns an empty table with room for n tags.
 func newTable(n int) *table {
@@ -48,21 +44,14 @@ func newTable(n int) *table {
 	return &table{shift: uint(64 - bits.TrailingZeros64(size)), mask: size - 1, entries: make([]entry, size)}
 }
 
-// set publishes b as tag's buffer, or marks tag dropped when b is nil, and
-// returns the table to use from now on: t itself, or a larger one when t
-// filled up. live counts the tags served after the change. Called with the
+// set publishes b as tag's buffer and returns the table to use from now
+// on: t itself, or a larger one when t filled up. Called with the
 // allocator's mutex held; t is then no longer written.
-func (t *table) set(tag string, b *buffer, live int) *table {
+func (t *table) set(tag string, b *buffer) *table {
 	e, lo, hi := t.lookup(tag)
-	if b == nil {
-		if e.b.Load() != nil {
-			e.b.Store(&dropped)
-		}
-		return t
-	}
 	if e.b.Load() == nil {
 		if uint64(t.used+1)*2 > uint64(len(t.entries)) {
-			return t.grow(live).set(tag, b, live)
+			return t.grow().set(tag, b)
 		}
 		e.lo, e.hi, e.tag = lo, hi, tag
 		t.used++
@@ -71,13 +60,12 @@ func (t *table) set(tag string, b *buffer, live int) *table {
 	return t
 }
 
-// grow returns a table with room for twice live tags holding t's live
-// ones; the dropped are left behind.
-func (t *table) grow(live int) *table {
-	n := newTable(max(live, 4) * 2)
+// grow returns a table twice the size holding t's tags.
+func (t *table) grow() *table {
+	n := newTable(max(t.used, 4) * 2)
 	for i := range t.entries {
 		e := &t.entries[i]
-		if b := e.b.Load(); b != nil && b != &dropped {
+		if b := e.b.Load(); b != nil {
 			ne, _, _ := n.lookup(e.tag)
 			ne.lo, ne.hi, ne.tag = e.lo, e.hi, e.tag
 			ne.b.Store(b)
@@ -87,13 +75,19 @@ func (t *table) grow(live int) *table {
 	return n
 }
 
+// tableOf returns a table of the buffers in byTag.
+func tableOf(byTag map[string]*buffer) *table {
+	t := newTable(len(byTag))
+	for tag, b := range byTag {
+		t = t.set(tag, b)
+	}
+	return t
+}
+
 // get returns the tag's buffer, or nil.
 func (t *table) get(tag string) *buffer {
 	e, _, _ := t.lookup(tag)
-	if b := e.b.Load(); b != &dropped {
-		return b
-	}
-	return nil
+	return e.b.Load()
 }
 
 // lookup returns the tag's entry, or the empty one where it would go, and

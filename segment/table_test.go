@@ -15,7 +15,7 @@ func TestTable(t *testing.T) {
 	for i := range 200 {
 		tags = append(tags, fmt.Sprintf("tag:%d", i))
 	}
-	tb := tableOf(tags...)
+	tb := tableWith(tags...)
 	for _, tag := range tags {
 		if b := tb.get(tag); b == nil || b.tag != tag {
 			t.Fatalf("get(%q) = %v", tag, b)
@@ -31,56 +31,43 @@ func TestTable(t *testing.T) {
 	}
 }
 
-// tableOf returns a table serving a buffer for each tag.
-func tableOf(tags ...string) *table {
+// tableWith returns a table serving a buffer for each tag.
+func tableWith(tags ...string) *table {
 	t := newTable(0)
-	for i, tag := range tags {
-		t = t.set(tag, &buffer{tag: tag}, i+1)
+	for _, tag := range tags {
+		t = t.set(tag, &buffer{tag: tag})
 	}
 	return t
 }
 
-// TestTableChanges: tags added one at a time, dropped and added again;
-// the table grows as they come and leaves dropped tags behind when it does.
-func TestTableChanges(t *testing.T) {
+// TestTableGrows: tags added one at a time; the table doubles as they come
+// and keeps at most half its slots used; one built from a map holds the
+// same.
+func TestTableGrows(t *testing.T) {
 	tb := newTable(0)
 	live := map[string]*buffer{}
-	check := func() {
-		t.Helper()
-		for tag, b := range live {
-			if got := tb.get(tag); got != b {
-				t.Fatalf("get(%q) = %p, want %p", tag, got, b)
-			}
-		}
-	}
 	for i := range 1000 {
 		tag := fmt.Sprintf("t%d", i)
 		live[tag] = &buffer{tag: tag}
-		tb = tb.set(tag, live[tag], len(live))
-		if i%3 == 0 { // drop every third tag
-			old := fmt.Sprintf("t%d", i/2)
-			delete(live, old)
-			tb = tb.set(old, nil, len(live))
-			if b := tb.get(old); b != nil {
-				t.Fatalf("get(%q) after it was dropped = %v", old, b)
-			}
-		}
+		tb = tb.set(tag, live[tag])
 		if uint64(tb.used)*2 > uint64(len(tb.entries)) {
 			t.Fatalf("%d slots used of %d", tb.used, len(tb.entries))
 		}
 	}
-	check()
-	// a dropped tag comes back in its own slot
-	for i := range 500 {
+	for i := range 500 { // a tag set again gets its new buffer in its slot
 		tag := fmt.Sprintf("t%d", i)
-		if _, ok := live[tag]; !ok {
-			live[tag] = &buffer{tag: tag}
-			tb = tb.set(tag, live[tag], len(live))
-		}
+		live[tag] = &buffer{tag: tag}
+		tb = tb.set(tag, live[tag])
 	}
-	check()
-	if len(tb.entries) > 8*len(live) {
-		t.Fatalf("%d slots for %d tags", len(tb.entries), len(live))
+	for _, tt := range []*table{tb, tableOf(live)} {
+		if tt.used != len(live) || len(tt.entries) > 4*len(live) {
+			t.Fatalf("%d slots used, %d in all, for %d tags", tt.used, len(tt.entries), len(live))
+		}
+		for tag, b := range live {
+			if got := tt.get(tag); got != b {
+				t.Fatalf("get(%q) = %p, want %p", tag, got, b)
+			}
+		}
 	}
 }
 
@@ -115,7 +102,7 @@ func TestTableReadersDuringWrites(t *testing.T) {
 	tb := cur.Load()
 	for i := range 3000 {
 		tag := fmt.Sprintf("reader-%d", i)
-		tb = tb.set(tag, &buffer{tag: tag}, i+1)
+		tb = tb.set(tag, &buffer{tag: tag})
 		cur.Store(tb)
 		published.Store(int64(i + 1))
 	}
@@ -127,7 +114,7 @@ func FuzzTable(f *testing.F) {
 	f.Add("orders", "orders")
 	f.Add("0123456789abcdef", "0123456789abcdeg")
 	f.Fuzz(func(t *testing.T, in, probe string) {
-		tb := tableOf(in)
+		tb := tableWith(in)
 		b := tb.get(probe)
 		if (b != nil) != (in == probe) {
 			t.Fatalf("table of %q: get(%q) = %v", in, probe, b)
