@@ -4,10 +4,13 @@
 # writes a constant (the ceiling) and the Go client's load program. Serves
 # leaf on a temporary SQLite file, creates tag "bench", then measures
 # /api/segment/get/bench, /api/snowflake/get, /healthz and the bare handler
-# in ROUNDS interleaved rounds (after one warm-up round of 2s each). Each
-# round gives each endpoint's ratio to the bare handler's requests/s in
-# that round; the summary prints, per endpoint, the median requests/s and
-# p99, and the median and the range (min-max) of its round ratios. Last,
+# in ROUNDS interleaved rounds (after one warm-up round of 2s each). The
+# bare handler is measured before the first round and at the end of each,
+# so each endpoint's ratio in a round is to the mean of the bare runs just
+# before and just after it: a machine whose speed drifts during a round
+# moves both alike. The summary prints, per endpoint, the median
+# requests/s and p99, and the median and the range (min-max) of its round
+# ratios. Last,
 # the Go client takes ids from the same leaf for DURATION with 1 and with
 # 8 goroutines and prints ids/s.
 # Where the machine has two cores or more, the servers (leaf and the bare
@@ -145,6 +148,8 @@ for u in "${targets[@]}"; do measure "$u" 2s >/dev/null; done
 
 declare -A rps p99s ratios
 bare_i=$((${#targets[@]} - 1))
+read -r bare_before _ <<<"$(measure "${targets[$bare_i]}" "$DURATION")"
+echo "round 0: bare handler: ${bare_before} requests/s"
 for round in $(seq 1 "$ROUNDS"); do
 	declare -A this=()
 	for i in "${!targets[@]}"; do
@@ -154,14 +159,16 @@ for round in $(seq 1 "$ROUNDS"); do
 		p99s[$i]+="$p "
 		this[$i]=$r
 	done
+	bare_after=${this[$bare_i]}
 	for i in "${!targets[@]}"; do
-		ratios[$i]+="$(awk -v r="${this[$i]}" -v b="${this[$bare_i]}" 'BEGIN { printf "%.3f", (b > 0 ? r / b : 0) }') "
+		ratios[$i]+="$(awk -v r="${this[$i]}" -v b1="$bare_before" -v b2="$bare_after" 'BEGIN { b = (b1 + b2) / 2; printf "%.3f", (b > 0 ? r / b : 0) }') "
 	done
+	bare_before=$bare_after
 done
 
 echo
 echo "==> medians of ${ROUNDS} rounds (${THREADS} threads, ${CONNS} connections, ${DURATION} each)"
-echo "    vs bare: the median of the rounds' ratios to the bare handler, and their range"
+echo "    vs bare: the median of the rounds' ratios to the bare handler (the mean of its runs before and after), and their range"
 printf '%-24s %12s %9s %15s %10s   %s\n' endpoint 'requests/s' 'vs bare' 'range' 'p99 ms' 'ratios by round'
 for i in "${!targets[@]}"; do
 	m=$(tr ' ' '\n' <<<"${rps[$i]}" | grep . | median)

@@ -3,82 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/leafid/leaf/internal/tcpproxy"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 )
-
-// cutProxy forwards TCP to a database until it is cut: then it drops every
-// connection and refuses new ones, as a database host that went away.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex
-	cut   bool
-	conns []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
-	go p.accept()
-	return p
-}
-
-func (p *cutProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		cut := p.cut
-		p.mu.Unlock()
-		if cut {
-			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go func() { io.Copy(up, c); up.Close() }()
-		go func() { io.Copy(c, up); c.Close() }()
-	}
-}
-
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.conns = nil
-	}
-}
 
 // batch asks for n segment ids; it returns the status and the ids.
 func batch(t *testing.T, base, tag string, n int) (int, []string) {
@@ -110,8 +47,8 @@ func TestDatabaseGoesAway(t *testing.T) {
 	if _, err := st.CreateTag(context.Background(), segment.Tag{Name: "orders", MaxID: 1, Step: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	proxy := newCutProxy(t, cfg.Addr)
-	cfg.Addr = proxy.ln.Addr().String()
+	proxy := tcpproxy.Start(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
 	cfg.Timeout = time.Second
 
 	a := startApp(t, env{"LEAF_MYSQL_DSN": cfg.FormatDSN(), "LEAF_SNOWFLAKE": "false", "LEAF_ADMIN_TOKEN": "tok"})
@@ -138,7 +75,7 @@ func TestDatabaseGoesAway(t *testing.T) {
 		return strings.Count(body, `"start"`) == 2
 	})
 
-	proxy.setCut(true)
+	proxy.Cut()
 	if code, body := testkit.MustGet(t, base+"/readyz"); code != 200 {
 		t.Fatalf("readyz with the database gone and ids buffered = %d %s", code, body)
 	}
@@ -177,7 +114,7 @@ func TestDatabaseGoesAway(t *testing.T) {
 		t.Fatalf("%d lines say the store is not answering, want 1:\n%s", n, logs.String())
 	}
 
-	proxy.setCut(false)
+	proxy.Pass()
 	testkit.WaitFor(t, 0, "service to resume", func() bool {
 		code, body := testkit.Get(base+"/api/segment/get/orders", "")
 		if code == 200 {
