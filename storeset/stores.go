@@ -325,6 +325,9 @@ func (s *Stores) allocateFrom(ctx context.Context, m *member, tag string, step, 
 		mark := s.mark(ctx, m, id, tag)
 		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 		a, found, err := m.st.AllocateIn(cctx, tag, step, max(floor, mark), c, set.Version)
+		if errors.Is(err, segment.ErrUnknownTag) && s.copyRow(cctx, m, tag) {
+			a, found, err = m.st.AllocateIn(cctx, tag, step, max(floor, mark), c, set.Version)
+		}
 		if err == nil && found < mark {
 			// The store went back in time: the ranges it gave after the
 			// last mark recorded elsewhere may be lost with it, and the
@@ -347,6 +350,25 @@ func (s *Stores) allocateFrom(ctx context.Context, m *member, tag string, step, 
 		s.gave(id, tag, a.MaxID)
 		return a, nil
 	}
+}
+
+// copyRow gives m the row of tag that another store has, from max_id 1,
+// and reports whether m has one now. A tag created while m did not answer,
+// or before the copy m was restored from, gets its row this way; the
+// class keeps its ids apart, and the marks find a row that had ids before.
+func (s *Stores) copyRow(ctx context.Context, m *member, tag string) bool {
+	for _, o := range s.members {
+		if o == m || !o.up() {
+			continue
+		}
+		t, err := o.st.Tag(ctx, tag)
+		if err != nil {
+			continue
+		}
+		_, err = m.st.CreateTag(ctx, segment.Tag{Name: t.Name, MaxID: 1, Step: t.Step, Description: t.Description})
+		return err == nil || errors.Is(err, segment.ErrTagExists)
+	}
+	return false
 }
 
 // recheck waits pause, then reads the set again (one read for all the
@@ -552,7 +574,8 @@ func (s *Stores) FindTags(ctx context.Context, names []string) ([]string, error)
 
 // CreateTag creates the tag in every store that answers; it is
 // segment.ErrTagExists when any of them has it already. A store that did
-// not answer gets the row when a load first finds it missing there.
+// not answer gets the row when a load first finds it missing there (see
+// copyRow).
 func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
 	if _, err := s.Tag(ctx, t.Name); err == nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)

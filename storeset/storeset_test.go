@@ -474,3 +474,27 @@ func TestWorkerIDsPartitioned(t *testing.T) {
 		t.Fatalf("with a down, the lease came from worker id %d, not b's part [%d, %d)", l2.WorkerID, lo, hi)
 	}
 }
+
+// TestRowMissingInOneStore: a tag created while a store did not answer
+// gets its row there on that store's first load of it, and its ids stay
+// apart from the other stores'.
+func TestRowMissingInOneStore(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, store.SQLite, 2)
+	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	createTag(t, dbs[1:], "late", 1, 10) // only in b: a did not answer
+	_, a := instance(t, namedOf(dbs...))
+	var all ids
+	take(t, a, "late", 30, &all) // a is preferred: its row is made from b's
+	row, err := dbs[0].Tag(ctx, "late")
+	if err != nil || row.Step != 10 || row.MaxID <= 1 {
+		t.Fatalf("a's row of late: %+v, %v", row, err)
+	}
+	dbs[0].down.Store(true)
+	take(t, a, "late", 30, &all)
+	if all.dups != 0 {
+		t.Fatalf("%d ids twice", all.dups)
+	}
+}
