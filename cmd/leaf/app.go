@@ -199,7 +199,7 @@ func (a *app) openStore(ctx context.Context) error {
 		}
 	}
 	if !a.cfg.several() {
-		return nil
+		return a.refuseSetMember(ctx)
 	}
 	named := make([]storeset.Named, len(a.stores))
 	for i, s := range a.stores {
@@ -217,6 +217,26 @@ func (a *app) openStore(ctx context.Context) error {
 	set := a.set.Set()
 	a.log.Info("set of stores open", "version", set.Version, "fleet", set.Fleet, "stores", strings.Join(set.Names(), ","))
 	return nil
+}
+
+// refuseSetMember refuses a single store that belongs to a set of several:
+// served alone, its rows would hand out ids outside its class, which other
+// stores of the set hand out. A database not migrated yet belongs to none.
+func (a *app) refuseSetMember(ctx context.Context) error {
+	r, err := a.stores[0].st.Record(ctx)
+	if err != nil || r.State == storeset.Unjoined {
+		return nil
+	}
+	name := "?"
+	if set, err := storeset.Decode(r.Set); err == nil {
+		for _, m := range set.Members {
+			if m.Store == r.StoreID {
+				name = m.Name
+			}
+		}
+	}
+	return fmt.Errorf("%w: this database is store %q of a set of stores (version %d, %s): serve it with --store, "+
+		"naming every store of the set (leaf store show)", errUsage, name, r.Version, r.State)
 }
 
 // errorf names the store in err when there are several.
