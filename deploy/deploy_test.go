@@ -24,8 +24,9 @@ const (
 	manifestFile  = "kubernetes/leaf.yaml"
 	readmeFile    = "../README.md"
 	metricsFile   = "../docs/observability.md" // its Metrics section lists every metric
+	runbooksFile  = "../docs/runbooks.md"      // a heading per alert
 
-	runbookBase = "https://github.com/leafid/leaf/blob/main/README.md#"
+	runbookBase = "https://github.com/leafid/leaf/blob/main/docs/runbooks.md#"
 )
 
 // promtool returns the promtool to run ($PROMTOOL, else the one in PATH),
@@ -109,16 +110,20 @@ func TestAlertRules(t *testing.T) {
 }
 
 // TestAlertsAgree checks what promtool does not: each alert has its
-// annotations, a runbook entry in the README, and unit tests both where it
-// fires and where it stays quiet; its metrics are the documented ones.
+// annotations, a runbook entry in docs/runbooks.md, and unit tests both
+// where it fires and where it stays quiet; its metrics are the documented
+// ones.
 func TestAlertsAgree(t *testing.T) {
 	var rules ruleFile
 	decodeYAML(t, rulesFile, &rules, true)
 	var tests ruleTests
 	decodeYAML(t, ruleTestsFile, &tests, false)
-	readme := readREADME(t)
 	metrics := documentedMetrics(t)
-	headings := readmeHeadings(readme)
+	runbooks, err := os.ReadFile(runbooksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := markdownHeadings(string(runbooks))
 
 	fires, quiet := map[string]bool{}, map[string]bool{}
 	for _, tc := range tests.Tests {
@@ -159,7 +164,7 @@ func TestAlertsAgree(t *testing.T) {
 				t.Errorf("%s: runbook_url %q, want %s%s", name, r.Annotations["runbook_url"], runbookBase, strings.ToLower(name))
 			}
 			if heading, ok := headings[anchor]; !ok || heading != name {
-				t.Errorf("%s: the README has no runbook heading %q (anchor #%s)", name, "#### "+name, anchor)
+				t.Errorf("%s: %s has no runbook heading %q (anchor #%s)", name, runbooksFile, "## "+name, anchor)
 			}
 			if !fires[name] {
 				t.Errorf("%s: no unit test where it fires", name)
@@ -626,12 +631,13 @@ func checkMetrics(t *testing.T, where, expr string, listed map[string]bool) {
 	}
 }
 
-// readmeHeadings maps the anchor of each README heading to its text, as
-// GitHub makes anchors: lower case, spaces to hyphens, punctuation dropped.
-func readmeHeadings(readme string) map[string]string {
+// markdownHeadings maps the anchor of each heading of a Markdown text to
+// its text, as GitHub makes anchors: lower case, spaces to hyphens,
+// punctuation dropped.
+func markdownHeadings(text string) map[string]string {
 	out := map[string]string{}
 	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		text := strings.TrimLeft(line, "#")
 		if len(text) == len(line) || !strings.HasPrefix(text, " ") {
 			continue
