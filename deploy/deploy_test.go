@@ -23,8 +23,10 @@ const (
 	dashboardFile = "grafana/leaf-dashboard.json"
 	manifestFile  = "kubernetes/leaf.yaml"
 	readmeFile    = "../README.md"
+	metricsFile   = "../docs/observability.md" // its Metrics section lists every metric
+	runbooksFile  = "../docs/runbooks.md"      // a heading per alert
 
-	runbookBase = "https://github.com/leafid/leaf/blob/main/README.md#"
+	runbookBase = "https://github.com/leafid/leaf/blob/main/docs/runbooks.md#"
 )
 
 // promtool returns the promtool to run ($PROMTOOL, else the one in PATH),
@@ -108,16 +110,20 @@ func TestAlertRules(t *testing.T) {
 }
 
 // TestAlertsAgree checks what promtool does not: each alert has its
-// annotations, a runbook entry in the README, and unit tests both where it
-// fires and where it stays quiet; its metrics are the README's.
+// annotations, a runbook entry in docs/runbooks.md, and unit tests both
+// where it fires and where it stays quiet; its metrics are the documented
+// ones.
 func TestAlertsAgree(t *testing.T) {
 	var rules ruleFile
 	decodeYAML(t, rulesFile, &rules, true)
 	var tests ruleTests
 	decodeYAML(t, ruleTestsFile, &tests, false)
-	readme := readREADME(t)
-	metrics := readmeMetrics(t, readme)
-	headings := readmeHeadings(readme)
+	metrics := documentedMetrics(t)
+	runbooks, err := os.ReadFile(runbooksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := markdownHeadings(string(runbooks))
 
 	fires, quiet := map[string]bool{}, map[string]bool{}
 	for _, tc := range tests.Tests {
@@ -158,7 +164,7 @@ func TestAlertsAgree(t *testing.T) {
 				t.Errorf("%s: runbook_url %q, want %s%s", name, r.Annotations["runbook_url"], runbookBase, strings.ToLower(name))
 			}
 			if heading, ok := headings[anchor]; !ok || heading != name {
-				t.Errorf("%s: the README has no runbook heading %q (anchor #%s)", name, "#### "+name, anchor)
+				t.Errorf("%s: %s has no runbook heading %q (anchor #%s)", name, runbooksFile, "## "+name, anchor)
 			}
 			if !fires[name] {
 				t.Errorf("%s: no unit test where it fires", name)
@@ -369,9 +375,9 @@ func TestDashboardQueries(t *testing.T) {
 	}
 }
 
-// TestDashboardMetrics: the dashboard shows only metrics the README lists.
+// TestDashboardMetrics: the dashboard shows only the documented metrics.
 func TestDashboardMetrics(t *testing.T) {
-	metrics := readmeMetrics(t, readREADME(t))
+	metrics := documentedMetrics(t)
 	for _, q := range dashboardQueries(t) {
 		checkMetrics(t, q.where, q.expr, metrics)
 	}
@@ -586,13 +592,17 @@ func readREADME(t *testing.T) string {
 // metricName matches leaf's metric names; histogram series add suffixes.
 var metricName = regexp.MustCompile(`\bleaf_[a-z0-9_]*[a-z0-9]`)
 
-// readmeMetrics returns the metric names listed in the README's Metrics
-// section.
-func readmeMetrics(t *testing.T, readme string) map[string]bool {
+// documentedMetrics returns the metric names listed in the Metrics
+// section of docs/observability.md.
+func documentedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n### Metrics\n")
+	b, err := os.ReadFile(metricsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Metrics\n")
 	if !ok {
-		t.Fatal("README.md has no Metrics section")
+		t.Fatalf("%s has no Metrics section", metricsFile)
 	}
 	if i := strings.Index(section, "\n#"); i >= 0 {
 		section = section[:i]
@@ -604,9 +614,8 @@ func readmeMetrics(t *testing.T, readme string) map[string]bool {
 	return names
 }
 
-// checkMetrics fails for each leaf_ metric in expr that the README does not
-// list (a histogram's _bucket, _sum and _count series count as the
-// histogram).
+// checkMetrics fails for each leaf_ metric in expr that is not in listed
+// (a histogram's _bucket, _sum and _count series count as the histogram).
 func checkMetrics(t *testing.T, where, expr string, listed map[string]bool) {
 	t.Helper()
 	for _, m := range metricName.FindAllString(expr, -1) {
@@ -617,17 +626,18 @@ func checkMetrics(t *testing.T, where, expr string, listed map[string]bool) {
 			}
 		}
 		if !listed[base] {
-			t.Errorf("%s: %s is not a metric the README lists", where, m)
+			t.Errorf("%s: %s is not a metric %s lists", where, m, metricsFile)
 		}
 	}
 }
 
-// readmeHeadings maps the anchor of each README heading to its text, as
-// GitHub makes anchors: lower case, spaces to hyphens, punctuation dropped.
-func readmeHeadings(readme string) map[string]string {
+// markdownHeadings maps the anchor of each heading of a Markdown text to
+// its text, as GitHub makes anchors: lower case, spaces to hyphens,
+// punctuation dropped.
+func markdownHeadings(text string) map[string]string {
 	out := map[string]string{}
 	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		text := strings.TrimLeft(line, "#")
 		if len(text) == len(line) || !strings.HasPrefix(text, " ") {
 			continue

@@ -27,10 +27,11 @@ import (
 // The lost window lasts until every instance has taken a range past the
 // copy on each of its tags and renewed its worker lease on A: an instance
 // whose last range came before the lost window cannot know that B is
-// behind, which the README states as the fence's limit. Each instance also
-// asks for a tag of its own: on a shared tag the first instance to load
-// from B moves the row past every mark, and the other then finds nothing to
-// fence, so only a tag of its own shows that every instance fences.
+// behind, which docs/high-availability.md states as the fence's limit.
+// Each instance also asks for a tag of its own: on a shared tag the first
+// instance to load from B moves the row past every mark, and the other then
+// finds nothing to fence, so only a tag of its own shows that every
+// instance fences.
 func TestStaleFailover(t *testing.T) {
 	requireSuite(t)
 	mariadbtest.Require(t)

@@ -5,7 +5,8 @@
 // of segment loads are observed as the loads happen.
 //
 // The HTTP request metrics (leaf_http_*) belong to the HTTP edge and are
-// registered by package httpapi. README.md, "Metrics", lists them all.
+// registered by package httpapi. docs/observability.md, "Metrics", lists
+// them all.
 package metrics
 
 import (

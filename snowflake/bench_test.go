@@ -32,7 +32,7 @@ func benchNext(b *testing.B, g *Generator) {
 	reportRate(b, g, b.N)
 }
 
-// BenchmarkNextLayouts runs Next at the README's example layouts. The
+// BenchmarkNextLayouts runs Next at docs/snowflake.md's example layouts. The
 // last has 2^20 ids per millisecond, a ceiling no caller reaches, so it
 // measures the cost of one call rather than the wait for the clock. With
 // seconds, a run of a second or two can report more than its ceiling: the

@@ -88,8 +88,8 @@ func TestLayoutValidate(t *testing.T) {
 	}
 }
 
-// TestLayoutFigures pins the figures the README gives for its example
-// layouts, counted from the default epoch.
+// TestLayoutFigures pins the figures docs/snowflake.md gives for its
+// example layouts, counted from the default epoch.
 func TestLayoutFigures(t *testing.T) {
 	tests := []struct {
 		layout    Layout

@@ -62,7 +62,7 @@ type Options struct {
 	// store moves to the next when the node in use stops answering or may
 	// not take writes. Empty means the DSN's own address. Never list
 	// asynchronous replicas: a replica that missed the last writes would
-	// hand out ids again (README, "High availability"). Ignored by SQLite.
+	// hand out ids again (docs/high-availability.md). Ignored by SQLite.
 	Addrs []string
 	// Timeout bounds each call, retries included; 0 means DefaultTimeout
 	// on MySQL and SQLite's busy timeout on SQLite, whose writers queue for

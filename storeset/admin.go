@@ -98,7 +98,8 @@ func Init(ctx context.Context, named []Named) (Set, error) {
 //
 // Every member of the old set must answer, except those being retired
 // when force is true: a store retired while it does not answer keeps its
-// old record and must not be given to any instance again (see the README).
+// old record and must not be given to any instance again (see
+// docs/many-stores.md, "Adding and retiring a store while serving").
 // A change that stopped half way is finished by running it again.
 func Change(ctx context.Context, named []Named, names []string, force bool) (Set, error) {
 	if err := distinctNames(named); err != nil {

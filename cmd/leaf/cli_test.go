@@ -324,9 +324,9 @@ func TestServeLogsMigrations(t *testing.T) {
 	}
 }
 
-// The README's advice for running beside a Java Leaf's snowflake: a row
-// in leaf_worker_lease that never expires keeps its worker id from ever
-// being leased.
+// docs/migrating-from-leaf.md's advice for running beside a Java Leaf's
+// snowflake: a row in leaf_worker_lease that never expires keeps its worker
+// id from ever being leased.
 func TestReservedWorkerIDsAreNotLeased(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leaf.db")
 	st := storetest.Open(t, store.SQLite, path)

@@ -96,8 +96,8 @@ func (a *listenAddrFlag) Set(s string) error {
 
 // tagRefreshFlag is --tag-refresh: a positive interval. segment.Options
 // reads 0 as "the default" and a negative one as "never", and never would
-// silently stop the search for rows gone back in time (README, "High
-// availability").
+// silently stop the search for rows gone back in time
+// (docs/high-availability.md).
 type tagRefreshFlag time.Duration
 
 func (d tagRefreshFlag) String() string { return time.Duration(d).String() }

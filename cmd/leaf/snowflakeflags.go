@@ -28,7 +28,7 @@ func (c *serveConfig) validateSnowflake(now time.Time) error {
 	}
 	if end := l.End(c.epochMs); c.snowflake && l.Exhausted(c.epochMs, now) {
 		return fmt.Errorf("%w: --snowflake-epoch %d with %s: the %d-bit time field ran out at %s; "+
-			"a later epoch or a wider time field starts a new range, and changes the ids (README, \"Snowflake layouts\")",
+			"a later epoch or a wider time field starts a new range, and changes the ids (docs/snowflake.md, \"Snowflake layouts\")",
 			errUsage, c.epochMs, given, l.TimeBits, end.Format(time.RFC3339Nano))
 	}
 	return nil

@@ -29,7 +29,7 @@ type storeFlags struct {
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db?parseTime=true`; empty uses the embedded SQLite store")
+	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db`; empty uses the embedded SQLite store")
 	fs.Var(&f.mysqlAddrs, "mysql-addrs", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
 	f.sqlitePath = "leaf.db"
 	fs.Var(sqlitePathFlag{f}, "sqlite-path", "the embedded SQLite store's `file`")
