@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -64,7 +63,7 @@ func runMain(m *testing.M) int {
 func build(dir string) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return "", fmt.Errorf("the go command, to build leaf: %w", err)
 	}
 	bin := filepath.Join(dir, "leaf")
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)

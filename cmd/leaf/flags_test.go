@@ -44,7 +44,7 @@ func TestEveryServeFlagHasItsVariable(t *testing.T) {
 		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
 		"snowflake-layout": "LEAF_SNOWFLAKE_LAYOUT", "snowflake-time-unit": "LEAF_SNOWFLAKE_TIME_UNIT",
 		"metrics-tags": "LEAF_METRICS_TAGS",
-		"store": "LEAF_STORES", "store-addrs": "LEAF_STORE_ADDRS",
+		"store":        "LEAF_STORES", "store-addrs": "LEAF_STORE_ADDRS",
 	}
 	var c serveConfig
 	fs := c.flags()
