@@ -358,7 +358,7 @@ func scrapeMetrics(tb testing.TB, in *instance) map[string]float64 {
 		}
 		name, rest, _ := strings.Cut(line, " ")
 		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name, rest, _ = strings.Cut(line[i:], "} ")
+			_, rest, _ = strings.Cut(line[i:], "} ")
 			name = line[:i]
 		}
 		f := strings.Fields(rest)
