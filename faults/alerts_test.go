@@ -3,6 +3,7 @@ package faults
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,11 +48,20 @@ const (
 // soon after A is started again. Last, a failover to server B, a copy of A
 // that missed the last writes, as in TestStaleFailover: each instance fences
 // its tag and LeafSegmentRegression must fire for it. Every alert seen is
-// logged with when it was first pending, first firing and last seen.
+// logged with when it was first pending, first firing and last seen;
+// LEAF_FAULTS_ALERTS_AFTER keeps the load on after the database's return,
+// to watch the alerts whose windows outlive the outage.
 func TestAlerts(t *testing.T) {
 	requireSuite(t)
 	mariadbtest.Require(t)
 	promBin := requirePrometheus(t)
+	var after time.Duration
+	if v := os.Getenv(envAlertsAfter); v != "" {
+		var err error
+		if after, err = time.ParseDuration(v); err != nil || after < 0 {
+			t.Fatalf("%s=%q: want a duration such as 16m", envAlertsAfter, v)
+		}
+	}
 	var (
 		quiet   = sized(15*time.Second, 45*time.Second)
 		warmup  = 3 * time.Second
@@ -139,6 +149,10 @@ func TestAlerts(t *testing.T) {
 	watch.waitFor(backAt, boundStoreDownResolve+10*time.Second, func(al []promAlert) bool {
 		return !hasAlert(al, alertStoreDown, "", nil)
 	})
+	if after > 0 {
+		t.Logf("the load goes on for %v after the database's return (%s)", after, envAlertsAfter)
+		time.Sleep(after)
+	}
 	outageLoad.stop()
 	r.add("store_down_for_s", downFor.Seconds())
 	r.add("restart_ms", backAt-restartAt)
