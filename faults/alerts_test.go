@@ -294,14 +294,15 @@ func checkQuiet(r *report, prom *promServer, snaps []alertSnap, quiet time.Durat
 	ok := prom.query(r.tb, "sum_over_time(up{job=\"leaf\"}"+window+")")
 	want := int(0.8 * float64(quiet/promInterval))
 	var bad []string
-	for addr, name := range names {
+	addrs := slices.SortedFunc(maps.Keys(names), func(a, b string) int { return strings.Compare(names[a], names[b]) })
+	for _, addr := range addrs {
+		name := names[addr]
 		n, _ := strconv.Atoi(scrapes[addr])
 		if n < want || ok[addr] != scrapes[addr] {
 			bad = append(bad, fmt.Sprintf("instance %s: %s scrapes, %s successful", name, scrapes[addr], ok[addr]))
 		}
 		r.add("quiet_scrapes_"+name, n)
 	}
-	slices.Sort(bad)
 	r.bound("quiet_scraped", len(bad) == 0, "every instance scraped at least %d times in the last %v, every scrape successful%s",
 		want, quiet, listed(bad))
 }
