@@ -58,9 +58,10 @@ fuzz-short:
 	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP' GO='$(GO)' bash scripts/fuzz.sh
 
 # The fault suite (faults/): real leaf processes and MariaDB servers, killed,
-# cut off, failed over, and a 3-node Galera cluster; figures in RELIABILITY.md.
-# Needs root and Debian's mariadb-server, galera-4 and rsync. faults-short is
-# what CI runs. LEAF_GALERA_RUNS=20 repeats the Galera scenario.
+# cut off, failed over, and a 3-node Galera cluster, and the alert rules in a
+# real Prometheus server; figures in RELIABILITY.md. Needs root and Debian's
+# mariadb-server, galera-4, rsync and prometheus. faults-short is what CI
+# runs. LEAF_GALERA_RUNS=20 repeats the Galera scenario.
 .PHONY: faults faults-short
 faults:
 	LEAF_FAULTS=full LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 90m $(TESTFLAGS) ./faults/

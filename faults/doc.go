@@ -23,6 +23,12 @@
 //     a node killed with SIGKILL mid-run; also three migrations racing on
 //     three nodes. Runs only with LEAF_TEST_GALERA=1; LEAF_GALERA_RUNS
 //     repeats it.
+//   - TestAlerts: the alert rules of deploy/prometheus, unchanged, in a
+//     real Prometheus server (Debian's prometheus package) that scrapes
+//     two instances every second: no alert while all is well,
+//     LeafStoreDown when the database is killed and gone once it is back,
+//     LeafSegmentRegression after a stale failover. It takes the rule's
+//     for (1 minute) and about 40 s more.
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and

@@ -281,25 +281,36 @@ func lostWindowOpen(tb testing.TB, ins []*instance, tagsOf [][]string, atCopy ma
 	workerIDs []int64, leasesAtCopy, leasesNow map[int64]int64) string {
 	tb.Helper()
 	for i, in := range ins {
-		var v struct {
-			Segments []struct {
-				Tag       string `json:"tag"`
-				HighMaxID string `json:"high_max_id"`
-			} `json:"segments"`
-		}
-		fetchJSON(tb, in, "/api/admin/segments", &v)
-		high := map[string]int64{}
-		for _, s := range v.Segments {
-			high[s.Tag], _ = strconv.ParseInt(s.HighMaxID, 10, 64)
-		}
-		for _, tag := range tagsOf[i] {
-			if high[tag] <= atCopy[tag] {
-				return fmt.Sprintf("instance %s has taken no range of %s past the copy (max_id %d, copy %d)",
-					in.name, tag, high[tag], atCopy[tag])
-			}
+		if waiting := rangesPastCopy(tb, in, tagsOf[i], atCopy); waiting != "" {
+			return waiting
 		}
 		if w := workerIDs[i]; leasesNow[w] <= leasesAtCopy[w] {
 			return fmt.Sprintf("instance %s has not renewed the lease of worker id %d since the copy", in.name, w)
+		}
+	}
+	return ""
+}
+
+// rangesPastCopy says which of tags the instance has taken no range of
+// past the copy yet, or "": the highest max_id it received for each is above
+// the row's max_id in the copy.
+func rangesPastCopy(tb testing.TB, in *instance, tags []string, atCopy map[string]int64) string {
+	tb.Helper()
+	var v struct {
+		Segments []struct {
+			Tag       string `json:"tag"`
+			HighMaxID string `json:"high_max_id"`
+		} `json:"segments"`
+	}
+	fetchJSON(tb, in, "/api/admin/segments", &v)
+	high := map[string]int64{}
+	for _, s := range v.Segments {
+		high[s.Tag], _ = strconv.ParseInt(s.HighMaxID, 10, 64)
+	}
+	for _, tag := range tags {
+		if high[tag] <= atCopy[tag] {
+			return fmt.Sprintf("instance %s has taken no range of %s past the copy (max_id %d, copy %d)",
+				in.name, tag, high[tag], atCopy[tag])
 		}
 	}
 	return ""
@@ -348,7 +359,7 @@ func scrapeMetrics(tb testing.TB, in *instance) map[string]float64 {
 		}
 		name, rest, _ := strings.Cut(line, " ")
 		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name, rest, _ = strings.Cut(line[i:], "} ")
+			_, rest, _ = strings.Cut(line[i:], "} ")
 			name = line[:i]
 		}
 		f := strings.Fields(rest)

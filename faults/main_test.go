@@ -22,6 +22,10 @@ const (
 	// envLogs, when set, names a directory that keeps the whole log of
 	// every instance, one file per instance and test.
 	envLogs = "LEAF_FAULTS_LOGS"
+	// envAlertsAfter, a duration (16m), keeps the load of TestAlerts on
+	// that long after the database is back, to watch the alerts that
+	// outlive an outage (default 0).
+	envAlertsAfter = "LEAF_FAULTS_ALERTS_AFTER"
 )
 
 // buildTimeout bounds the build of the leaf binary.
