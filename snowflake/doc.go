@@ -17,8 +17,9 @@
 //
 // # Layouts
 //
-// Settings.Layout changes the unit of the time field (milliseconds or
-// seconds) and the widths of the three fields:
+// Settings.Layout changes the unit of the time field (milliseconds, units
+// of 10 milliseconds as sonyflake counts, or seconds) and the widths of the
+// three fields:
 //
 //	id = t<<(W+S) | worker<<S | sequence      T + W + S = 63, or 53
 //
@@ -51,9 +52,9 @@
 // wall clock does. When the clock is found behind the start of that unit by
 // at most Settings.Tolerance, the caller waits it out; by more, Next fails
 // with an error wrapping ErrClockBackwards and the generator recovers by
-// itself once the clock has caught up. With seconds, a clock that steps back
-// within the second of the last id goes unnoticed and harms nothing: the
-// sequence goes on.
+// itself once the clock has caught up. With a unit coarser than a
+// millisecond, a clock that steps back within the unit of the last id goes
+// unnoticed and harms nothing: the sequence goes on.
 //
 // # Worker leases
 //
@@ -74,9 +75,12 @@
 // lease, recording the last timestamp issued.
 //
 // LastTimestamp is in Unix milliseconds whatever the unit: a unit is
-// recorded as its first millisecond, the time its ids decode to. So with
+// recorded as its first millisecond, the time its ids decode to, and a
+// LastTimestamp read back counts as the whole unit that holds it. So with
 // seconds a holder records the start of its last id's second, and the next
-// holder of the id starts in a later second, waiting for it if need be.
+// holder of the id starts in a later second, waiting for it if need be; the
+// same goes for units of 10 ms, and for a timestamp recorded within a unit
+// by a holder with a finer one.
 //
 // When a renewal finds the lease older than the store had confirmed
 // (ErrLeaseRegressed: a failover to a database that missed the last

@@ -17,7 +17,8 @@ import (
 // are accepted, so that a field given one bit short or long is an error
 // rather than a smaller id space nobody asked for.
 type Layout struct {
-	// Unit is the time field's unit: time.Millisecond or time.Second.
+	// Unit is the time field's unit: time.Millisecond, 10*time.Millisecond
+	// (sonyflake's) or time.Second.
 	Unit time.Duration
 	// TimeBits, WorkerBits and SequenceBits are the widths of the fields.
 	TimeBits     int
@@ -27,12 +28,14 @@ type Layout struct {
 
 // Limits of a Layout.
 const (
-	// MaxTimeBitsMs and MaxTimeBitsS are the widest time fields in
-	// milliseconds and in seconds: about 4,460 and 4,355 years. One bit
-	// more would let a range reach past the year 9999, which an RFC 3339
-	// time (the decode route's, the status page's) cannot write.
-	MaxTimeBitsMs = 47
-	MaxTimeBitsS  = 37
+	// MaxTimeBitsMs, MaxTimeBits10ms and MaxTimeBitsS are the widest time
+	// fields in milliseconds, in units of 10 milliseconds and in seconds:
+	// about 4,460, 5,575 and 4,355 years. One bit more would let a range
+	// from an epoch at or before now reach past the year 9999, which an
+	// RFC 3339 time (the decode route's, the status page's) cannot write.
+	MaxTimeBitsMs   = 47
+	MaxTimeBits10ms = 44
+	MaxTimeBitsS    = 37
 	// MaxWorkerBits is the widest worker field: 65,536 worker ids. A
 	// leased worker id is picked from a pool of 2^WorkerBits, which each
 	// acquisition lists.
@@ -65,12 +68,9 @@ const (
 // Validate says why l cannot work, in an error wrapping
 // ErrInvalidSettings, or returns nil.
 func (l Layout) Validate() error {
-	if l.Unit != time.Millisecond && l.Unit != time.Second {
-		return fmt.Errorf("%w: time unit %v: want milliseconds or seconds", ErrInvalidSettings, l.Unit)
-	}
-	maxTime := MaxTimeBitsMs
-	if l.Unit == time.Second {
-		maxTime = MaxTimeBitsS
+	maxTime := maxTimeBits(l.Unit)
+	if maxTime == 0 {
+		return fmt.Errorf("%w: time unit %v: want %s", ErrInvalidSettings, l.Unit, UnitChoices())
 	}
 	for _, f := range []struct {
 		name      string
