@@ -27,9 +27,18 @@
 // lasts 2^T units from the epoch; a worker issues at most 2^S ids per unit;
 // leased worker ids come from a pool of 2^W. When T+W+S is 53, the ten bits
 // below the sign bit are 0 too, and every id is an integer that a
-// JavaScript number holds exactly. Decode reads an id by the generator's
-// layout: an id of one layout read by another is meaningless, so changing
-// the layout of a running system is a migration, like changing the epoch.
+// JavaScript number holds exactly.
+//
+// Layout.Order puts the sequence above the worker id instead, as sonyflake
+// does (39 bits of 10 ms, 8 of sequence, 16 of machine id):
+//
+//	id = t<<(W+S) | sequence<<W | worker      Order TimeSequenceWorker
+//
+// Ids still grow with time, and one worker's ids still increase; within a
+// unit they are 2^W apart rather than consecutive, and id % 2^W is the
+// worker id. Decode reads an id by the generator's layout, order included:
+// an id of one layout read by another is meaningless, so changing the
+// layout of a running system is a migration, like changing the epoch.
 //
 // Below, "unit" is the layout's time unit; with Leaf's layout, a
 // millisecond.
@@ -43,7 +52,9 @@
 // would send them all to shard 0. The offset spreads them, at the price of up
 // to 99 of the 4096 numbers of a busy millisecond. With a narrower sequence
 // field the default offset is below 2^S/32, so that it costs at most a 32nd
-// of a unit's numbers (with 4 bits of sequence it is always 0).
+// of a unit's numbers (with 4 bits of sequence it is always 0). With the
+// sequence above the worker id the low bits are the worker id whatever the
+// sequence, so the default offset is 0, as in sonyflake.
 //
 // # Clock
 //

@@ -44,6 +44,8 @@ func TestLayoutValidate(t *testing.T) {
 		{name: "sonyflake's widths in 10 ms", layout: tenLayout(39, 16, 8)},
 		{name: "widest time in 10 ms", layout: tenLayout(44, 3, 16)},
 		{name: "53 bits of 10 ms", layout: tenLayout(38, 6, 9)},
+		{name: "sonyflake's", layout: sonyflakeLayout()},
+		{name: "sequence above worker, widest worker", layout: Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 16, SequenceBits: 6, Order: TimeSequenceWorker}},
 		{name: "widest worker", layout: msLayout(41, 16, 6)},
 		{name: "widest sequence", layout: sLayout(30, 1, 32)},
 		{name: "narrowest fields", layout: msLayout(47, 1, 15)},
@@ -115,6 +117,7 @@ func TestLayoutFigures(t *testing.T) {
 		{sLayout(36, 10, 17), "4188-06-22T09:15:10.657Z", 131_072, 1024, 1<<63 - 1},
 		{msLayout(41, 5, 7), "2080-07-10T17:30:30.209Z", 128_000, 32, 9_007_199_254_740_991},
 		{tenLayout(39, 16, 8), "2185-01-19T05:11:53.537Z", 25_600, 65_536, 1<<63 - 1},
+		{sonyflakeLayout(), "2185-01-19T05:11:53.537Z", 25_600, 65_536, 1<<63 - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.layout.String(), func(t *testing.T) {
@@ -158,23 +161,27 @@ func layoutOf(unit, timeBits, workerBits, seqBits uint8) Layout {
 }
 
 // FuzzLayout checks, over layouts, that an id gives back the parts it was
-// made of, and that ids order as (time, worker, sequence) do, so that
-// different parts never make the same id.
+// made of, and that ids order as (time, worker, sequence) do, or as (time,
+// sequence, worker) with that order, so that different parts never make
+// the same id.
 func FuzzLayout(f *testing.F) {
 	const msU, tenU, sU = 0, 1, 2 // indexes of units
-	f.Add(uint8(msU), uint8(41), uint8(10), uint8(12), uint64(1), uint64(2), uint64(3), uint64(1), uint64(2), uint64(4))
-	f.Add(uint8(msU), uint8(41), uint8(8), uint8(14), uint64(1<<41-1), uint64(255), uint64(1<<14-1), uint64(0), uint64(0), uint64(0))
-	f.Add(uint8(sU), uint8(31), uint8(10), uint8(22), uint64(5), uint64(1), uint64(7), uint64(5), uint64(2), uint64(0))
-	f.Add(uint8(msU), uint8(41), uint8(5), uint8(7), uint64(1<<41-1), uint64(31), uint64(127), uint64(1<<41-1), uint64(31), uint64(126))
-	f.Add(uint8(sU), uint8(37), uint8(16), uint8(10), uint64(1<<37-1), uint64(1<<16-1), uint64(1023), uint64(9), uint64(9), uint64(9))
-	f.Add(uint8(msU), uint8(47), uint8(1), uint8(15), uint64(3), uint64(1), uint64(0), uint64(2), uint64(1), uint64(1<<15-1))
-	f.Add(uint8(tenU), uint8(39), uint8(16), uint8(8), uint64(1<<39-1), uint64(1<<16-1), uint64(255), uint64(7), uint64(0), uint64(255))
-	f.Add(uint8(tenU), uint8(44), uint8(3), uint8(16), uint64(1<<44-1), uint64(7), uint64(0), uint64(1<<44-1), uint64(6), uint64(1<<16-1))
-	f.Add(uint8(msU), uint8(41), uint8(10), uint8(11), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // sum 62
-	f.Add(uint8(sU), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))  // too wide for seconds
-	f.Add(uint8(100), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // 100 ms: no unit
-	f.Fuzz(func(t *testing.T, unit, timeBits, workerBits, seqBits uint8, t1, w1, s1, t2, w2, s2 uint64) {
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(10), uint8(12), uint64(1), uint64(2), uint64(3), uint64(1), uint64(2), uint64(4))
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(8), uint8(14), uint64(1<<41-1), uint64(255), uint64(1<<14-1), uint64(0), uint64(0), uint64(0))
+	f.Add(uint8(sU), uint8(0), uint8(31), uint8(10), uint8(22), uint64(5), uint64(1), uint64(7), uint64(5), uint64(2), uint64(0))
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(5), uint8(7), uint64(1<<41-1), uint64(31), uint64(127), uint64(1<<41-1), uint64(31), uint64(126))
+	f.Add(uint8(sU), uint8(1), uint8(37), uint8(16), uint8(10), uint64(1<<37-1), uint64(1<<16-1), uint64(1023), uint64(9), uint64(9), uint64(9))
+	f.Add(uint8(msU), uint8(0), uint8(47), uint8(1), uint8(15), uint64(3), uint64(1), uint64(0), uint64(2), uint64(1), uint64(1<<15-1))
+	f.Add(uint8(tenU), uint8(1), uint8(39), uint8(16), uint8(8), uint64(1<<39-1), uint64(1<<16-1), uint64(255), uint64(7), uint64(0), uint64(255))
+	f.Add(uint8(tenU), uint8(1), uint8(44), uint8(3), uint8(16), uint64(1<<44-1), uint64(7), uint64(0), uint64(1<<44-1), uint64(6), uint64(1<<16-1))
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(10), uint8(11), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // sum 62
+	f.Add(uint8(sU), uint8(0), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))  // too wide for seconds
+	f.Add(uint8(msU), uint8(2), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // no such order
+	f.Add(uint8(msU), uint8(1), uint8(41), uint8(10), uint8(12), uint64(3), uint64(1), uint64(0), uint64(3), uint64(0), uint64(1)) // worker 1 seq 0 above worker 0 seq 1, under Leaf's order only
+	f.Add(uint8(100), uint8(0), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // 100 ms: no unit
+	f.Fuzz(func(t *testing.T, unit, order, timeBits, workerBits, seqBits uint8, t1, w1, s1, t2, w2, s2 uint64) {
 		l := layoutOf(unit, timeBits, workerBits, seqBits)
+		l.Order = Order(order)
 		if err := l.Validate(); err != nil {
 			if !errors.Is(err, ErrInvalidSettings) {
 				t.Fatalf("Validate(%+v) = %v, want it to wrap %v", l, err, ErrInvalidSettings)
@@ -202,7 +209,11 @@ func FuzzLayout(f *testing.F) {
 			}
 			ids[i] = id
 		}
-		if got, want := cmp(ids[0], ids[1]), slices.Compare(a[:], b[:]); got != want {
+		ka, kb := a, b // the parts from the top
+		if l.Order == TimeSequenceWorker {
+			ka[1], ka[2], kb[1], kb[2] = a[2], a[1], b[2], b[1]
+		}
+		if got, want := cmp(ids[0], ids[1]), slices.Compare(ka[:], kb[:]); got != want {
 			t.Fatalf("%v: ids %d, %d of parts %v, %v compare %d, want %d", l, ids[0], ids[1], a, b, got, want)
 		}
 		// Above the layout's bits, nothing decodes.
@@ -231,6 +242,7 @@ func (validLayout) Generate(r *rand.Rand, _ int) reflect.Value {
 	for {
 		l := msLayout(0, 1+r.Intn(MaxWorkerBits), 1+r.Intn(MaxSequenceBits))
 		l.Unit = units[r.Intn(len(units))].unit
+		l.Order = Order(r.Intn(len(orderNames)))
 		total := IDBits
 		if r.Intn(3) == 0 {
 			total = JSBits
@@ -618,6 +630,8 @@ func TestDefaultOffsetNarrowSequence(t *testing.T) {
 		{DefaultLayout(), 100},
 		{msLayout(41, 5, 7), 4},
 		{msLayout(41, 8, 4), 1},
+		{sonyflakeLayout(), 1},
+		{Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Order: TimeSequenceWorker}, 1},
 	} {
 		f := randomOffset(tt.layout)
 		seen := map[int64]bool{}
