@@ -17,9 +17,9 @@ type ID struct {
 func (d ID) TimestampMs() int64 { return d.Time.UnixMilli() }
 
 // Decode takes an id of this generator's layout and epoch apart, its
-// fields in the layout's order: its Time is the start of its unit. Negative ids, and with a 53-bit layout ids
-// above 2^53-1, are ErrInvalidID; every other int64 is a value the layout
-// can hold.
+// fields in the layout's order: its Time is the start of its unit.
+// Negative ids, and with a 53-bit layout ids above 2^53-1, are
+// ErrInvalidID; every other int64 is a value the layout can hold.
 func (g *Generator) Decode(id int64) (ID, error) {
 	switch {
 	case id < 0:
