@@ -111,10 +111,13 @@ type snowflakeStatusJSON struct {
 }
 
 type snowflakeLayoutJSON struct {
-	TimeUnit     string `json:"time_unit"` // "ms" or "s"
+	TimeUnit     string `json:"time_unit"` // "ms", "10ms" or "s"
 	TimeBits     int    `json:"time_bits"`
 	WorkerBits   int    `json:"worker_bits"`
 	SequenceBits int    `json:"sequence_bits"`
+	// Order is the fields' order from the top: "time,worker,sequence" or
+	// "time,sequence,worker".
+	Order string `json:"order"`
 	// IDsPerSecond is one worker's ceiling.
 	IDsPerSecond int64 `json:"ids_per_second"`
 }
@@ -181,7 +184,7 @@ func (st statusState) json() statusJSON {
 		}
 		if l := sn.Layout; l != (snowflake.Layout{}) {
 			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
-				SequenceBits: l.SequenceBits, IDsPerSecond: l.IDsPerSecond()}
+				SequenceBits: l.SequenceBits, Order: l.Order.String(), IDsPerSecond: l.IDsPerSecond()}
 		}
 	}
 	if st.uuids != nil {

@@ -296,9 +296,20 @@ func snowflakePage(st statusState, sn snowflake.Stats, alerts []string) ([]field
 	}
 	fields = append(fields, rate, backwards, epoch)
 	if l := sn.Layout; l != (snowflake.Layout{}) {
-		fields = append(fields, field{Label: "Layout", Value: fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.WorkerBits, l.SequenceBits),
-			Note: fmt.Sprintf("%d bits of %ss, %s worker ids, %s ids per %s per worker", l.TimeBits, unit,
-				group(uint64(l.MaxWorkerID()+1)), group(uint64(l.MaxSequence()+1)), unit)})
+		fields = append(fields, layoutField(l, unit))
 	}
 	return fields, alerts
+}
+
+// layoutField shows the widths of l's fields from the top, and what they
+// give, in the same order.
+func layoutField(l snowflake.Layout, unit string) field {
+	workers := group(uint64(l.MaxWorkerID()+1)) + " worker ids"
+	perUnit := group(uint64(l.MaxSequence()+1)) + " ids per " + unit + " per worker"
+	if l.Order == snowflake.TimeSequenceWorker {
+		return field{Label: "Layout", Value: fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.SequenceBits, l.WorkerBits),
+			Note: fmt.Sprintf("%d bits of %ss, %s, %s: sequence above worker id", l.TimeBits, unit, perUnit, workers)}
+	}
+	return field{Label: "Layout", Value: fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.WorkerBits, l.SequenceBits),
+		Note: fmt.Sprintf("%d bits of %ss, %s, %s", l.TimeBits, unit, workers, perUnit)}
 }

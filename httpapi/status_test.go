@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"strings"
 	"sync"
@@ -545,5 +546,39 @@ func TestStatusSetVersion(t *testing.T) {
 		if shown := strings.Contains(page, "Set of stores"); shown != (version > 0) || version > 0 && !strings.Contains(page, "version 3") {
 			t.Errorf("set version %d: the page shows the set: %v", version, shown)
 		}
+	}
+}
+
+// The layout is shown with its fields from the top, in either order, in
+// the page and in the JSON.
+func TestStatusLayout(t *testing.T) {
+	tests := []struct {
+		name     string
+		layout   snowflake.Layout
+		value    string
+		note     string
+		jsonPart string
+	}{
+		{name: "Leaf's", layout: snowflake.DefaultLayout(), value: "41 + 10 + 12 bits",
+			note:     "41 bits of milliseconds, 1,024 worker ids, 4,096 ids per millisecond per worker",
+			jsonPart: `"layout":{"time_unit":"ms","time_bits":41,"worker_bits":10,"sequence_bits":12,"order":"time,worker,sequence","ids_per_second":4096000}`},
+		{name: "sonyflake's", layout: snowflake.Layout{Unit: 10 * time.Millisecond, TimeBits: 39, WorkerBits: 16, SequenceBits: 8, Order: snowflake.TimeSequenceWorker},
+			value:    "39 + 8 + 16 bits",
+			note:     "39 bits of 10-millisecond units, 256 ids per 10-millisecond unit per worker, 65,536 worker ids: sequence above worker id",
+			jsonPart: `"layout":{"time_unit":"10ms","time_bits":39,"worker_bits":16,"sequence_bits":8,"order":"time,sequence,worker","ids_per_second":25600}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newStatusFixture()
+			fx.snow.stats.Layout = tt.layout
+			v := newEnv(t, fx.config)
+			page := html.UnescapeString(v.do(t, http.MethodGet, "/status", nil).Body.String())
+			if want := "<dd>" + tt.value + "</dd><dd class=\"note\">" + tt.note + "</dd>"; !strings.Contains(page, want) {
+				t.Errorf("/status lacks %s", want)
+			}
+			if body := v.do(t, http.MethodGet, "/status.json", nil).Body.String(); !strings.Contains(body, tt.jsonPart) {
+				t.Errorf("/status.json lacks %s: %s", tt.jsonPart, body)
+			}
+		})
 	}
 }

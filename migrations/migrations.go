@@ -5,7 +5,10 @@
 // Migration 1 creates Meituan Leaf's leaf_alloc table only when it is
 // missing, so pointing leaf at a database the Java Leaf already uses keeps
 // its rows untouched. Migration 2 creates leaf_worker_lease for snowflake
-// worker ids; migration 3 adds its instance column. The applied versions are recorded in VersionTable.
+// worker ids; migration 3 adds its instance column; migration 4 creates
+// leaf_store and leaf_marks for several independent stores; migration 5
+// widens the worker ids of leaf_worker_lease from 0..1023 to 0..65535,
+// keeping its rows. The applied versions are recorded in VersionTable.
 package migrations
 
 import (

@@ -32,9 +32,10 @@ func benchNext(b *testing.B, g *Generator) {
 	reportRate(b, g, b.N)
 }
 
-// BenchmarkNextLayouts runs Next at docs/snowflake.md's example layouts. The
-// last has 2^20 ids per millisecond, a ceiling no caller reaches, so it
-// measures the cost of one call rather than the wait for the clock. With
+// BenchmarkNextLayouts runs Next at docs/snowflake.md's example layouts.
+// Two have 2^20 ids per millisecond, a ceiling no caller reaches, so they
+// measure the cost of one call rather than the wait for the clock, in
+// either order of the fields. With
 // seconds, a run of a second or two can report more than its ceiling: the
 // numbers of the second it starts in are all there however late in that
 // second it starts.
@@ -44,6 +45,8 @@ func BenchmarkNextLayouts(b *testing.B) {
 		{Unit: time.Second, TimeBits: 31, WorkerBits: 10, SequenceBits: 22},
 		{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 5, SequenceBits: 7},
 		{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 2, SequenceBits: 20},
+		{Unit: 10 * time.Millisecond, TimeBits: 39, WorkerBits: 16, SequenceBits: 8, Order: TimeSequenceWorker},
+		{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 2, SequenceBits: 20, Order: TimeSequenceWorker},
 	} {
 		b.Run(l.String(), func(b *testing.B) {
 			benchNext(b, newTestGenerator(b, Settings{WorkerID: 1, Layout: l}))

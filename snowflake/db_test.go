@@ -696,3 +696,69 @@ func TestLeaseSkewedHolderPartitioned(t *testing.T) {
 		t.Errorf("the heir repeated %d of the %d ids the partitioned holder issued on worker id %d", repeats, len(issuedA), w)
 	}
 }
+
+// TestLeaseSixteenWorkerBits: with sonyflake's layout (16 worker bits, the
+// sequence above the worker id, units of 10 ms) the pool is 65,536 ids.
+// Once ids 0..1023 are held, holders lease ids above them, on MySQL and on
+// SQLite; their ids carry the worker id in the low 16 bits, and a release
+// records the start of the last id's unit for the next holder.
+func TestLeaseSixteenWorkerBits(t *testing.T) {
+	layout := snowflake.Layout{Unit: 10 * time.Millisecond, TimeBits: 39, WorkerBits: 16, SequenceBits: 8,
+		Order: snowflake.TimeSequenceWorker}
+	const sonyflakeEpochMs = 1_409_529_600_000
+	for _, dialect := range []string{store.MySQL, store.SQLite} {
+		t.Run(dialect, func(t *testing.T) {
+			var st *store.Store
+			if dialect == store.MySQL {
+				st = mysqlStores(t, 1)[0]
+			} else {
+				st = storetest.SQLiteStore(t)
+			}
+			storetest.HoldLeases(t, st, 0, 1024)
+			settings := func(holder string) snowflake.Settings {
+				return snowflake.Settings{Layout: layout, EpochMs: sonyflakeEpochMs, Leases: st, Holder: holder, LeaseTTL: 10 * time.Second}
+			}
+			gens := []*snowflake.Generator{newGenerator(t, settings("host-a")), newGenerator(t, settings("host-b"))}
+			var lastMs, releasedMs int64
+			for i, g := range gens {
+				if want := int64(1024 + i); g.WorkerID() != want {
+					t.Fatalf("holder %d has worker id %d, want %d", i, g.WorkerID(), want)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+				ids, err := g.NextN(ctx, 600) // past 256 ids per unit
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, id := range ids {
+					d, err := g.Decode(id)
+					if err != nil || d.WorkerID != g.WorkerID() || id&(1<<16-1) != g.WorkerID() || (j > 0 && id <= ids[j-1]) {
+						t.Fatalf("id %d (%d) decodes to %+v, %v; want worker id %d in the low 16 bits", j, id, d, err, g.WorkerID())
+					}
+					lastMs = d.TimestampMs()
+				}
+				if i == 0 {
+					closeGenerator(t, g)
+					releasedMs = readLease(t, st, 1024).LastTimestampMS
+					if releasedMs != lastMs {
+						t.Fatalf("released with last timestamp %d, want %d, the start of the last id's unit", releasedMs, lastMs)
+					}
+				}
+			}
+			// The next holder of 1024 starts in a later unit.
+			g := newGenerator(t, settings("host-a"))
+			if g.WorkerID() != 1024 {
+				t.Fatalf("host-a came back as worker id %d, want 1024", g.WorkerID())
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
+			defer cancel()
+			id, err := g.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := g.Decode(id); d.TimestampMs() <= releasedMs || d.WorkerID != 1024 {
+				t.Fatalf("first id after the restart %+v: not after the released unit at %d", d, releasedMs)
+			}
+		})
+	}
+}

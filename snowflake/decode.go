@@ -16,10 +16,10 @@ type ID struct {
 // TimestampMs is the id's time in Unix milliseconds.
 func (d ID) TimestampMs() int64 { return d.Time.UnixMilli() }
 
-// Decode takes an id of this generator's layout and epoch apart: its Time
-// is the start of its unit. Negative ids, and with a 53-bit layout ids
-// above 2^53-1, are ErrInvalidID; every other int64 is a value the layout
-// can hold.
+// Decode takes an id of this generator's layout and epoch apart, its
+// fields in the layout's order: its Time is the start of its unit.
+// Negative ids, and with a 53-bit layout ids above 2^53-1, are
+// ErrInvalidID; every other int64 is a value the layout can hold.
 func (g *Generator) Decode(id int64) (ID, error) {
 	switch {
 	case id < 0:
@@ -32,11 +32,11 @@ func (g *Generator) Decode(id int64) (ID, error) {
 		ID:       id,
 		Time:     time.UnixMilli(g.startMs(id >> g.timeShift)).UTC(),
 		WorkerID: id >> g.workerShift & g.layout.MaxWorkerID(),
-		Sequence: id & g.maxSeq,
+		Sequence: id >> g.seqShift & g.maxSeq,
 	}, nil
 }
 
 // compose is the inverse of Decode for unit t since the epoch.
 func (g *Generator) compose(t, workerID, seq int64) int64 {
-	return t<<g.timeShift | workerID<<g.workerShift | seq
+	return t<<g.timeShift | workerID<<g.workerShift | seq<<g.seqShift
 }

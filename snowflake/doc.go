@@ -17,8 +17,9 @@
 //
 // # Layouts
 //
-// Settings.Layout changes the unit of the time field (milliseconds or
-// seconds) and the widths of the three fields:
+// Settings.Layout changes the unit of the time field (milliseconds, units
+// of 10 milliseconds as sonyflake counts, or seconds) and the widths of the
+// three fields:
 //
 //	id = t<<(W+S) | worker<<S | sequence      T + W + S = 63, or 53
 //
@@ -26,9 +27,18 @@
 // lasts 2^T units from the epoch; a worker issues at most 2^S ids per unit;
 // leased worker ids come from a pool of 2^W. When T+W+S is 53, the ten bits
 // below the sign bit are 0 too, and every id is an integer that a
-// JavaScript number holds exactly. Decode reads an id by the generator's
-// layout: an id of one layout read by another is meaningless, so changing
-// the layout of a running system is a migration, like changing the epoch.
+// JavaScript number holds exactly.
+//
+// Layout.Order puts the sequence above the worker id instead, as sonyflake
+// does (39 bits of 10 ms, 8 of sequence, 16 of machine id):
+//
+//	id = t<<(W+S) | sequence<<W | worker      Order TimeSequenceWorker
+//
+// Ids still grow with time, and one worker's ids still increase; within a
+// unit they are 2^W apart rather than consecutive, and id % 2^W is the
+// worker id. Decode reads an id by the generator's layout, order included:
+// an id of one layout read by another is meaningless, so changing the
+// layout of a running system is a migration, like changing the epoch.
 //
 // Below, "unit" is the layout's time unit; with Leaf's layout, a
 // millisecond.
@@ -42,7 +52,9 @@
 // would send them all to shard 0. The offset spreads them, at the price of up
 // to 99 of the 4096 numbers of a busy millisecond. With a narrower sequence
 // field the default offset is below 2^S/32, so that it costs at most a 32nd
-// of a unit's numbers (with 4 bits of sequence it is always 0).
+// of a unit's numbers (with 4 bits of sequence it is always 0). With the
+// sequence above the worker id the low bits are the worker id whatever the
+// sequence, so the default offset is 0, as in sonyflake.
 //
 // # Clock
 //
@@ -51,9 +63,9 @@
 // wall clock does. When the clock is found behind the start of that unit by
 // at most Settings.Tolerance, the caller waits it out; by more, Next fails
 // with an error wrapping ErrClockBackwards and the generator recovers by
-// itself once the clock has caught up. With seconds, a clock that steps back
-// within the second of the last id goes unnoticed and harms nothing: the
-// sequence goes on.
+// itself once the clock has caught up. With a unit coarser than a
+// millisecond, a clock that steps back within the unit of the last id goes
+// unnoticed and harms nothing: the sequence goes on.
 //
 // # Worker leases
 //
@@ -74,9 +86,12 @@
 // lease, recording the last timestamp issued.
 //
 // LastTimestamp is in Unix milliseconds whatever the unit: a unit is
-// recorded as its first millisecond, the time its ids decode to. So with
+// recorded as its first millisecond, the time its ids decode to, and a
+// LastTimestamp read back counts as the whole unit that holds it. So with
 // seconds a holder records the start of its last id's second, and the next
-// holder of the id starts in a later second, waiting for it if need be.
+// holder of the id starts in a later second, waiting for it if need be; the
+// same goes for units of 10 ms, and for a timestamp recorded within a unit
+// by a holder with a finer one.
 //
 // When a renewal finds the lease older than the store had confirmed
 // (ErrLeaseRegressed: a failover to a database that missed the last

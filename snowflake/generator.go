@@ -14,9 +14,11 @@ type Generator struct {
 	layout  Layout
 	// The layout as the hot path uses it: plain integers, so that issuing
 	// an id costs a few shifts and no call.
-	unitMs      int64 // 1 or 1000
+	unitMs      int64 // 1, 10 or 1000
 	timeShift   uint8 // W+S
-	workerShift uint8 // S
+	workerShift uint8 // S, or 0 with the sequence above the worker id
+	seqShift    uint8 // 0, or W with the sequence above the worker id
+	seqStep     int64 // 2^seqShift: from one sequence number's id to the next's
 	maxTime     int64 // 2^T-1: the last unit of the range
 	maxSeq      int64 // 2^S-1
 	usedUp      int64 // 2^S: next sequence of a unit that has none left
@@ -75,12 +77,15 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 		return nil, err
 	}
 	l := s.Layout
+	timeShift, workerShift, seqShift := l.shifts()
 	g := &Generator{
 		epochMs:     s.EpochMs,
 		layout:      l,
 		unitMs:      l.Unit.Milliseconds(),
-		timeShift:   uint8(l.WorkerBits + l.SequenceBits),
-		workerShift: uint8(l.SequenceBits),
+		timeShift:   timeShift,
+		workerShift: workerShift,
+		seqShift:    seqShift,
+		seqStep:     1 << seqShift,
 		maxTime:     1<<l.TimeBits - 1,
 		maxSeq:      l.MaxSequence(),
 		usedUp:      l.MaxSequence() + 1,
@@ -136,14 +141,15 @@ func (g *Generator) NextN(ctx context.Context, n int) ([]int64, error) {
 			return nil, err
 		}
 		for i := range int64(k) {
-			ids = append(ids, first+i)
+			ids = append(ids, first+i*g.seqStep)
 		}
 	}
 	return ids, nil
 }
 
-// take reserves up to want consecutive ids of one unit of time: first,
-// first+1, ..., first+n-1.
+// take reserves up to want ids of consecutive sequence numbers in one unit
+// of time: first, first+step, ..., first+(n-1)*step, where step is 1 with
+// the sequence in the low bits (Leaf's order) and 2^W above the worker id.
 func (g *Generator) take(ctx context.Context, want int) (first int64, n int, err error) {
 	counted := false
 	for {

@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// Layout is how an id's bits are shared among its three fields, from the
-// top: the time since the epoch in Unit, the worker id and the sequence
-// number within one unit of time. The zero Layout stands for
-// DefaultLayout(); any other must set all four fields and pass Validate.
+// Layout is how an id's bits are shared among its three fields: the time
+// since the epoch in Unit, on top, then the worker id and the sequence
+// number within one unit of time, in Order. The zero Layout stands for
+// DefaultLayout(); any other must set the unit and the three widths, and
+// pass Validate.
 //
 // The three fields fill the low 63 bits, or the low 53 bits: ids below
 // 2^53 are integers that a JavaScript number (a float64) holds exactly, so
@@ -17,22 +18,28 @@ import (
 // are accepted, so that a field given one bit short or long is an error
 // rather than a smaller id space nobody asked for.
 type Layout struct {
-	// Unit is the time field's unit: time.Millisecond or time.Second.
+	// Unit is the time field's unit: time.Millisecond, 10*time.Millisecond
+	// (sonyflake's) or time.Second.
 	Unit time.Duration
 	// TimeBits, WorkerBits and SequenceBits are the widths of the fields.
 	TimeBits     int
 	WorkerBits   int
 	SequenceBits int
+	// Order is the order of the worker id and the sequence below the
+	// time; the zero Order is Leaf's, TimeWorkerSequence.
+	Order Order
 }
 
 // Limits of a Layout.
 const (
-	// MaxTimeBitsMs and MaxTimeBitsS are the widest time fields in
-	// milliseconds and in seconds: about 4,460 and 4,355 years. One bit
-	// more would let a range reach past the year 9999, which an RFC 3339
-	// time (the decode route's, the status page's) cannot write.
-	MaxTimeBitsMs = 47
-	MaxTimeBitsS  = 37
+	// MaxTimeBitsMs, MaxTimeBits10ms and MaxTimeBitsS are the widest time
+	// fields in milliseconds, in units of 10 milliseconds and in seconds:
+	// about 4,460, 5,575 and 4,355 years. One bit more would let a range
+	// from an epoch at or before now reach past the year 9999, which an
+	// RFC 3339 time (the decode route's, the status page's) cannot write.
+	MaxTimeBitsMs   = 47
+	MaxTimeBits10ms = 44
+	MaxTimeBitsS    = 37
 	// MaxWorkerBits is the widest worker field: 65,536 worker ids. A
 	// leased worker id is picked from a pool of 2^WorkerBits, which each
 	// acquisition lists.
@@ -65,12 +72,12 @@ const (
 // Validate says why l cannot work, in an error wrapping
 // ErrInvalidSettings, or returns nil.
 func (l Layout) Validate() error {
-	if l.Unit != time.Millisecond && l.Unit != time.Second {
-		return fmt.Errorf("%w: time unit %v: want milliseconds or seconds", ErrInvalidSettings, l.Unit)
+	if !l.Order.valid() {
+		return fmt.Errorf("%w: field order %v: want %s", ErrInvalidSettings, l.Order, OrderChoices())
 	}
-	maxTime := MaxTimeBitsMs
-	if l.Unit == time.Second {
-		maxTime = MaxTimeBitsS
+	maxTime := maxTimeBits(l.Unit)
+	if maxTime == 0 {
+		return fmt.Errorf("%w: time unit %v: want %s", ErrInvalidSettings, l.Unit, UnitChoices())
 	}
 	for _, f := range []struct {
 		name      string
@@ -142,9 +149,23 @@ func (l Layout) End(epochMs int64) time.Time {
 	return time.UnixMilli(epochMs + (1<<l.TimeBits)*l.Unit.Milliseconds()).UTC()
 }
 
-// String is the layout as "41,10,12 ms": the three widths, then the unit.
+// String is the layout as "41,10,12 ms": the widths of time, worker id
+// and sequence, then the unit, and then the order when it is not Leaf's:
+// "39,16,8 10ms time,sequence,worker".
 func (l Layout) String() string {
-	return fmt.Sprintf("%d,%d,%d %s", l.TimeBits, l.WorkerBits, l.SequenceBits, UnitSymbol(l.Unit))
+	s := fmt.Sprintf("%d,%d,%d %s", l.TimeBits, l.WorkerBits, l.SequenceBits, UnitSymbol(l.Unit))
+	if l.Order != TimeWorkerSequence {
+		s += " " + l.Order.String()
+	}
+	return s
+}
+
+// shifts are the positions of the fields' lowest bits.
+func (l Layout) shifts() (timeShift, workerShift, seqShift uint8) {
+	if l.Order == TimeSequenceWorker {
+		return uint8(l.WorkerBits + l.SequenceBits), 0, uint8(l.WorkerBits)
+	}
+	return uint8(l.WorkerBits + l.SequenceBits), uint8(l.SequenceBits), 0
 }
 
 // orDefault is l, or DefaultLayout() for the zero Layout.

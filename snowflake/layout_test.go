@@ -23,6 +23,11 @@ func sLayout(t, w, s int) Layout {
 	return Layout{Unit: time.Second, TimeBits: t, WorkerBits: w, SequenceBits: s}
 }
 
+// tenLayout is a layout in units of 10 ms, sonyflake's.
+func tenLayout(t, w, s int) Layout {
+	return Layout{Unit: 10 * time.Millisecond, TimeBits: t, WorkerBits: w, SequenceBits: s}
+}
+
 func TestLayoutValidate(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -36,6 +41,11 @@ func TestLayoutValidate(t *testing.T) {
 		{name: "53 bits of seconds", layout: sLayout(31, 6, 16)},
 		{name: "widest time in ms", layout: msLayout(47, 4, 12)},
 		{name: "widest time in s", layout: sLayout(37, 10, 16)},
+		{name: "sonyflake's widths in 10 ms", layout: tenLayout(39, 16, 8)},
+		{name: "widest time in 10 ms", layout: tenLayout(44, 3, 16)},
+		{name: "53 bits of 10 ms", layout: tenLayout(38, 6, 9)},
+		{name: "sonyflake's", layout: sonyflakeLayout()},
+		{name: "sequence above worker, widest worker", layout: Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 16, SequenceBits: 6, Order: TimeSequenceWorker}},
 		{name: "widest worker", layout: msLayout(41, 16, 6)},
 		{name: "widest sequence", layout: sLayout(30, 1, 32)},
 		{name: "narrowest fields", layout: msLayout(47, 1, 15)},
@@ -49,6 +59,9 @@ func TestLayoutValidate(t *testing.T) {
 		{name: "negative", layout: msLayout(41, -1, 23), wantMsg: "-1 worker bits"},
 		{name: "time too wide in ms", layout: msLayout(48, 3, 12), wantMsg: "48 time bits: want 1 to 47 with milliseconds"},
 		{name: "time too wide in s", layout: sLayout(38, 10, 15), wantMsg: "38 time bits: want 1 to 37 with seconds"},
+		{name: "time too wide in 10 ms", layout: tenLayout(45, 2, 16), wantMsg: "45 time bits: want 1 to 44 with 10-millisecond units"},
+		{name: "unit 100 ms", layout: Layout{Unit: 100 * ms, TimeBits: 41, WorkerBits: 10, SequenceBits: 12},
+			wantMsg: "time unit 100ms: want ms (milliseconds), 10ms (10-millisecond units) or s (seconds)"},
 		{name: "worker too wide", layout: msLayout(41, 17, 5), wantMsg: "17 worker bits: want 1 to 16"},
 		{name: "sequence too wide", layout: msLayout(29, 1, 33), wantMsg: "33 sequence bits: want 1 to 32"},
 		{name: "unit minute", layout: Layout{Unit: time.Minute, TimeBits: 41, WorkerBits: 10, SequenceBits: 12}, wantMsg: "time unit 1m0s"},
@@ -103,6 +116,8 @@ func TestLayoutFigures(t *testing.T) {
 		{sLayout(31, 10, 22), "2078-11-22T04:57:02.657Z", 4_194_304, 1024, 1<<63 - 1},
 		{sLayout(36, 10, 17), "4188-06-22T09:15:10.657Z", 131_072, 1024, 1<<63 - 1},
 		{msLayout(41, 5, 7), "2080-07-10T17:30:30.209Z", 128_000, 32, 9_007_199_254_740_991},
+		{tenLayout(39, 16, 8), "2185-01-19T05:11:53.537Z", 25_600, 65_536, 1<<63 - 1},
+		{sonyflakeLayout(), "2185-01-19T05:11:53.537Z", 25_600, 65_536, 1<<63 - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.layout.String(), func(t *testing.T) {
@@ -123,35 +138,50 @@ func TestLayoutFigures(t *testing.T) {
 	if got := DefaultLayout().String(); got != "41,10,12 ms" {
 		t.Errorf("DefaultLayout().String() = %q", got)
 	}
+	// From sonyflake's own default epoch, its layout's range.
+	if got := tenLayout(39, 16, 8).End(sonyflakeEpochMs).Format(time.RFC3339Nano); got != "2188-11-16T03:28:58.88Z" {
+		t.Errorf("End from sonyflake's epoch = %s", got)
+	}
 	var zero Settings
 	if got := zero.withDefaults().Layout; got != DefaultLayout() {
 		t.Errorf("the zero Layout stands for %+v, want the default", got)
 	}
 }
 
-// layoutOf turns fuzzed numbers into a layout; most are not valid.
-func layoutOf(seconds bool, timeBits, workerBits, seqBits uint8) Layout {
+// layoutOf turns fuzzed numbers into a layout; most are not valid. unit
+// picks one of the units, or none.
+func layoutOf(unit, timeBits, workerBits, seqBits uint8) Layout {
 	l := msLayout(int(timeBits), int(workerBits), int(seqBits))
-	if seconds {
-		l.Unit = time.Second
+	if int(unit) < len(units) {
+		l.Unit = units[unit].unit
+	} else {
+		l.Unit = time.Duration(unit) * time.Millisecond
 	}
 	return l
 }
 
 // FuzzLayout checks, over layouts, that an id gives back the parts it was
-// made of, and that ids order as (time, worker, sequence) do, so that
-// different parts never make the same id.
+// made of, and that ids order as (time, worker, sequence) do, or as (time,
+// sequence, worker) with that order, so that different parts never make
+// the same id.
 func FuzzLayout(f *testing.F) {
-	f.Add(false, uint8(41), uint8(10), uint8(12), uint64(1), uint64(2), uint64(3), uint64(1), uint64(2), uint64(4))
-	f.Add(false, uint8(41), uint8(8), uint8(14), uint64(1<<41-1), uint64(255), uint64(1<<14-1), uint64(0), uint64(0), uint64(0))
-	f.Add(true, uint8(31), uint8(10), uint8(22), uint64(5), uint64(1), uint64(7), uint64(5), uint64(2), uint64(0))
-	f.Add(false, uint8(41), uint8(5), uint8(7), uint64(1<<41-1), uint64(31), uint64(127), uint64(1<<41-1), uint64(31), uint64(126))
-	f.Add(true, uint8(37), uint8(16), uint8(10), uint64(1<<37-1), uint64(1<<16-1), uint64(1023), uint64(9), uint64(9), uint64(9))
-	f.Add(false, uint8(47), uint8(1), uint8(15), uint64(3), uint64(1), uint64(0), uint64(2), uint64(1), uint64(1<<15-1))
-	f.Add(false, uint8(41), uint8(10), uint8(11), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // sum 62
-	f.Add(true, uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))  // too wide for seconds
-	f.Fuzz(func(t *testing.T, seconds bool, timeBits, workerBits, seqBits uint8, t1, w1, s1, t2, w2, s2 uint64) {
-		l := layoutOf(seconds, timeBits, workerBits, seqBits)
+	const msU, tenU, sU = 0, 1, 2 // indexes of units
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(10), uint8(12), uint64(1), uint64(2), uint64(3), uint64(1), uint64(2), uint64(4))
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(8), uint8(14), uint64(1<<41-1), uint64(255), uint64(1<<14-1), uint64(0), uint64(0), uint64(0))
+	f.Add(uint8(sU), uint8(0), uint8(31), uint8(10), uint8(22), uint64(5), uint64(1), uint64(7), uint64(5), uint64(2), uint64(0))
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(5), uint8(7), uint64(1<<41-1), uint64(31), uint64(127), uint64(1<<41-1), uint64(31), uint64(126))
+	f.Add(uint8(sU), uint8(1), uint8(37), uint8(16), uint8(10), uint64(1<<37-1), uint64(1<<16-1), uint64(1023), uint64(9), uint64(9), uint64(9))
+	f.Add(uint8(msU), uint8(0), uint8(47), uint8(1), uint8(15), uint64(3), uint64(1), uint64(0), uint64(2), uint64(1), uint64(1<<15-1))
+	f.Add(uint8(tenU), uint8(1), uint8(39), uint8(16), uint8(8), uint64(1<<39-1), uint64(1<<16-1), uint64(255), uint64(7), uint64(0), uint64(255))
+	f.Add(uint8(tenU), uint8(1), uint8(44), uint8(3), uint8(16), uint64(1<<44-1), uint64(7), uint64(0), uint64(1<<44-1), uint64(6), uint64(1<<16-1))
+	f.Add(uint8(msU), uint8(0), uint8(41), uint8(10), uint8(11), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // sum 62
+	f.Add(uint8(sU), uint8(0), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0))  // too wide for seconds
+	f.Add(uint8(msU), uint8(2), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // no such order
+	f.Add(uint8(msU), uint8(1), uint8(41), uint8(10), uint8(12), uint64(3), uint64(1), uint64(0), uint64(3), uint64(0), uint64(1)) // worker 1 seq 0 above worker 0 seq 1, under Leaf's order only
+	f.Add(uint8(100), uint8(0), uint8(41), uint8(10), uint8(12), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0), uint64(0)) // 100 ms: no unit
+	f.Fuzz(func(t *testing.T, unit, order, timeBits, workerBits, seqBits uint8, t1, w1, s1, t2, w2, s2 uint64) {
+		l := layoutOf(unit, timeBits, workerBits, seqBits)
+		l.Order = Order(order)
 		if err := l.Validate(); err != nil {
 			if !errors.Is(err, ErrInvalidSettings) {
 				t.Fatalf("Validate(%+v) = %v, want it to wrap %v", l, err, ErrInvalidSettings)
@@ -179,7 +209,11 @@ func FuzzLayout(f *testing.F) {
 			}
 			ids[i] = id
 		}
-		if got, want := cmp(ids[0], ids[1]), slices.Compare(a[:], b[:]); got != want {
+		ka, kb := a, b // the parts from the top
+		if l.Order == TimeSequenceWorker {
+			ka[1], ka[2], kb[1], kb[2] = a[2], a[1], b[2], b[1]
+		}
+		if got, want := cmp(ids[0], ids[1]), slices.Compare(ka[:], kb[:]); got != want {
 			t.Fatalf("%v: ids %d, %d of parts %v, %v compare %d, want %d", l, ids[0], ids[1], a, b, got, want)
 		}
 		// Above the layout's bits, nothing decodes.
@@ -207,9 +241,8 @@ type validLayout struct{ Layout }
 func (validLayout) Generate(r *rand.Rand, _ int) reflect.Value {
 	for {
 		l := msLayout(0, 1+r.Intn(MaxWorkerBits), 1+r.Intn(MaxSequenceBits))
-		if r.Intn(2) == 0 {
-			l.Unit = time.Second
-		}
+		l.Unit = units[r.Intn(len(units))].unit
+		l.Order = Order(r.Intn(len(orderNames)))
 		total := IDBits
 		if r.Intn(3) == 0 {
 			total = JSBits
@@ -597,6 +630,8 @@ func TestDefaultOffsetNarrowSequence(t *testing.T) {
 		{DefaultLayout(), 100},
 		{msLayout(41, 5, 7), 4},
 		{msLayout(41, 8, 4), 1},
+		{sonyflakeLayout(), 1},
+		{Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Order: TimeSequenceWorker}, 1},
 	} {
 		f := randomOffset(tt.layout)
 		seen := map[int64]bool{}

@@ -43,8 +43,8 @@ type Settings struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// SeqOffset gives the first sequence number of each new unit of time;
 	// nil means a random number in 0..99, or below 2^SequenceBits/32 when
-	// that is less (see the package comment). Its result is taken modulo
-	// 2^SequenceBits.
+	// that is less, and 0 with the sequence above the worker id (see the
+	// package comment). Its result is taken modulo 2^SequenceBits.
 	SeqOffset func() int64
 	// OnLease, when set, is called after each renewal and acquisition made
 	// by the heartbeat, from the heartbeat's goroutine.
@@ -96,8 +96,13 @@ func (s Settings) validate(now time.Time) error {
 }
 
 // randomOffset is the default Settings.SeqOffset of layout l: random below
-// 100, or below 2^S/32 when that is less, and at least below 1.
+// 100, or below 2^S/32 when that is less, and at least below 1; always 0
+// with the sequence above the worker id, where the low bits that the
+// offset spreads are the worker id's.
 func randomOffset(l Layout) func() int64 {
+	if l.Order == TimeSequenceWorker {
+		return func() int64 { return 0 }
+	}
 	span := min(max((l.MaxSequence()+1)/32, 1), 100)
 	return func() int64 { return rand.Int64N(span) }
 }

@@ -106,6 +106,32 @@ func TestLeases(t *testing.T) {
 			}
 		})
 
+		t.Run("the widest pool past 1023 and to its last id", func(t *testing.T) {
+			s := b.store(t)
+			const pool = 1 << snowflake.MaxWorkerBits
+			storetest.HoldLeases(t, s, 0, 1024)
+			if l := acquire(t, s, "h1024", pool); l.WorkerID != 1024 {
+				t.Fatalf("lease %+v, want worker id 1024", l)
+			}
+			storetest.HoldLeases(t, s, 1025, pool-1)
+			l := acquire(t, s, "hlast", pool)
+			if l.WorkerID != pool-1 {
+				t.Fatalf("lease %+v, want worker id %d", l, pool-1)
+			}
+			if _, err := s.Renew(ctx, l, 1234, ttl); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Acquire(ctx, "one more", pool, ttl); !errors.Is(err, snowflake.ErrNoWorkerID) {
+				t.Fatalf("Acquire with all %d ids held = %v, want ErrNoWorkerID", pool, err)
+			}
+			if err := s.Release(ctx, l, 2345); err != nil {
+				t.Fatal(err)
+			}
+			if again := acquire(t, s, "hlast", pool); again.WorkerID != pool-1 || again.LastTimestamp != 2345 {
+				t.Fatalf("lease after the release %+v, want worker id %d with last timestamp 2345", again, pool-1)
+			}
+		})
+
 		t.Run("same holder gets its id back once released or expired, never while live", func(t *testing.T) {
 			s := b.store(t)
 			acquire(t, s, "other", 8)

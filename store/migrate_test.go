@@ -2,10 +2,17 @@ package store_test
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/pressly/goose/v3"
+
 	"github.com/leafid/leaf/migrations"
+	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 )
@@ -176,5 +183,111 @@ func TestMigrateConcurrent(t *testing.T) {
 			}
 		}
 		createTag(t, stores[0], "x", 1, 1)
+	})
+}
+
+// TestMigrateWidensWorkerIDs: a database at migration 4 that holds leases
+// comes out of migration 5 with the same rows, its update_time still kept
+// up, and worker ids from 0 to 65535 (no further) allowed.
+func TestMigrateWidensWorkerIDs(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		dsn := b.fresh(t)
+		var (
+			s   *store.Store
+			err error
+		)
+		gd := goose.DialectSQLite3
+		if b.dialect == store.MySQL {
+			s, err = store.OpenMySQL(ctx, dsn, store.Options{})
+			gd = goose.DialectMySQL
+		} else {
+			s, err = store.OpenSQLite(ctx, dsn, store.Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		db := s.DB()
+
+		// The schema of migration 4, as a leaf before migration 5 left it.
+		p, err := goose.NewProvider(gd, db.DB, os.DirFS(filepath.Join("..", "migrations", b.dialect)),
+			goose.WithTableName(migrations.VersionTable), goose.WithDisableGlobalRegistry(true),
+			goose.WithSlog(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UpTo(ctx, 4); err != nil {
+			t.Fatal(err)
+		}
+		live := time.Now().Add(time.Hour).UnixMilli()
+		if _, err := db.ExecContext(ctx, `INSERT INTO leaf_worker_lease
+(worker_id, holder, instance, expires_ms, last_timestamp_ms, update_time) VALUES
+(0, 'host-a:8080', 'inst-a', ?, 1750000000123, '2001-02-03 04:05:06'),
+(1023, 'host-b:8080', 'inst-b', 5, 1750000000456, '2001-02-03 04:05:06')`, live); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO leaf_worker_lease (worker_id, holder, expires_ms) VALUES (1024, 'h', 0)"); err == nil {
+			t.Fatal("migration 4 took worker id 1024")
+		}
+		type row struct {
+			WorkerID   int64  `db:"worker_id"`
+			Holder     string `db:"holder"`
+			Instance   string `db:"instance"`
+			Expires    int64  `db:"expires_ms"`
+			Last       int64  `db:"last_timestamp_ms"`
+			UpdateTime string `db:"update_time"`
+		}
+		read := func() []row {
+			var rows []row
+			if err := db.SelectContext(ctx, &rows, `SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms,
+CAST(update_time AS CHAR) AS update_time FROM leaf_worker_lease ORDER BY worker_id`); err != nil {
+				t.Fatal(err)
+			}
+			return rows
+		}
+		before := read()
+
+		applied, err := s.Migrate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(applied) != 1 || applied[0].Version != 5 {
+			t.Fatalf("applied %+v, want migration 5 alone", applied)
+		}
+		if after := read(); !slices.Equal(after, before) {
+			t.Fatalf("rows %+v became %+v", before, after)
+		}
+		if err := s.CheckSchema(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		// The holder of worker id 0 renews it as before, and update_time
+		// moves with the row.
+		l := snowflake.Lease{WorkerID: 0, Holder: "host-a:8080", Instance: "inst-a", LastTimestamp: 1750000000123,
+			Expires: time.UnixMilli(live)}
+		if _, err := s.Renew(ctx, l, 1750000000789, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if r := read()[0]; r.Last != 1750000000789 || r.UpdateTime <= "2001-02-03 04:05:06" {
+			t.Fatalf("renewed row %+v", r)
+		}
+		// Ids above 1023 are leased; 65536 is refused by the table itself.
+		storetest.HoldLeases(t, s, 1, 1023)
+		if l, err := s.Acquire(ctx, "h", 1<<snowflake.MaxWorkerBits, time.Minute); err != nil || l.WorkerID != 1023 ||
+			l.LastTimestamp != 1750000000456 {
+			t.Fatalf("Acquire = %+v, %v; want the expired worker id 1023 and its last timestamp", l, err)
+		}
+		if l, err := s.Acquire(ctx, "h2", 1<<snowflake.MaxWorkerBits, time.Minute); err != nil || l.WorkerID != 1024 {
+			t.Fatalf("Acquire = %+v, %v; want worker id 1024", l, err)
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO leaf_worker_lease (worker_id, holder, expires_ms) VALUES (65535, 'h', 0)"); err != nil {
+			t.Fatalf("worker id 65535: %v", err)
+		}
+		for _, id := range []int64{65536, -1} {
+			if _, err := db.ExecContext(ctx, "INSERT INTO leaf_worker_lease (worker_id, holder, expires_ms) VALUES (?, 'h', 0)", id); err == nil {
+				t.Fatalf("the table took worker id %d", id)
+			}
+		}
 	})
 }

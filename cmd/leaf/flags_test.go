@@ -43,8 +43,8 @@ func TestEveryServeFlagHasItsVariable(t *testing.T) {
 		"segment": "LEAF_SEGMENT", "snowflake": "LEAF_SNOWFLAKE", "snowflake-worker-id": "LEAF_SNOWFLAKE_WORKER_ID",
 		"snowflake-epoch": "LEAF_SNOWFLAKE_EPOCH", "admin-token": "LEAF_ADMIN_TOKEN", "log-format": "LEAF_LOG_FORMAT",
 		"snowflake-layout": "LEAF_SNOWFLAKE_LAYOUT", "snowflake-time-unit": "LEAF_SNOWFLAKE_TIME_UNIT",
-		"metrics-tags": "LEAF_METRICS_TAGS",
-		"store":        "LEAF_STORES", "store-addrs": "LEAF_STORE_ADDRS",
+		"snowflake-order": "LEAF_SNOWFLAKE_ORDER", "metrics-tags": "LEAF_METRICS_TAGS",
+		"store": "LEAF_STORES", "store-addrs": "LEAF_STORE_ADDRS",
 	}
 	var c serveConfig
 	fs := c.flags()
@@ -168,6 +168,7 @@ func TestServeHelpNamesArgumentsAndDefaults(t *testing.T) {
 		"--snowflake-epoch milliseconds": "(env LEAF_SNOWFLAKE_EPOCH) (default 1288834974657)",
 		"--snowflake-layout T,W,S":       `(env LEAF_SNOWFLAKE_LAYOUT) (default "41,10,12")`,
 		"--snowflake-time-unit unit":     `(env LEAF_SNOWFLAKE_TIME_UNIT) (default "ms")`,
+		"--snowflake-order order":        `(env LEAF_SNOWFLAKE_ORDER) (default "time,worker,sequence")`,
 		"--tag-refresh duration":         "(env LEAF_TAG_REFRESH) (default 1m0s)",
 		"--failover-jump ids":            "(env LEAF_FAILOVER_JUMP) (default 1000000000)",
 		"--store-timeout duration":       "0 means 2s on MySQL, 10s on SQLite (env LEAF_STORE_TIMEOUT)",

@@ -17,6 +17,11 @@ import (
 	"github.com/leafid/leaf/snowflake"
 )
 
+// sonyflakeLayout is sonyflake's: 39 bits of 10 ms, then 8 of sequence,
+// then 16 of worker (machine) id.
+var sonyflakeLayout = snowflake.Layout{Unit: 10 * time.Millisecond, TimeBits: 39, WorkerBits: 16, SequenceBits: 8,
+	Order: snowflake.TimeSequenceWorker}
+
 func TestSnowflakeLayoutFlags(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -39,6 +44,13 @@ func TestSnowflakeLayoutFlags(t *testing.T) {
 			want: snowflake.DefaultLayout()},
 		{name: "range run out, snowflake off", args: []string{"--snowflake-layout", "35,16,12", "--snowflake=false"},
 			want: snowflake.Layout{Unit: time.Millisecond, TimeBits: 35, WorkerBits: 16, SequenceBits: 12}},
+		{name: "sonyflake's", args: []string{"--snowflake-time-unit", "10ms", "--snowflake-layout", "39,16,8", "--snowflake-order", "time,sequence,worker",
+			"--snowflake-worker-id", "65535"}, want: sonyflakeLayout},
+		{name: "sonyflake's from the environment", env: env{"LEAF_SNOWFLAKE_TIME_UNIT": "10ms", "LEAF_SNOWFLAKE_LAYOUT": "39,16,8",
+			"LEAF_SNOWFLAKE_ORDER": " time, sequence ,worker"}, want: sonyflakeLayout},
+		{name: "Leaf's order said", args: []string{"--snowflake-order", "time,worker,sequence"}, want: snowflake.DefaultLayout()},
+		{name: "10 ms in Leaf's order", args: []string{"--snowflake-time-unit", "10ms", "--snowflake-layout", "44,5,14"},
+			want: snowflake.Layout{Unit: 10 * time.Millisecond, TimeBits: 44, WorkerBits: 5, SequenceBits: 14}},
 
 		{name: "sum 62", args: []string{"--snowflake-layout", "41,10,11"}, invalid: true,
 			wantErr: "--snowflake-layout 41,10,11 --snowflake-time-unit ms: invalid snowflake settings: 41 time + 10 worker + 11 sequence bits make 62: want 63"},
@@ -47,7 +59,18 @@ func TestSnowflakeLayoutFlags(t *testing.T) {
 			wantErr: "41 time bits: want 1 to 37 with seconds"},
 		{name: "two fields", args: []string{"--snowflake-layout", "41,22"}, wantErr: `--snowflake-layout 41,22: want the bits of time, worker id and sequence as T,W,S`},
 		{name: "not a number", env: env{"LEAF_SNOWFLAKE_LAYOUT": "41,ten,12"}, wantErr: `LEAF_SNOWFLAKE_LAYOUT=41,ten,12: ten is not a number of bits`},
-		{name: "unknown unit", args: []string{"--snowflake-time-unit", "minutes"}, wantErr: `--snowflake-time-unit minutes: want ms (milliseconds) or s (seconds)`},
+		{name: "time too wide for 10 ms", args: []string{"--snowflake-time-unit", "10ms", "--snowflake-layout", "45,2,16"}, invalid: true,
+			wantErr: "45 time bits: want 1 to 44 with 10-millisecond units"},
+		{name: "the order in the message", args: []string{"--snowflake-time-unit", "10ms", "--snowflake-layout", "39,16,7", "--snowflake-order", "time,sequence,worker"},
+			invalid: true, wantErr: "--snowflake-layout 39,16,7 --snowflake-time-unit 10ms --snowflake-order time,sequence,worker: invalid snowflake settings: 39 time + 16 worker + 7 sequence bits make 62"},
+		{name: "unknown unit", args: []string{"--snowflake-time-unit", "minutes"},
+			wantErr: `--snowflake-time-unit minutes: want ms (milliseconds), 10ms (10-millisecond units) or s (seconds)`},
+		{name: "unknown order", args: []string{"--snowflake-order", "worker,time,sequence"},
+			wantErr: `--snowflake-order worker,time,sequence: want time,worker,sequence (Leaf's) or time,sequence,worker (sonyflake's); the time is always on top`},
+		{name: "unknown order in the environment", env: env{"LEAF_SNOWFLAKE_ORDER": "sonyflake"}, wantErr: `LEAF_SNOWFLAKE_ORDER=sonyflake: want time,worker,sequence`},
+		{name: "worker id beyond 16 bits", args: []string{"--snowflake-time-unit", "10ms", "--snowflake-layout", "39,16,8", "--snowflake-order", "time,sequence,worker",
+			"--snowflake-worker-id", "65536"},
+			wantErr: "--snowflake-worker-id 65536: want -1 or 0..65535 (16 worker bits in --snowflake-layout 39,16,8 --snowflake-time-unit 10ms --snowflake-order time,sequence,worker)"},
 		{name: "unknown unit in the environment", env: env{"LEAF_SNOWFLAKE_TIME_UNIT": "us"}, wantErr: `LEAF_SNOWFLAKE_TIME_UNIT=us: want ms`},
 		{name: "worker id beyond the layout's", args: []string{"--snowflake-layout", "41,5,7", "--snowflake-worker-id", "32"},
 			wantErr: "--snowflake-worker-id 32: want -1 or 0..31 (5 worker bits in --snowflake-layout 41,5,7"},
@@ -96,6 +119,10 @@ func TestServeRefusesBadLayoutBeforeOpening(t *testing.T) {
 	}
 }
 
+// sonyflakeArgs are the flags of sonyflake's layout, as docs/snowflake.md
+// gives them.
+var sonyflakeArgs = []string{"--snowflake-time-unit", "10ms", "--snowflake-layout", "39,16,8", "--snowflake-order", "time,sequence,worker"}
+
 // TestServeLayouts: ids served at a layout other than Leaf's decode by it,
 // on the route and by hand; the metrics and the status show its end.
 func TestServeLayouts(t *testing.T) {
@@ -109,6 +136,9 @@ func TestServeLayouts(t *testing.T) {
 			layout: snowflake.Layout{Unit: time.Millisecond, TimeBits: 41, WorkerBits: 5, SequenceBits: 7}, worker: -1},
 		{name: "seconds, fixed worker id", args: []string{"--snowflake-time-unit", "s", "--snowflake-layout", "31,10,22", "--snowflake-worker-id", "1023"},
 			layout: snowflake.Layout{Unit: time.Second, TimeBits: 31, WorkerBits: 10, SequenceBits: 22}, worker: 1023},
+		{name: "sonyflake's, leased", args: sonyflakeArgs, layout: sonyflakeLayout, worker: -1},
+		{name: "sonyflake's, fixed worker id", args: append([]string{"--snowflake-worker-id", "65535"}, sonyflakeArgs...),
+			layout: sonyflakeLayout, worker: 65535},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,10 +171,14 @@ func TestServeLayouts(t *testing.T) {
 				if err := json.Unmarshal([]byte(body), &d); code != 200 || err != nil {
 					t.Fatalf("decode = %d %s (%v)", code, body, err)
 				}
-				// The layout by hand: T bits of time, W of worker, S of sequence.
+				// The layout by hand: T bits of time, then W of worker and S
+				// of sequence, or S of sequence and W of worker.
 				s, w := uint(l.SequenceBits), uint(l.WorkerBits)
 				wantMs := snowflake.DefaultEpochMs + id>>(w+s)*l.Unit.Milliseconds()
 				wantWorker, wantSeq := id>>s&(1<<w-1), id&(1<<s-1)
+				if l.Order == snowflake.TimeSequenceWorker {
+					wantWorker, wantSeq = id&(1<<w-1), id>>w&(1<<s-1)
+				}
 				if d.ID != idText || d.TimestampMs != wantMs || d.WorkerID != wantWorker || d.Sequence != wantSeq ||
 					d.Time != time.UnixMilli(wantMs).UTC().Format("2006-01-02T15:04:05.000Z07:00") {
 					t.Fatalf("decode(%d) = %+v, want ms %d worker %d sequence %d", id, d, wantMs, wantWorker, wantSeq)
@@ -167,14 +201,20 @@ func TestServeLayouts(t *testing.T) {
 			if !strings.Contains(status, `"epoch_exhausts":"`+end.Format("2006-01-02T15:04:05.000Z07:00")+`"`) {
 				t.Errorf("/status.json does not show the end %s: %s", end, status)
 			}
-			wantLayout := fmt.Sprintf(`"layout":{"time_unit":"%s","time_bits":%d,"worker_bits":%d,"sequence_bits":%d,"ids_per_second":%d}`,
-				map[time.Duration]string{time.Millisecond: "ms", time.Second: "s"}[l.Unit], l.TimeBits, l.WorkerBits, l.SequenceBits, l.IDsPerSecond())
+			order := map[snowflake.Order]string{snowflake.TimeWorkerSequence: "time,worker,sequence", snowflake.TimeSequenceWorker: "time,sequence,worker"}[l.Order]
+			wantLayout := fmt.Sprintf(`"layout":{"time_unit":"%s","time_bits":%d,"worker_bits":%d,"sequence_bits":%d,"order":"%s","ids_per_second":%d}`,
+				map[time.Duration]string{time.Millisecond: "ms", 10 * time.Millisecond: "10ms", time.Second: "s"}[l.Unit],
+				l.TimeBits, l.WorkerBits, l.SequenceBits, order, l.IDsPerSecond())
 			if !strings.Contains(status, wantLayout) {
 				t.Errorf("/status.json lacks %s: %s", wantLayout, status)
 			}
 			_, page := testkit.MustGet(t, a.base+"/status")
-			if want := fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.WorkerBits, l.SequenceBits); !strings.Contains(html.UnescapeString(page), want) {
-				t.Errorf("/status lacks %q", want)
+			fields := fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.WorkerBits, l.SequenceBits)
+			if l.Order == snowflake.TimeSequenceWorker {
+				fields = fmt.Sprintf("%d + %d + %d bits", l.TimeBits, l.SequenceBits, l.WorkerBits)
+			}
+			if !strings.Contains(html.UnescapeString(page), fields) {
+				t.Errorf("/status lacks %q", fields)
 			}
 
 			// An id above the layout's bits is not one of its ids.

@@ -23,7 +23,7 @@ type serveConfig struct {
 	snowflake    bool
 	workerID     int64
 	epochMs      int64
-	layout       snowflake.Layout // --snowflake-layout and --snowflake-time-unit
+	layout       snowflake.Layout // --snowflake-layout, --snowflake-time-unit and --snowflake-order
 	adminToken   string
 	statusToken  string
 	logFormat    string
@@ -48,7 +48,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*epochFlag)(&c.epochMs), "snowflake-epoch", "snowflake epoch in Unix `milliseconds`")
 	c.layout = snowflake.DefaultLayout()
 	fs.Var((*layoutFlag)(&c.layout), "snowflake-layout", "widths of the snowflake time, worker id and sequence fields as `T,W,S`; they sum to 63, or to 53 for ids a JavaScript number holds exactly")
-	fs.Var((*timeUnitFlag)(&c.layout.Unit), "snowflake-time-unit", "`unit` of the snowflake time field: ms or s")
+	fs.Var((*timeUnitFlag)(&c.layout.Unit), "snowflake-time-unit", "`unit` of the snowflake time field: "+snowflake.UnitChoices())
+	fs.Var((*orderFlag)(&c.layout.Order), "snowflake-order", "`order` of the snowflake fields from the top: "+snowflake.OrderChoices())
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
 	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
 	c.logFormat = "text"

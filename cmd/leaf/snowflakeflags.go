@@ -19,6 +19,9 @@ func (c *serveConfig) validateSnowflake(now time.Time) error {
 	// control characters from a variable.
 	l := c.layout
 	given := fmt.Sprintf("--snowflake-layout %s --snowflake-time-unit %s", layoutFlag(l), timeUnitFlag(l.Unit))
+	if l.Order != snowflake.TimeWorkerSequence {
+		given += " --snowflake-order " + orderFlag(l.Order).String()
+	}
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("%w: %s: %w", errUsage, given, err)
 	}
@@ -97,7 +100,7 @@ func (l *layoutFlag) Set(s string) error {
 }
 
 // timeUnitFlag is --snowflake-time-unit: the unit of the time field of a
-// snowflake.Layout, ms or s.
+// snowflake.Layout, one of snowflake.ParseUnit's.
 type timeUnitFlag time.Duration
 
 func (u timeUnitFlag) String() string { return snowflake.UnitSymbol(time.Duration(u)) }
@@ -105,8 +108,29 @@ func (u timeUnitFlag) String() string { return snowflake.UnitSymbol(time.Duratio
 func (u *timeUnitFlag) Set(s string) error {
 	d, ok := snowflake.ParseUnit(s)
 	if !ok {
-		return valueError{s, errors.New("want ms (milliseconds) or s (seconds)")}
+		return valueError{s, errors.New("want " + snowflake.UnitChoices())}
 	}
 	*u = timeUnitFlag(d)
+	return nil
+}
+
+// orderFlag is --snowflake-order: the order of the fields of a
+// snowflake.Layout from the top, time,worker,sequence or
+// time,sequence,worker. Spaces around a name are ignored, as in
+// --snowflake-layout.
+type orderFlag snowflake.Order
+
+func (o orderFlag) String() string { return snowflake.Order(o).String() }
+
+func (o *orderFlag) Set(s string) error {
+	names := strings.Split(s, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+	}
+	v, ok := snowflake.ParseOrder(strings.Join(names, ","))
+	if !ok {
+		return valueError{s, errors.New("want " + snowflake.OrderChoices() + "; the time is always on top, so that ids grow with time")}
+	}
+	*o = orderFlag(v)
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +200,30 @@ func Leases(tb testing.TB, s *store.Store) []snowflake.Lease {
 			LastTimestamp: r.Last, Expires: time.UnixMilli(r.ExpiresMS).UTC()}
 	}
 	return out
+}
+
+// HoldLeases gives each worker id in [lo, hi) a live lease, for a day by
+// this machine's clock, under a holder name of its own ("held-ID"), as
+// that many running instances would; ids that have a row already are an
+// error. It fills the table in statements of a few hundred rows, so that
+// a test can take a pool of 2^16 to its last id.
+func HoldLeases(tb testing.TB, s *store.Store, lo, hi int64) {
+	tb.Helper()
+	const perStatement = 500
+	expires := time.Now().Add(24 * time.Hour).UnixMilli()
+	for from := lo; from < hi; from += perStatement {
+		var q strings.Builder
+		q.WriteString("INSERT INTO leaf_worker_lease (worker_id, holder, instance, expires_ms, last_timestamp_ms) VALUES ")
+		for id := from; id < min(from+perStatement, hi); id++ {
+			if id > from {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "(%d, 'held-%d', 'held', %d, 0)", id, id, expires)
+		}
+		if _, err := s.DB().ExecContext(context.Background(), q.String()); err != nil {
+			tb.Fatalf("storetest: hold worker ids %d..%d: %v", from, min(from+perStatement, hi)-1, err)
+		}
+	}
 }
 
 // RewindLease sets the last timestamp recorded for workerID, as a database
