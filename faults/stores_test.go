@@ -248,7 +248,7 @@ func testStoresScenario(t *testing.T, galera bool) {
 		t.Fatal(err)
 	}
 	time.Sleep(down)
-	step("restart_a")
+	restartA := step("restart_a")
 	if err := a.restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -358,15 +358,39 @@ func testStoresScenario(t *testing.T, galera bool) {
 		name string
 		from time.Duration
 	}{{"load", 0}, {"kill", killAt}, {"back", backAt}, {"restore", cutAt}, {"add", addAt}, {"retire", retireAt}, {"restart", restartAt}}
-	seg503, snow503 := 0, map[string]int{}
+	// A snowflake request may be refused only while its instance has no
+	// lease: from a renewal that finds the lease gone back in time to the
+	// next lease, acquired from another store in a few milliseconds.
+	leaseless := make([][]window, len(ins))
+	for i, in := range ins {
+		lines := in.logs.match(func(l logLine) bool {
+			return strings.HasPrefix(l.msg(), "snowflake: the database went back in time") || l.msg() == "snowflake worker id acquired again"
+		})
+		for k, ln := range lines {
+			if strings.HasPrefix(ln.msg(), "snowflake: the database went back in time") {
+				w := window{from: clk.at(logTime(ln)), to: ran}
+				if k+1 < len(lines) && lines[k+1].run == ln.run {
+					w.to = clk.at(logTime(lines[k+1]))
+				}
+				leaseless[i] = append(leaseless[i], w)
+			}
+		}
+	}
+	seg503, snow503, snowOutside := 0, map[string]int{}, 0
 	by := make([]int, len(phases))
-	var first503 []string
+	var first503, firstSnow []string
 	for _, s := range samples {
 		if s.status != 503 {
 			continue
 		}
 		if !s.op.segment() {
 			snow503[ins[s.target].name]++
+			if !slices.ContainsFunc(leaseless[s.target], func(w window) bool { return s.start <= w.to && s.start+s.dur >= w.from }) {
+				snowOutside++
+				if len(firstSnow) < 5 {
+					firstSnow = append(firstSnow, fmt.Sprintf("instance %s %s at %v", ins[s.target].name, s.op, s.start.Round(time.Millisecond)))
+				}
+			}
 			continue
 		}
 		seg503++
@@ -392,6 +416,22 @@ func testStoresScenario(t *testing.T, galera bool) {
 		snowText = append(snowText, fmt.Sprintf("%s:%d", in.name, snow503[in.name]))
 	}
 	r.add("snowflake_503", strings.Join(snowText, ","))
+	var leaseText []string
+	for _, in := range ins {
+		leaseText = append(leaseText, fmt.Sprintf("%s:%d/%d", in.name,
+			len(in.logs.withMsg("snowflake: the database went back in time")), len(in.logs.withMsg("snowflake worker id acquired again"))))
+	}
+	r.add("lease_regressions_reacquired", strings.Join(leaseText, ","))
+	var gaps []string
+	for i, ws := range leaseless {
+		for _, w := range ws {
+			gaps = append(gaps, fmt.Sprintf("%s:%.1f", ins[i].name, float64(w.to-w.from)/float64(time.Millisecond)))
+		}
+	}
+	r.add("leaseless_ms", strings.Join(gaps, ","))
+	r.bound("snowflake_no_503", snowOutside == 0,
+		"%d snowflake requests answered 503 outside the moments an instance had no lease (regression found to lease acquired again: %s ms)%s",
+		snowOutside, strings.Join(gaps, ","), listed(firstSnow))
 	r.bound("segment_no_503", seg503 == 0, "%d segment requests answered 503 while a store could serve (by step %s)%s",
 		seg503, strings.Join(byText, ","), listed(first503))
 
@@ -438,8 +478,34 @@ func testStoresScenario(t *testing.T, galera bool) {
 		"worst inversion within one process: ids handed out %s ms apart in the wrong order, want none %v apart", fmtInversion(worstProc), orderGap)
 	r.bound("order_in_instance", worstInst < orderGap,
 		"worst inversion within one instance, across its restarts: %s ms apart, want none %v apart%s", fmtInversion(worstInst), orderGap, listed(orderText))
-	r.add("pass_b_ms", passAt)
+	// How soon the instances noticed the stores back: from the restart
+	// of a's server (its recovery included), from b's connections passing
+	// again.
+	var noticed []string
+	for _, back := range []struct {
+		store string
+		at    time.Duration
+	}{{"a", restartA}, {"b", passAt}} {
+		for _, in := range ins {
+			for _, ln := range in.logs.withMsg("store answering again") {
+				if at := clk.at(logTime(ln)); ln.str("store") == back.store && at >= back.at-time.Second {
+					noticed = append(noticed, fmt.Sprintf("%s%s:%.0f", back.store, in.name, float64(at-back.at)/float64(time.Millisecond)))
+					break
+				}
+			}
+		}
+	}
+	r.add("store_back_noticed_ms", strings.Join(noticed, ","))
 	r.print()
+}
+
+// logTime is when the instance wrote the line, by its own clock (the
+// suite's: the same machine); when the suite read it if it has none.
+func logTime(l logLine) time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, l.str("time")); err == nil {
+		return t
+	}
+	return l.at
 }
 
 // fmtInversion is a worst inversion for the report: "none", or its gap.
