@@ -45,9 +45,14 @@ func TestServeStoreDownAtStart(t *testing.T) {
 			a, b, c := s[0], s[1], s[2]
 			leafOK(t, storesEnv(a, b, c), "store", "init")
 			leafOK(t, storesEnv(a, b, c), "tag", "add", "orders", "--step", "100")
-			// Store a lacks its last migration's record: a migration run
-			// once it answers applies it again (it is idempotent).
-			if _, err := a.open(t).DB().Exec("DELETE FROM " + migrations.VersionTable + " WHERE version_id = 4"); err != nil {
+			// Store a lacks the record of its latest migration: a migration
+			// run once it answers applies it again (it is idempotent, as
+			// every migration of leaf's so far).
+			latest, err := migrations.Latest(migrations.MySQL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.open(t).DB().Exec("DELETE FROM "+migrations.VersionTable+" WHERE version_id = ?", latest); err != nil {
 				t.Fatal(err)
 			}
 
@@ -102,11 +107,11 @@ func TestServeStoreDownAtStart(t *testing.T) {
 			}
 			defer raw.Close()
 			var applied int
-			if err := raw.QueryRow("SELECT COUNT(*) FROM " + migrations.VersionTable + " WHERE version_id = 4 AND is_applied").Scan(&applied); err != nil {
+			if err := raw.QueryRow("SELECT COUNT(*) FROM "+migrations.VersionTable+" WHERE version_id = ? AND is_applied", latest).Scan(&applied); err != nil {
 				t.Fatal(err)
 			}
 			if migrate != (applied == 1) {
-				t.Fatalf("migration 4 recorded %d times in store a with --migrate=%v", applied, migrate)
+				t.Fatalf("migration %d recorded %d times in store a with --migrate=%v", latest, applied, migrate)
 			}
 
 			// The instance prefers a: once it answers, ranges come from it,
