@@ -99,5 +99,8 @@
 // another holder may be issuing on an id the store shows free. So after
 // acquiring again the generator issues nothing until LeaseTTL less the
 // margin has passed since the regression was found, by which time every
-// holder whose renewals the store lost has stopped by itself.
+// holder whose renewals the store lost has stopped by itself. A store made
+// of several independent registries, each leasing in its own part of the
+// worker-id space (Lease.Registry), puts only that registry in doubt: a
+// lease acquired again from another one is used at once.
 package snowflake

@@ -22,7 +22,8 @@ type fakeStore struct {
 	clock *testkit.Clock
 
 	mu          sync.Mutex
-	workers     int64 // ids it hands out: 0..workers-1; 0 means as asked
+	workers     int64  // ids it hands out: 0..workers-1; 0 means as asked
+	registry    string // Lease.Registry of the leases it grants; its Renew leaves it out
 	leases      map[int64]Lease
 	failAcquire error
 	failRenew   error
@@ -51,7 +52,8 @@ func (s *fakeStore) Acquire(_ context.Context, holder string, maxWorkers int64, 
 	}
 	free := func(l Lease, ok bool) bool { return !ok || l.Holder == "" || !now.Before(l.Expires) }
 	take := func(id int64) (Lease, error) {
-		l := Lease{WorkerID: id, Holder: holder, Instance: fmt.Sprint(s.acquires), LastTimestamp: s.leases[id].LastTimestamp, Expires: now.Add(ttl)}
+		l := Lease{WorkerID: id, Holder: holder, Instance: fmt.Sprint(s.acquires), LastTimestamp: s.leases[id].LastTimestamp,
+			Expires: now.Add(ttl), Registry: s.registry}
 		s.leases[id] = l
 		return l, nil
 	}
@@ -85,6 +87,7 @@ func (s *fakeStore) Renew(_ context.Context, l Lease, lastTimestamp int64, ttl t
 	cur.LastTimestamp = max(cur.LastTimestamp, lastTimestamp)
 	cur.Expires = s.clock.Now().Add(ttl)
 	s.leases[l.WorkerID] = cur
+	cur.Registry = ""
 	return cur, nil
 }
 

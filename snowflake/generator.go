@@ -43,17 +43,17 @@ type Generator struct {
 	leaseFailures atomic.Uint64
 	regressions   atomic.Uint64
 
-	mu        sync.Mutex // protects the fields below
-	last      int64      // unit since the epoch of the last id issued, or the leases' floor
-	next      int64      // next sequence number in last; usedUp when none is left
-	floorMs   int64      // Unix ms: the largest LastTimestamp acquired; never recorded lower
-	workerID  int64      //
-	lease     Lease      // the lease held (with Leases)
-	renewedAt time.Time  // start of the last successful Acquire or Renew
-	bound     int64      // unit since the epoch: no id above it; recorded in the store by the last Renew
-	lost      bool       // the store said the lease is someone else's
-	quietTill time.Time  // after a regression: nothing is issued before it
-	leaseErr  error      // the last renewal's error; nil after a success
+	mu        sync.Mutex           // protects the fields below
+	last      int64                // unit since the epoch of the last id issued, or the leases' floor
+	next      int64                // next sequence number in last; usedUp when none is left
+	floorMs   int64                // Unix ms: the largest LastTimestamp acquired; never recorded lower
+	workerID  int64                //
+	lease     Lease                // the lease held (with Leases)
+	renewedAt time.Time            // start of the last successful Acquire or Renew
+	bound     int64                // unit since the epoch: no id above it; recorded in the store by the last Renew
+	lost      bool                 // the store said the lease is someone else's
+	quietTill map[string]time.Time // after a regression, by Lease.Registry: nothing is issued on its leases before it
+	leaseErr  error                // the last renewal's error; nil after a success
 	closed    bool
 
 	stop      context.CancelFunc // stops the heartbeat

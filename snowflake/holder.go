@@ -136,6 +136,7 @@ func (g *Generator) extend(ctx context.Context) error {
 	if err == nil && nl.WorkerID != l.WorkerID {
 		err = fmt.Errorf("the lease store renewed worker id %d as %d", l.WorkerID, nl.WorkerID)
 	}
+	nl.Registry = l.Registry // renewed where it was granted
 	if err != nil {
 		g.leaseFailures.Add(1)
 		g.mu.Lock()
@@ -144,7 +145,10 @@ func (g *Generator) extend(ctx context.Context) error {
 		g.lost = lost
 		if errors.Is(err, ErrLeaseRegressed) {
 			g.regressions.Add(1)
-			g.quietTill = g.now().Add(g.ttl - g.margin)
+			if g.quietTill == nil {
+				g.quietTill = map[string]time.Time{}
+			}
+			g.quietTill[l.Registry] = g.now().Add(g.ttl - g.margin)
 		}
 		g.mu.Unlock()
 		return g.leaseErr
@@ -217,9 +221,9 @@ func (g *Generator) usableLocked(now time.Time) error {
 		return ErrClosed
 	case g.leases == nil:
 		return nil
-	case now.Before(g.quietTill):
+	case now.Before(g.quietTill[g.lease.Registry]):
 		err := fmt.Errorf("%w: %w: worker id %d: waiting until %s for every holder the store forgot to stop",
-			ErrLeaseLost, ErrLeaseRegressed, g.workerID, g.quietTill.UTC().Format(time.RFC3339Nano))
+			ErrLeaseLost, ErrLeaseRegressed, g.workerID, g.quietTill[g.lease.Registry].UTC().Format(time.RFC3339Nano))
 		if g.leaseErr != nil {
 			err = fmt.Errorf("%w; %w", err, g.leaseErr)
 		}

@@ -20,6 +20,14 @@ type Lease struct {
 	LastTimestamp int64
 	// Expires is when the lease runs out by the database's clock.
 	Expires time.Time
+	// Registry names the registry of worker ids that granted the lease,
+	// when the LeaseStore is made of several independent ones, each
+	// leasing only in its own part of the worker-id space (one per store
+	// of a set); "" for a single one. A lease is renewed where it was
+	// granted, so its registry never changes. A regression found in one
+	// registry quiets only leases of that registry (see the package
+	// comment): another's record of who holds its ids is not in doubt.
+	Registry string
 }
 
 // LeaseStore hands out worker-id leases. Expiry is judged by the store's

@@ -397,6 +397,58 @@ func TestLeaseRegressed(t *testing.T) {
 	}
 }
 
+// TestLeaseRegressedInOneRegistry: a regression found in one registry of a
+// lease store made of several quiets only the leases of that registry: a
+// worker id acquired again from another registry is used at once, one from
+// the same registry waits as TestLeaseRegressed does. The fake store's
+// Renew leaves the registry out of the lease it returns: the generator
+// keeps it, since a lease is renewed where it was granted.
+func TestLeaseRegressedInOneRegistry(t *testing.T) {
+	tests := []struct {
+		name, next string
+		quiet      bool
+	}{
+		{name: "another registry", next: "c"},
+		{name: "the same registry", next: "b", quiet: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := testkit.NewClock(start, 10*ms)
+			store := newFakeStore(clock)
+			store.set(func(s *fakeStore) { s.registry = "b" })
+			g := newLeaseGenerator(t, clock, store)
+			clock.Step(t, g.every) // a renewal, which the fake returns without its registry
+			before := mustNext(t, g)
+
+			l := store.get(0)
+			l.LastTimestamp = 0
+			store.put(l)
+			store.set(func(s *fakeStore) { s.registry = tt.next })
+			clock.Step(t, g.every)
+			if n := g.Stats().LeaseRegressions; n != 1 {
+				t.Fatalf("LeaseRegressions = %d, want 1", n)
+			}
+			err := g.Ready()
+			if tt.quiet {
+				if !errors.Is(err, ErrLeaseRegressed) {
+					t.Fatalf("Ready after a regression, acquired again from the same registry: %v, want ErrLeaseRegressed", err)
+				}
+				clock.Step(t, g.ttl-g.margin)
+				if err := g.Ready(); err != nil {
+					t.Fatalf("Ready once the quiet time is over: %v", err)
+				}
+			} else if err != nil {
+				t.Fatalf("Ready after a regression, acquired again from another registry: %v, want nil", err)
+			}
+			after := mustNext(t, g)
+			checkIncreasing(t, []int64{before, after})
+			if d, _ := g.Decode(after); d.WorkerID != 1 {
+				t.Fatalf("id after the regression: %+v, want worker id 1", d)
+			}
+		})
+	}
+}
+
 func TestLeaseUnrenewedIsToldApart(t *testing.T) {
 	clock := testkit.NewClock(start, 10*ms)
 	store := newFakeStore(clock)

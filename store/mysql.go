@@ -35,6 +35,8 @@ func ParseMySQLDSN(dsn string) (*mysql.Config, error) {
 // unless the DSN chooses a time_zone or loc itself, runs the session in
 // UTC so that TIMESTAMP columns read back as the right instant. The
 // driver's own logging is discarded. Errors never contain the password.
+// With opts.AllowDown, a database that does not answer within the call
+// timeout opens as a store that is down (see Options.AllowDown).
 func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
@@ -78,9 +80,21 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	db.SetConnMaxIdleTime(time.Minute)
 	s := newStore(sqlx.NewDb(db, "mysql"), MySQL, opts)
 	s.nodes = ns
-	if err := s.Ping(ctx); err != nil {
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.AllowDown {
+		pctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	err = s.Ping(pctx)
+	silent := pctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if err != nil {
+		err = fmt.Errorf("open mysql %s/%s: %w", strings.Join(nodeAddrs(ns), ","), cfg.DBName, err)
+		if opts.AllowDown && (silent || classify(err) == unreachable) {
+			s.health.down(err)
+			return s, nil
+		}
 		s.Close()
-		return nil, fmt.Errorf("open mysql %s/%s: %w", strings.Join(nodeAddrs(ns), ","), cfg.DBName, err)
+		return nil, err
 	}
 	return s, nil
 }

@@ -71,6 +71,13 @@ type Options struct {
 	// OnHealth, when set, is called when the database stops answering and
 	// when it answers again, in that order, never concurrently.
 	OnHealth func(Health)
+	// AllowDown lets OpenMySQL return a store whose database does not
+	// answer (refused, timed out, no node that may take writes) instead of
+	// an error: the store starts down, as if it had just stopped
+	// answering, and its probe brings it up once the database answers.
+	// An answer that refuses (a wrong password, a database that does not
+	// exist) still fails the open. Ignored by SQLite.
+	AllowDown bool
 }
 
 // DefaultTimeout bounds one call of the store, retries included: the

@@ -2,10 +2,15 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leafid/leaf/internal/tcpproxy"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -122,6 +127,98 @@ func TestOpenErrors(t *testing.T) {
 		createTag(t, s, "m", 1, 5)
 		if a, err := s.Allocate(ctx, "m", 0); err != nil || a.MaxID != 6 {
 			t.Fatalf("Allocate = %+v, %v", a, err)
+		}
+	})
+}
+
+// TestOpenAllowDown: with AllowDown, a database that does not answer opens
+// as a store that is down (its calls fail at once, OnHealth says so), and
+// the probe brings it up once the database answers; a database that
+// answers with a refusal still fails the open.
+func TestOpenAllowDown(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.MySQL(t)
+	storetest.Open(t, store.MySQL, dsn) // migrated
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	via := func(addr string) string {
+		c := cfg.Clone()
+		c.Addr = addr
+		return c.FormatDSN()
+	}
+	t.Run("refused", func(t *testing.T) {
+		s, err := store.OpenMySQL(ctx, via("127.0.0.1:1"), store.Options{AllowDown: true})
+		if err != nil {
+			t.Fatalf("open with AllowDown of a port that refuses = %v", err)
+		}
+		defer s.Close()
+		if h := s.Health(); h.Up || !strings.Contains(h.Err.Error(), "127.0.0.1:1") {
+			t.Fatalf("health = %+v, want down", h)
+		}
+	})
+	for _, mode := range []string{"cut", "blackhole"} {
+		t.Run(mode, func(t *testing.T) {
+			proxy := tcpproxy.Start(t, cfg.Addr)
+			if mode == "cut" {
+				proxy.Cut()
+			} else {
+				proxy.Blackhole()
+			}
+			opts := store.Options{Timeout: 500 * time.Millisecond}
+			if _, err := store.OpenMySQL(ctx, via(proxy.Addr()), opts); err == nil {
+				t.Fatal("open without AllowDown of a database that does not answer: no error")
+			}
+
+			changes := make(chan store.Health, 4)
+			opts.AllowDown = true
+			opts.OnHealth = func(h store.Health) { changes <- h }
+			start := time.Now()
+			s, err := store.OpenMySQL(ctx, via(proxy.Addr()), opts)
+			if err != nil {
+				t.Fatalf("open with AllowDown = %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			if took := time.Since(start); took > 2*opts.Timeout {
+				t.Errorf("open took %v, want it bounded by the call timeout %v", took, opts.Timeout)
+			}
+			if h := <-changes; h.Up || h.Err == nil || !strings.Contains(h.Err.Error(), "open mysql") {
+				t.Fatalf("first health change = %+v, want down with the open's error", h)
+			}
+			if h := s.Health(); h.Up {
+				t.Fatalf("health = %+v, want down", h)
+			}
+			begin := time.Now()
+			if _, err := s.Tag(ctx, "x"); !errors.Is(err, segment.ErrStoreUnavailable) || time.Since(begin) > 50*time.Millisecond {
+				t.Fatalf("a call while down = %v after %v, want ErrStoreUnavailable at once", err, time.Since(begin))
+			}
+
+			proxy.Pass()
+			select {
+			case h := <-changes:
+				if !h.Up {
+					t.Fatalf("second health change = %+v, want up", h)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the store did not come up once the database answered")
+			}
+			if _, err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			createTag(t, s, mode, 1, 10)
+			if a, err := s.Allocate(ctx, mode, 0); err != nil || a.MaxID != 11 {
+				t.Fatalf("Allocate once up = %+v, %v", a, err)
+			}
+		})
+	}
+	t.Run("unknown database", func(t *testing.T) {
+		c := cfg.Clone()
+		c.DBName = "leaf_no_such_database"
+		_, err := store.OpenMySQL(ctx, c.FormatDSN(), store.Options{AllowDown: true})
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1049 {
+			t.Fatalf("open of a database that does not exist, with AllowDown = %v, want error 1049", err)
 		}
 	})
 }

@@ -25,27 +25,47 @@ type LeaseStore interface {
 // and released in the store that granted it; when that store is lost, the
 // lease cannot be renewed, the generator stops issuing before it expires,
 // and its next lease comes from another store, in that store's part.
+//
+// Each store is a registry of its own (snowflake.Lease.Registry is its
+// name): a store found gone back in time by a renewal puts only its own
+// part in doubt. For the lease's time to live after that, the next lease
+// comes from another store if one gives it, which the generator uses at
+// once instead of waiting out the doubt.
 type Leases struct {
 	s *Stores
 
-	mu     sync.Mutex         // protects owners
-	owners map[string]*member // the store of each acquisition, by Lease.Instance
+	mu        sync.Mutex            // protects the fields below
+	owners    map[string]*member    // the store of each acquisition, by Lease.Instance
+	regressed map[*member]time.Time // a store found gone back in time: until when it is avoided
 }
 
 var _ snowflake.LeaseStore = (*Leases)(nil)
 
 // Leases returns the set's worker-id leases.
 func (s *Stores) Leases() *Leases {
-	return &Leases{s: s, owners: map[string]*member{}}
+	return &Leases{s: s, owners: map[string]*member{}, regressed: map[*member]time.Time{}}
 }
 
-// Acquire leases a worker id of the first store that is up and has one.
+// Acquire leases a worker id of the first store that is up and has one,
+// leaving to the last the stores found gone back in time lately.
 func (l *Leases) Acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
 	set := l.s.Set()
+	now := time.Now()
+	l.mu.Lock()
+	rank := make(map[*member]int, len(l.s.members))
+	for _, m := range l.s.members {
+		if !m.up() {
+			rank[m]++
+		}
+		if now.Before(l.regressed[m]) {
+			rank[m] += 2
+		}
+	}
+	l.mu.Unlock()
 	var errs []error
-	for _, pass := range []bool{true, false} {
+	for pass := range 4 {
 		for _, m := range l.s.members {
-			if m.up() != pass {
+			if rank[m] != pass {
 				continue
 			}
 			ls, ok := m.st.(LeaseStore)
@@ -65,6 +85,7 @@ func (l *Leases) Acquire(ctx context.Context, holder string, maxWorkers int64, t
 				}
 				continue
 			}
+			lease.Registry = m.name
 			l.mu.Lock()
 			l.owners[lease.Instance] = m
 			l.mu.Unlock()
@@ -79,32 +100,40 @@ func (l *Leases) Acquire(ctx context.Context, holder string, maxWorkers int64, t
 }
 
 // owner is the store that granted lease.
-func (l *Leases) owner(lease snowflake.Lease) (LeaseStore, error) {
+func (l *Leases) owner(lease snowflake.Lease) (*member, error) {
 	l.mu.Lock()
 	m := l.owners[lease.Instance]
 	l.mu.Unlock()
 	if m == nil {
 		return nil, fmt.Errorf("worker id %d was not leased here: %w", lease.WorkerID, snowflake.ErrLeaseLost)
 	}
-	return m.st.(LeaseStore), nil
+	return m, nil
 }
 
-// Renew renews the lease in the store that granted it.
+// Renew renews the lease in the store that granted it. A store that
+// answers that the lease went back in time is avoided by Acquire for ttl.
 func (l *Leases) Renew(ctx context.Context, lease snowflake.Lease, lastTimestamp int64, ttl time.Duration) (snowflake.Lease, error) {
-	st, err := l.owner(lease)
+	m, err := l.owner(lease)
 	if err != nil {
 		return snowflake.Lease{}, err
 	}
-	return st.Renew(ctx, lease, lastTimestamp, ttl)
+	renewed, err := m.st.(LeaseStore).Renew(ctx, lease, lastTimestamp, ttl)
+	if errors.Is(err, snowflake.ErrLeaseRegressed) {
+		l.mu.Lock()
+		l.regressed[m] = time.Now().Add(ttl)
+		l.mu.Unlock()
+	}
+	renewed.Registry = m.name
+	return renewed, err
 }
 
 // Release releases the lease in the store that granted it.
 func (l *Leases) Release(ctx context.Context, lease snowflake.Lease, lastTimestamp int64) error {
-	st, err := l.owner(lease)
+	m, err := l.owner(lease)
 	if err != nil {
 		return err
 	}
-	err = st.Release(ctx, lease, lastTimestamp)
+	err = m.st.(LeaseStore).Release(ctx, lease, lastTimestamp)
 	l.mu.Lock()
 	delete(l.owners, lease.Instance)
 	l.mu.Unlock()

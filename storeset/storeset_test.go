@@ -498,3 +498,48 @@ func TestRowMissingInOneStore(t *testing.T) {
 		t.Fatalf("%d ids twice", all.dups)
 	}
 }
+
+// TestLeaseRegressedMovesToAnotherStore: a renewal that finds its store
+// gone back in time puts only that store's part of the worker-id space in
+// doubt: the next lease comes from another store, even one configured
+// after it, and says which store granted it, so that the generator uses it
+// at once (snowflake.Lease.Registry).
+func TestLeaseRegressedMovesToAnotherStore(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, store.SQLite, 3)
+	set, err := storeset.Init(ctx, namedOf(dbs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 1024
+	s, _ := instance(t, namedOf(dbs...))
+	leases := s.Leases()
+	l, err := leases.Acquire(ctx, "regressing", workers, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Registry != "a" {
+		t.Fatalf("lease from store a says registry %q", l.Registry)
+	}
+	if l, err = leases.Renew(ctx, l, 5000, time.Minute); err != nil || l.Registry != "a" {
+		t.Fatalf("renew = %+v, %v", l, err)
+	}
+	storetest.RewindLease(t, dbs[0].Store, l.WorkerID, 1000) // a restored from an older copy
+	if _, err := leases.Renew(ctx, l, 6000, time.Minute); !errors.Is(err, snowflake.ErrLeaseRegressed) {
+		t.Fatalf("renew on a store gone back in time = %v, want ErrLeaseRegressed", err)
+	}
+	l2, err := leases.Acquire(ctx, "regressing", workers, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, _ := set.Workers("b", workers); l2.WorkerID < lo || l2.WorkerID >= hi || l2.Registry != "b" {
+		t.Fatalf("after a regression of a, the lease is worker id %d of registry %q, want b's part [%d, %d)", l2.WorkerID, l2.Registry, lo, hi)
+	}
+	// With b and c down, a is all there is: it leases again.
+	dbs[1].down.Store(true)
+	dbs[2].down.Store(true)
+	l3, err := leases.Acquire(ctx, "regressing-2", workers, time.Minute)
+	if lo, hi, _ := set.Workers("a", workers); err != nil || l3.WorkerID < lo || l3.WorkerID >= hi || l3.Registry != "a" {
+		t.Fatalf("with only a up, the lease is %+v, %v; want one of a's part", l3, err)
+	}
+}

@@ -83,10 +83,11 @@ type app struct {
 	stopping atomic.Bool // set when shutdown begins: /readyz fails
 
 	// With --migrate=false: why the schema is not what this version
-	// needs, until a re-check finds it is; schemaDone ends the re-checks.
-	schemaErr  atomic.Pointer[error]
-	schemaDone chan struct{}
-	schemaWG   sync.WaitGroup
+	// needs, until a re-check finds it is. watchStop ends the re-checks,
+	// and the migration of stores that did not answer at the start.
+	schemaErr atomic.Pointer[error]
+	watchStop context.CancelFunc
+	watchWG   sync.WaitGroup
 }
 
 // open starts every part, bounded by ctx. On error the parts opened so far
@@ -164,33 +165,50 @@ func (a *app) open(ctx context.Context) error {
 type openStore struct {
 	name string
 	st   *store.Store
+	// late is set while a store of a set that did not answer at the
+	// start has not been migrated (or, with --migrate=false, its schema
+	// checked) since: see watchStores.
+	late *atomic.Bool
 }
 
 // openStore opens the store, or every --store, and migrates each, or with
 // --migrate=false starts watching for the migrations they lack; with
 // --store it then opens the set over them, which checks that they are the
 // set they record.
+//
+// A store of a set that does not answer at the start does not fail it,
+// as long as another store answers (the set is then checked against the
+// stores that answer, and the others once they do): it opens down, its
+// readiness check says so, and it is migrated once it answers.
 func (a *app) openStore(ctx context.Context) error {
 	if !a.cfg.several() {
 		st, err := a.cfg.open(ctx, store.Options{OnHealth: a.healthLogger("")})
 		if err != nil {
 			return err
 		}
-		a.stores = append(a.stores, openStore{st: st})
+		a.stores = append(a.stores, openStore{st: st, late: new(atomic.Bool)})
 		a.log.Info("store open", a.cfg.describe()...)
 	}
 	for _, e := range a.cfg.stores {
-		st, err := e.open(ctx, store.Options{OnHealth: a.healthLogger(e.name), Timeout: a.cfg.storeTimeout})
+		st, err := e.open(ctx, store.Options{OnHealth: a.healthLogger(e.name), Timeout: a.cfg.storeTimeout, AllowDown: true})
 		if err != nil {
 			return err
 		}
-		a.stores = append(a.stores, openStore{name: e.name, st: st})
-		a.log.Info("store open", e.describe()...)
+		s := openStore{name: e.name, st: st, late: new(atomic.Bool)}
+		a.stores = append(a.stores, s)
+		if st.Health().Up {
+			a.log.Info("store open", e.describe()...)
+			continue
+		}
+		s.late.Store(true)
+		a.log.Warn("store open, not answering: the other stores serve until it answers",
+			append(e.describe(), "err", st.Health().Err)...)
 	}
-	if !a.cfg.migrate {
-		a.watchSchema(ctx)
-	} else {
+	if a.cfg.migrate {
 		for _, s := range a.stores {
+			if s.late.Load() {
+				continue
+			}
 			applied, err := s.st.Migrate(ctx)
 			if err != nil {
 				return s.errorf(err)
@@ -198,12 +216,13 @@ func (a *app) openStore(ctx context.Context) error {
 			logMigrations(a.log.With(s.attrs()...), applied)
 		}
 	}
+	a.watchStores(ctx)
 	if !a.cfg.several() {
 		return a.refuseSetMember(ctx)
 	}
 	named := make([]storeset.Named, len(a.stores))
 	for i, s := range a.stores {
-		named[i] = storeset.Named{Name: s.name, Store: s.st, Up: func() bool { return s.st.Health().Up }}
+		named[i] = storeset.Named{Name: s.name, Store: s.st, Up: func() bool { return s.st.Health().Up && !s.late.Load() }}
 	}
 	var err error
 	a.set, err = storeset.Open(ctx, named, storeset.Options{
@@ -350,9 +369,9 @@ func (a *app) run(ctx context.Context) error {
 // after a failed open.
 func (a *app) close() error {
 	a.stopping.Store(true)
-	if a.schemaDone != nil {
-		close(a.schemaDone)
-		a.schemaWG.Wait()
+	if a.watchStop != nil {
+		a.watchStop()
+		a.watchWG.Wait()
 	}
 	var errs []error
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise

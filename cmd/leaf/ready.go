@@ -10,7 +10,6 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
-	"github.com/leafid/leaf/store"
 )
 
 // Readiness: only this instance's own problems fail it; an outage of the
@@ -23,68 +22,161 @@ func (a *app) lifecycleCheck(context.Context) error {
 	return nil
 }
 
-// watchSchema checks, when serve does not migrate, that every database has
-// the tables and columns this version uses. While one does not, /readyz
+// watchStores does in the background what the start could not: it
+// migrates each store that did not answer at the start (late) once it
+// answers, or with --migrate=false checks then that it has the tables and
+// columns this version uses. With --migrate=false it also checks every
+// store that answers at the start: while one lacks a migration, /readyz
 // fails naming what is missing, and the check runs again every few
-// seconds, so that a `leaf migrate` run elsewhere makes the instance ready.
-func (a *app) watchSchema(ctx context.Context) {
-	var lacking []openStore
+// seconds, so that a `leaf migrate` run elsewhere makes the instance
+// ready.
+func (a *app) watchStores(ctx context.Context) {
+	var late, lacking []openStore
 	var first error
 	for _, s := range a.stores {
+		if s.late.Load() {
+			late = append(late, s)
+			continue
+		}
+		if a.cfg.migrate {
+			continue
+		}
 		err := s.st.CheckSchema(ctx)
-		if err == nil || !errors.As(err, new(*segment.NotMigratedError)) {
-			continue // a store that does not answer is the store check's to report
+		switch {
+		case err == nil:
+		case errors.As(err, new(*segment.NotMigratedError)):
+			err = s.errorf(err)
+			a.log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", append(s.attrs(), "err", err)...)
+			lacking = append(lacking, s)
+			if first == nil {
+				first = err
+			}
+		case s.name != "":
+			// A store of a set that stopped answering since it opened:
+			// checked once it answers again.
+			s.late.Store(true)
+			late = append(late, s)
 		}
-		err = s.errorf(err)
-		a.log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", append(s.attrs(), "err", err)...)
-		lacking = append(lacking, s)
-		if first == nil {
-			first = err
-		}
+		// The one store not answering is the store check's to report.
 	}
-	if len(lacking) == 0 {
+	if len(late)+len(lacking) == 0 {
 		return
 	}
-	a.schemaErr.Store(&first)
-	a.schemaDone = make(chan struct{})
-	a.schemaWG.Add(1)
-	go func() {
-		defer a.schemaWG.Done()
-		t := time.NewTicker(schemaRecheck)
-		defer t.Stop()
-		for len(lacking) > 0 {
-			select {
-			case <-a.schemaDone:
-				return
-			case <-t.C:
+	if first != nil {
+		a.schemaErr.Store(&first)
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	a.watchStop = stop
+	a.watchWG.Go(func() { a.catchUp(wctx, late, lacking) })
+}
+
+// catchUp is watchStores' loop: it ends when ctx does, or when every late
+// store has been migrated (or checked) and none lacks a migration.
+func (a *app) catchUp(ctx context.Context, late, lacking []openStore) {
+	t := time.NewTicker(lateCheck)
+	defer t.Stop()
+	failures := newLimiter(logEvery)
+	next := map[string]time.Time{} // when to try a late store again after a failure
+	rechecked := time.Now()
+	hadLacking := len(lacking) > 0
+	for len(late)+len(lacking) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		still := late[:0]
+		for _, s := range late {
+			if !s.st.Health().Up || time.Now().Before(next[s.name]) {
+				still = append(still, s)
+				continue
 			}
-			still := lacking[:0]
-			var missing error
-			for _, s := range lacking {
-				ctx, cancel := context.WithTimeout(context.Background(), s.st.Timeout())
-				err := s.st.CheckSchema(ctx)
-				cancel()
-				if err == nil {
-					continue
+			lacks, err := a.catchUpStore(ctx, s)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case lacks:
+				lacking = append(lacking, s)
+				hadLacking = true
+				a.schemaErr.Store(&err)
+			case err != nil:
+				next[s.name] = time.Now().Add(schemaRecheck)
+				if ok, dropped := failures.allow(s.name); ok {
+					a.log.Warn("a store that answers again could not be migrated; trying again", append(s.attrs(), "err", err, "failures_not_logged", dropped)...)
 				}
 				still = append(still, s)
-				if missing == nil && errors.As(err, new(*segment.NotMigratedError)) {
-					missing = s.errorf(err)
-				}
-			}
-			lacking = still
-			if missing != nil {
-				a.schemaErr.Store(&missing)
+			default:
+				s.late.Store(false)
 			}
 		}
+		late = still
+
+		if len(lacking) == 0 || time.Since(rechecked) < schemaRecheck {
+			continue
+		}
+		rechecked = time.Now()
+		left := lacking[:0]
+		var missing error
+		for _, s := range lacking {
+			cctx, cancel := context.WithTimeout(ctx, s.st.Timeout())
+			err := s.st.CheckSchema(cctx)
+			cancel()
+			if err == nil {
+				s.late.Store(false)
+				continue
+			}
+			left = append(left, s)
+			if missing == nil && errors.As(err, new(*segment.NotMigratedError)) {
+				missing = s.errorf(err)
+			}
+		}
+		lacking = left
+		if missing != nil {
+			a.schemaErr.Store(&missing)
+		}
+	}
+	if hadLacking {
 		a.schemaErr.Store(nil)
 		a.log.Info("the database is migrated now")
-	}()
+	}
+}
+
+// catchUpStore migrates a late store that answers now, or with
+// --migrate=false checks its schema; lacks reports a store that lacks a
+// migration this version needs, err saying what.
+func (a *app) catchUpStore(ctx context.Context, s openStore) (lacks bool, err error) {
+	log := a.log.With(s.attrs()...)
+	if !a.cfg.migrate {
+		cctx, cancel := context.WithTimeout(ctx, s.st.Timeout())
+		defer cancel()
+		err := s.st.CheckSchema(cctx)
+		if errors.As(err, new(*segment.NotMigratedError)) {
+			err = s.errorf(err)
+			log.Error("the database lacks migrations and --migrate=false: run `leaf migrate`", "err", err)
+			return true, err
+		}
+		if err == nil {
+			log.Info("store answering: its schema is the one this version needs")
+		}
+		return false, err
+	}
+	applied, err := s.st.Migrate(ctx)
+	logMigrations(log, applied)
+	if err != nil {
+		return false, s.errorf(err)
+	}
+	log.Info("store answering: migrated")
+	return false, nil
 }
 
 // schemaRecheck is how often a database found without its migrations is
-// checked again.
+// checked again, and a late store whose migration failed is tried again.
 const schemaRecheck = 2 * time.Second
+
+// lateCheck is how often the stores that did not answer at the start are
+// looked at: a look reads their health, in memory; the migration runs
+// once one answers.
+const lateCheck = 250 * time.Millisecond
 
 func (a *app) schemaCheck(context.Context) error {
 	if err := a.schemaErr.Load(); err != nil {
@@ -147,16 +239,24 @@ func (a *app) storeChecks() []httpapi.Check {
 		if s.name != "" {
 			name += ":" + s.name
 		}
-		out = append(out, httpapi.Check{Name: name, Func: storeCheck(s.st), ShowReason: true})
+		out = append(out, httpapi.Check{Name: name, Func: a.storeCheck(s), ShowReason: true})
 	}
 	return out
 }
 
-// storeCheck degrades readiness while st does not answer.
-func storeCheck(st *store.Store) func(context.Context) error {
+// storeCheck degrades readiness while s does not answer, and while a store
+// that did not answer at the start has not been migrated (or checked)
+// since it answers.
+func (a *app) storeCheck(s openStore) func(context.Context) error {
 	return func(context.Context) error {
-		if h := st.Health(); !h.Up {
+		h := s.st.Health()
+		switch {
+		case !h.Up:
 			return fmt.Errorf("%w: the database has not answered since %s", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339))
+		case s.late.Load() && a.cfg.migrate:
+			return fmt.Errorf("%w: the database answers again and is being migrated", httpapi.ErrDegraded)
+		case s.late.Load():
+			return fmt.Errorf("%w: the database answers again and its schema is being checked", httpapi.ErrDegraded)
 		}
 		return nil
 	}
