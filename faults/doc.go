@@ -29,6 +29,14 @@
 //     LeafStoreDown when the database is killed and gone once it is back,
 //     LeafSegmentRegression after a stale failover. It takes the rule's
 //     for (1 minute) and about 40 s more.
+//   - TestStores: one number space on three independent MariaDB servers
+//     (leaf store init), three instances each preferring another: a server
+//     killed with SIGKILL, one restored from a dump ten seconds old, a
+//     fresh instance started while a store is cut, a fourth store added
+//     and one retired while serving, every instance restarted; no id twice,
+//     no segment 503, one instance's ids of a tag in time order.
+//     TestStoresGalera (full size only) is the same with one store a 3-node
+//     Galera cluster whose node is killed.
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and
