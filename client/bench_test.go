@@ -9,13 +9,18 @@ import (
 )
 
 // The client's hot path beside a bare atomic add, the floor of any shared
-// counter; compare pairs measured in the same run:
+// counter; compare pairs measured in the same run, and each parallel
+// benchmark at -cpu 1 and 2 (its ns/op is wall time over every
+// goroutine's ids, so ids/s is 1e9 over it):
 //
-//	go test -run '^$' -bench . -count 5 ./client/
+//	go test -run '^$' -bench . -cpu 1,2 -count 5 ./client/
 //
-// Ranges of a million ids keep requests rare, so what is measured is the
-// take from a buffered range: tag lookup, one atomic add, bounds and
-// prefetch checks.
+// The client's ranges here outlast the run (2^40 ids), so that what is
+// measured is the take from a buffered range: tag lookup, one atomic
+// add, bounds and prefetch checks, or a Source's block. The MaxRange
+// benchmarks take the largest ranges a server gives instead, a million
+// ids, from a server in the same process: at these rates that is a
+// request every few milliseconds, and they measure that too.
 
 func BenchmarkAtomicAdd(b *testing.B) {
 	b.ReportAllocs()
@@ -35,15 +40,20 @@ func BenchmarkAtomicAddParallel(b *testing.B) {
 	})
 }
 
+// longRange is the size of the ranges of the hot path's benchmarks.
+const longRange = 1 << 40
+
 // benchClient returns a client of a fake server with tag "orders" and a
-// first range already taken.
-func benchClient(b *testing.B) *client.Client {
+// first range of size ids already taken.
+func benchClient(b *testing.B, size int) *client.Client {
 	b.Helper()
 	f := newFake(b, newFakeIDs("orders"))
-	c, err := client.New(client.Config{Endpoints: []string{f.URL()}, MinRange: client.MaxRange})
+	f.anyCount.Store(true)
+	c, err := client.New(client.Config{Endpoints: []string{f.URL()}})
 	if err != nil {
 		b.Fatal(err)
 	}
+	client.SetRangeSize(c, size)
 	b.Cleanup(func() { _ = c.Close() })
 	if _, err := c.Next(context.Background(), "orders"); err != nil {
 		b.Fatal(err)
@@ -52,7 +62,7 @@ func benchClient(b *testing.B) *client.Client {
 }
 
 func BenchmarkNext(b *testing.B) {
-	c := benchClient(b)
+	c := benchClient(b, longRange)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -62,14 +72,53 @@ func BenchmarkNext(b *testing.B) {
 	}
 }
 
-func BenchmarkNextParallel(b *testing.B) {
-	c := benchClient(b)
+func BenchmarkNextParallel(b *testing.B) { benchNextParallel(b, longRange) }
+
+func BenchmarkNextParallelMaxRange(b *testing.B) { benchNextParallel(b, client.MaxRange) }
+
+func benchNextParallel(b *testing.B, size int) {
+	c := benchClient(b, size)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := c.Next(ctx, "orders"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// A Source per goroutine: one atomic add per block of ids, the ids of a
+// block handed out with no shared write.
+func BenchmarkSourceNext(b *testing.B) {
+	src := benchClient(b, longRange).Source("orders")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := src.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSourceNextParallel(b *testing.B) { benchSourceNextParallel(b, longRange) }
+
+func BenchmarkSourceNextParallelMaxRange(b *testing.B) {
+	benchSourceNextParallel(b, client.MaxRange)
+}
+
+func benchSourceNextParallel(b *testing.B, size int) {
+	c := benchClient(b, size)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		src := c.Source("orders")
+		for pb.Next() {
+			if _, err := src.Next(ctx); err != nil {
 				b.Error(err)
 				return
 			}

@@ -182,6 +182,11 @@ type Client struct {
 	// have had a range are in it; it is replaced whole when one is
 	// added, and by an empty table at Close.
 	tags atomic.Pointer[table]
+	// done is set by Close. Every Source reads it on every id, so it
+	// has a cache line to itself, away from the fields requests write.
+	_    [64]byte
+	done atomic.Bool
+	_    [63]byte
 
 	flakes flakePool
 
@@ -232,6 +237,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.done.Store(true)
 	c.tags.Store(newTable(nil))
 	c.pending = nil
 	c.mu.Unlock()

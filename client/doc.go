@@ -39,6 +39,20 @@
 // call that had to wait doubles the next size at least. A server hands out
 // fewer ids than asked where its own segment ends, never none.
 //
+// # Every core
+//
+// Next takes each id with one atomic add on a counter that every
+// goroutine writes, so goroutines on several cores slow each other
+// down. A Source, which one goroutine keeps, reserves blocks of the same
+// range with one atomic add per block and hands their ids out with no
+// shared write, so ids per second grow with cores:
+//
+//	src := c.Source("orders") // in each goroutine, kept as long as it runs
+//	id, err := src.Next(ctx)
+//
+// Each Source's ids increase, as one goroutine's ids from Next do; across
+// goroutines they are unique but not ordered. See Source.
+//
 // # Failover
 //
 // Requests go to Config.Endpoints in turn. An endpoint that fails (no

@@ -39,6 +39,32 @@ func Example() {
 	// Output: 1 [2 3 4]
 }
 
+// ExampleClient_Source takes ids through a Source, which one goroutine
+// keeps: many goroutines with one each hand out ids without contending.
+func ExampleClient_Source() {
+	url, stop := exampleServer()
+	defer stop()
+
+	c, err := client.New(client.Config{Endpoints: []string{url}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx := context.Background()
+	src := c.Source("orders")
+	var ids []int64
+	for range 3 {
+		id, err := src.Next(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	fmt.Println(ids)
+	// Output: [1 2 3]
+}
+
 // exampleServer serves the leaf API with the tag "orders" on a test
 // listener and returns its URL and a function that stops it.
 func exampleServer() (url string, stop func()) {

@@ -12,6 +12,11 @@ func Sentinels() map[string]error { return maps.Clone(sentinels) }
 // SetNow replaces the clock of c; call it before c is used.
 func SetNow(c *Client, now func() time.Time) { c.now = now }
 
+// SetRangeSize makes c ask for ranges of n ids, past the server's limit
+// if need be (the server of a test must allow it); call it before c is
+// used. Benchmarks of the hot path use it for ranges that outlast them.
+func SetRangeSize(c *Client, n int) { c.cfg.MinRange, c.cfg.MaxRange = n, n }
+
 // PlanStep is what happens to a tag between two plans of its range size.
 type PlanStep struct {
 	Take   int64         // ids taken since the last plan

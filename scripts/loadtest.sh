@@ -12,7 +12,8 @@
 # requests/s and p99, and the median and the range (min-max) of its round
 # ratios. Last,
 # the Go client takes ids from the same leaf for DURATION with 1 and with
-# 8 goroutines and prints ids/s.
+# 8 goroutines, through Client.Next and through a client.Source in each
+# goroutine, and prints ids/s.
 # Where the machine has two cores or more, the servers (leaf and the bare
 # handler) run pinned to SERVER_CPUS and wrk to LOAD_CPUS (taskset), so
 # the load generator does not take the servers' core; both are then
@@ -185,4 +186,8 @@ echo "==> the Go client against the same leaf, ${DURATION} each"
 for g in 1 8; do
 	r=$("${on_load[@]}" "$tmp/clientload" -endpoint "$BASE" -tag bench -goroutines "$g" -d "$DURATION")
 	echo "client.Next from ${g} goroutine(s): ${r} ids/s"
+done
+for g in 1 8; do
+	r=$("${on_load[@]}" "$tmp/clientload" -endpoint "$BASE" -tag bench -goroutines "$g" -source -d "$DURATION")
+	echo "client.Source, one in each of ${g} goroutine(s): ${r} ids/s"
 done

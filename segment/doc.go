@@ -13,6 +13,16 @@
 // MaxStep), one that lasted over 30 minutes halves it, never below the step
 // stored in the database.
 //
+// # Sources
+//
+// Next takes each id with one atomic add on the segment's counter, which
+// every goroutine writes, so goroutines on several cores slow each other
+// down. A Source, kept by one goroutine, takes blocks of the segment with
+// NextRange and hands their ids out with no shared write, so ids per
+// second grow with cores. Its ids increase; across goroutines they are
+// unique but not ordered, where Next's increase across the whole
+// instance. See Source.
+//
 // # Fence
 //
 // The allocator remembers, per tag, the highest max_id it has received. A
