@@ -27,6 +27,8 @@ type Allocator struct {
 	first   singleflight.Group // first loads, by tag
 	lookups lookups            // reads of names not on the tag list
 
+	firstBatches firstBatches // first loads taken together (BatchAllocator)
+
 	mu       sync.Mutex // guards the fields below and writes to buffers
 	known    map[string]bool
 	added    map[string]uint64  // tags Added or found by a lookup, with the value of adds then

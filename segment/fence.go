@@ -46,6 +46,14 @@ func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 	} else {
 		alloc, err = a.store.Allocate(ctx, tag, step)
 	}
+	return a.loaded(ctx, tag, high, start, alloc, err)
+}
+
+// loaded checks the range the store returned for tag, or its error, after
+// a call that began at start when the tag's mark was high: it fences
+// against a row that went back in time (within ctx), records the range
+// received and reports the load to OnLoad.
+func (a *Allocator) loaded(ctx context.Context, tag string, high int64, start time.Time, alloc Allocation, err error) (Allocation, error) {
 	if err == nil && alloc.Step <= 0 {
 		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
 	}
