@@ -69,6 +69,9 @@ func New(store Store, opts Options) *Allocator {
 // neither stretches nor cuts a back-off.
 func (a *Allocator) since(t time.Time) int64 { return int64(t.Sub(a.origin)) }
 
+// at is the time d nanoseconds after a.origin, the inverse of since.
+func (a *Allocator) at(d int64) time.Time { return a.origin.Add(time.Duration(d)) }
+
 // spawn runs f in a goroutine owned by the allocator, unless it is closed.
 func (a *Allocator) spawn(f func()) bool {
 	a.mu.Lock()

@@ -8,40 +8,58 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // seg is one range of ids, [start, start+size). used counts the ids taken
 // from it; it only grows, past size once the range is spent, and counts
 // offsets so that it cannot wrap however far it overshoots.
 //
-// used has a cache line of its own: every core writes it, and the
-// read-only fields beside it would otherwise be fetched again after each
-// add whenever another core took the line in between.
+// A tag's first segment lives inside its buffer, used beside the fields
+// that are only read: most tags of a large instance take a few ids and
+// then wait, and a segment of its own would double what each keeps. Every
+// later segment, loaded because the tag has traffic, is a paddedSeg.
 type seg struct {
 	start      int64
 	size       uint64
 	prefetchAt uint64 // an offset past this starts loading the next segment
-	loadedAt   time.Time
-	_          [64 - 48]byte
+	loadedAt   int64  // when it was loaded, as Allocator.since
 	used       atomic.Uint64
-	_          [56]byte
 }
 
-func newSeg(alloc Allocation, now time.Time) *seg {
+// paddedSeg gives used a cache line of its own: every core writes it, and
+// the fields that are only read would otherwise be fetched again after
+// each add whenever another core took the line in between. Objects of 128
+// bytes are 128-aligned, so the read fields fill the end of the first line
+// and used begins the second.
+type paddedSeg struct {
+	_ [64 - unsafe.Offsetof(seg{}.used)]byte
+	s seg
+	_ [64 - unsafe.Sizeof(atomic.Uint64{})]byte
+}
+
+// init makes s the range of alloc, loaded at the allocator's time at.
+func (s *seg) init(alloc Allocation, at int64) {
 	start, size := alloc.Start(), alloc.Step
 	if start < 1 { // never hand out 0 or a negative id
 		size -= 1 - start
 		start = 1
 	}
-	s := &seg{start: start, size: uint64(max(size, 0)), loadedAt: now}
+	s.start, s.size, s.loadedAt = start, uint64(max(size, 0)), at
 	s.prefetchAt = s.size * prefetchPercent / 100
-	return s
+}
+
+// newSeg returns a padded segment of the range of alloc.
+func newSeg(alloc Allocation, at int64) *seg {
+	p := new(paddedSeg)
+	p.s.init(alloc, at)
+	return &p.s
 }
 
 // taken is how many ids have been handed out from s.
 func (s *seg) taken() uint64 { return min(s.used.Load(), s.size) }
 
-func (s *seg) state() *SegmentState {
+func (s *seg) state(a *Allocator) *SegmentState {
 	if s == nil {
 		return nil
 	}
@@ -51,24 +69,26 @@ func (s *seg) state() *SegmentState {
 		End:       s.start + int64(s.size),
 		Next:      s.start + int64(t),
 		Remaining: int64(s.size - t),
-		LoadedAt:  s.loadedAt,
+		LoadedAt:  a.at(s.loadedAt),
 	}
 }
 
 // buffer is one tag's double buffer: cur hands out ids, next is the
 // prefetched segment that replaces it.
+//
+// Nothing here is padded: the fields beside cur are written only when
+// segments change or a load ends, a few times per segment, so the reads of
+// the hot path almost never miss for them.
 type buffer struct {
-	a    *Allocator
-	tag  string
-	born uint64 // when it was published, for Refresh; set before publishing
+	// Read on every id; cur is written only when segments change.
+	cur atomic.Pointer[seg]
+	tag string // read by the table's lookup
+	a   *Allocator
 
-	// Read on every id; written only when segments change.
-	cur      atomic.Pointer[seg]
 	wantNext atomic.Bool  // no next segment and no load in flight
 	retryAt  atomic.Int64 // no load starts before it (after a failure); see Allocator.since
 	waits    atomic.Uint64
-
-	_ [64]byte // keep the mutex's cache line away from the hot fields
+	born     uint64 // when it was published, for Refresh; set before publishing
 
 	mu       sync.Mutex    // protects the fields below
 	next     *seg          // the prefetched half, nil when empty
@@ -76,19 +96,22 @@ type buffer struct {
 	pos      int           // index of cur in the two halves, for State
 	step     int64         // step of the last load
 	minStep  int64         // the row's step at the last load
-	lastLoad time.Time
-	lastTook time.Duration // how long the load that finished at lastLoad took
+	lastLoad int64         // when the last load ended, as Allocator.since
+	lastTook time.Duration // how long the load that ended at lastLoad took
 	lastErr  error
 	failures int // consecutive failed loads
 	retired  uint64
 	loads    uint64
 	failed   uint64
+
+	first seg // the first segment; cur points here until the first switch
 }
 
 func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
-	now := a.opts.Now()
+	now := a.since(a.opts.Now())
 	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1}
-	b.cur.Store(newSeg(alloc, now))
+	b.first.init(alloc, now)
+	b.cur.Store(&b.first)
 	b.wantNext.Store(true)
 	b.retryAt.Store(math.MinInt64)
 	return b
@@ -118,7 +141,7 @@ func (b *buffer) backingOff() bool {
 func (b *buffer) startLoadLocked() {
 	step := b.step
 	if b.failures == 0 { // an outage is not a slow segment: keep the step
-		step = nextStep(b.step, b.minStep, b.a.opts.Now().Sub(b.lastLoad))
+		step = nextStep(b.step, b.minStep, time.Duration(b.a.since(b.a.opts.Now())-b.lastLoad))
 	}
 	ch := make(chan struct{})
 	if !b.a.spawn(func() { b.load(step, ch) }) {
@@ -137,6 +160,7 @@ func (b *buffer) load(step int64, done chan struct{}) {
 		b.a.drop(b.tag, b) // the row is gone: new requests look it up again
 	}
 	now := b.a.opts.Now()
+	at := b.a.since(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	defer close(done)
@@ -157,8 +181,8 @@ func (b *buffer) load(step int64, done chan struct{}) {
 	b.failures = 0
 	b.lastErr = nil
 	b.retryAt.Store(math.MinInt64)
-	b.step, b.minStep, b.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, now, now.Sub(began)
-	b.next = newSeg(alloc, now)
+	b.step, b.minStep, b.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, at, now.Sub(began)
+	b.next = newSeg(alloc, at)
 }
 
 // advance is called when s, the current segment, is spent. It switches to
@@ -245,7 +269,7 @@ func (b *buffer) state() BufferState {
 		Loading:      b.loading != nil,
 		Step:         b.step,
 		MinStep:      b.minStep,
-		LastLoad:     b.lastLoad,
+		LastLoad:     b.a.at(b.lastLoad),
 		LastLoadTook: b.lastTook,
 		Issued:       b.retired + cur.taken(),
 		Loads:        b.loads,
@@ -257,7 +281,7 @@ func (b *buffer) state() BufferState {
 	}
 	m := b.a.mark(b.tag)
 	st.HighMaxID, st.Regressions = m.high, m.regressions
-	st.Segments[b.pos] = cur.state()
-	st.Segments[b.pos^1] = b.next.state()
+	st.Segments[b.pos] = cur.state(b.a)
+	st.Segments[b.pos^1] = b.next.state(b.a)
 	return st
 }
