@@ -104,12 +104,14 @@ type buffer struct {
 	loads    uint64
 	failed   uint64
 
+	mark mark // guarded by a.marksMu (see Allocator.marks)
+
 	first seg // the first segment; cur points here until the first switch
 }
 
 func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
 	now := a.since(a.opts.Now())
-	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1}
+	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1, mark: noMark}
 	b.first.init(alloc, now)
 	b.cur.Store(&b.first)
 	b.wantNext.Store(true)
@@ -279,8 +281,9 @@ func (b *buffer) state() BufferState {
 	if b.lastErr != nil {
 		st.LastError = b.lastErr.Error()
 	}
-	m := b.a.mark(b.tag)
-	st.HighMaxID, st.Regressions = m.high, m.regressions
+	b.a.marksMu.Lock()
+	st.HighMaxID, st.Regressions = b.mark.high, b.mark.regressions
+	b.a.marksMu.Unlock()
 	st.Segments[b.pos] = cur.state(b.a)
 	st.Segments[b.pos^1] = b.next.state(b.a)
 	return st

@@ -59,6 +59,7 @@ func idleTagBytes(tb testing.TB, n int) float64 {
 	after := liveHeap()
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(st)
+	runtime.KeepAlive(rows)
 	return float64(after-before) / float64(n)
 }
 
