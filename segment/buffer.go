@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,9 +110,11 @@ type buffer struct {
 	first seg // the first segment; cur points here until the first switch
 }
 
+// newBuffer returns tag's buffer over its first range. It keeps a copy of
+// tag: the caller's may be part of a request's memory.
 func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
 	now := a.since(a.opts.Now())
-	b := &buffer{a: a, tag: tag, step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1, mark: noMark}
+	b := &buffer{a: a, tag: strings.Clone(tag), step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1, mark: noMark}
 	b.first.init(alloc, now)
 	b.cur.Store(&b.first)
 	b.wantNext.Store(true)
