@@ -123,11 +123,11 @@ func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
 		s := b.cur.Load()
 		if off := s.used.Add(1) - 1; off < s.size {
 			if off >= s.prefetchAt && b.wantNext.Load() {
-				b.prefetch(s)
+				b.prefetch(a, s)
 			}
 			return s.start + int64(off), nil
 		}
-		if err := b.advance(ctx, s); err != nil {
+		if err := b.advance(ctx, a, s); err != nil {
 			return 0, err
 		}
 	}
@@ -157,11 +157,11 @@ func (a *Allocator) NextN(ctx context.Context, tag string, n int) ([]int64, erro
 				ids = append(ids, s.start+int64(o))
 			}
 			if end > s.prefetchAt && b.wantNext.Load() {
-				b.prefetch(s)
+				b.prefetch(a, s)
 			}
 			continue
 		}
-		if err := b.advance(ctx, s); err != nil {
+		if err := b.advance(ctx, a, s); err != nil {
 			return nil, err
 		}
 	}
@@ -188,11 +188,11 @@ func (a *Allocator) NextRange(ctx context.Context, tag string, n int) (start int
 		if off := end - want; off < s.size {
 			end = min(end, s.size)
 			if end > s.prefetchAt && b.wantNext.Load() {
-				b.prefetch(s)
+				b.prefetch(a, s)
 			}
 			return s.start + int64(off), int(end - off), nil
 		}
-		if err := b.advance(ctx, s); err != nil {
+		if err := b.advance(ctx, a, s); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -223,7 +223,7 @@ func (a *Allocator) publishLocked(tag string, b *buffer) {
 		b.mark.add(old.mark)
 		a.retireLocked(old)
 	}
-	if n := t.set(tag, b); n != t {
+	if n := t.set(b.tag, b); n != t {
 		a.buffers.Store(n)
 	}
 }
@@ -266,7 +266,7 @@ func (a *Allocator) Snapshot() []BufferState {
 	slices.SortFunc(bufs, func(x, y *buffer) int { return strings.Compare(x.tag, y.tag) })
 	out := make([]BufferState, 0, len(bufs))
 	for _, b := range bufs {
-		out = append(out, b.state())
+		out = append(out, b.state(a))
 	}
 	return out
 }

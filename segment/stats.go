@@ -83,9 +83,9 @@ func (a *Allocator) EachTag(f func(TagStats)) Totals {
 	a.marksMu.Unlock()
 	for _, b := range bufs {
 		st := b.stats()
-		b.a.marksMu.Lock()
+		a.marksMu.Lock()
 		st.Regressions = b.mark.regressions
-		b.a.marksMu.Unlock()
+		a.marksMu.Unlock()
 		t.add(st)
 		t.Regressions += st.Regressions
 		t.Tags++
@@ -111,7 +111,7 @@ func (a *Allocator) State(tag string) (BufferState, bool) {
 	if b == nil {
 		return BufferState{}, false
 	}
-	return b.state(), true
+	return b.state(a), true
 }
 
 // stats reads b's figures but its regressions.
@@ -121,8 +121,8 @@ func (b *buffer) stats() TagStats {
 	st := TagStats{
 		Tag:          b.tag,
 		Issued:       b.retired + cur.taken(),
-		Loads:        b.loads,
-		LoadFailures: b.failed,
+		Loads:        uint64(b.loads),
+		LoadFailures: uint64(b.failed),
 		Waits:        b.waits.Load(),
 		Step:         b.step,
 		Failing:      b.lastErr != nil,

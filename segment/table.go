@@ -6,10 +6,9 @@ import (
 )
 
 // table maps tags to buffers for the hot path. Readers take no lock: a
-// slot's words are written before its buffer is published with an atomic
-// store, and never changed after (a buffer set again for the same tag has
-// the same tag), so a reader that finds a buffer in a slot reads complete
-// words. Writers hold the allocator's mutex. A tag is
+// slot's tag is written before its buffer is published with an atomic
+// store, and never changed after, so a reader that finds a buffer in a
+// slot reads a complete tag. Writers hold the allocator's mutex. A tag is
 // added in place, in O(1); when used slots pass half the table, a table
 // twice the size is built and published: every tag is copied once per
 // doubling, so adding a tag costs O(1) amortised. Dropping tags (rows gone
@@ -28,12 +27,11 @@ type table struct {
 
 // entry is one tag. lo and hi are the tag's first and last eight bytes
 // (see lookup); for a tag of up to 16 bytes they and its length are the
-// whole tag, so most lookups compare three words and no bytes. The tag
-// itself is the buffer's: read only once lo and hi match, from the buffer
-// the caller goes on to use. lo and hi are written once, before b is first
-// stored. 24 bytes: at 100,000 tags the table holds 262,144 of them.
+// whole tag, so most lookups compare three words and no bytes. lo, hi and
+// tag are written once, before b is first stored.
 type entry struct {
 	lo, hi uint64
+	tag    string
 	b      atomic.Pointer[buffer] // nil: an empty slot
 }
 
@@ -50,12 +48,12 @@ func newTable(n int) *table {
 // on: t itself, or a larger one when t filled up. Called with the
 // allocator's mutex held; t is then no longer written.
 func (t *table) set(tag string, b *buffer) *table {
-	e, old, lo, hi := t.lookup(tag)
-	if old == nil {
+	e, lo, hi := t.lookup(tag)
+	if e.b.Load() == nil {
 		if uint64(t.used+1)*2 > uint64(len(t.entries)) {
 			return t.grow().set(tag, b)
 		}
-		e.lo, e.hi = lo, hi
+		e.lo, e.hi, e.tag = lo, hi, tag
 		t.used++
 	}
 	e.b.Store(b)
@@ -68,8 +66,8 @@ func (t *table) grow() *table {
 	for i := range t.entries {
 		e := &t.entries[i]
 		if b := e.b.Load(); b != nil {
-			ne, _, _, _ := n.lookup(b.tag)
-			ne.lo, ne.hi = e.lo, e.hi
+			ne, _, _ := n.lookup(e.tag)
+			ne.lo, ne.hi, ne.tag = e.lo, e.hi, e.tag
 			ne.b.Store(b)
 			n.used++
 		}
@@ -99,14 +97,14 @@ func (t *table) without(gone map[*buffer]bool) *table {
 
 // get returns the tag's buffer, or nil.
 func (t *table) get(tag string) *buffer {
-	_, b, _, _ := t.lookup(tag)
-	return b
+	e, _, _ := t.lookup(tag)
+	return e.b.Load()
 }
 
-// lookup returns the tag's entry and buffer, or the empty entry where it
-// would go and nil, and the words the entry keeps. The hash is computed
-// here rather than in a call: this is the allocator's hot path.
-func (t *table) lookup(tag string) (e *entry, b *buffer, lo, hi uint64) {
+// lookup returns the tag's entry, or the empty one where it would go, and
+// the words the entry keeps. The hash is computed here rather than in a
+// call: this is the allocator's hot path.
+func (t *table) lookup(tag string) (e *entry, lo, hi uint64) {
 	switch n := len(tag); {
 	case n >= 8:
 		lo, hi = load64(tag), load64(tag[n-8:])
@@ -121,24 +119,23 @@ func (t *table) lookup(tag string) (e *entry, b *buffer, lo, hi uint64) {
 probe:
 	for i := h >> (t.shift & 63); ; i = (i + 1) & t.mask {
 		e = &t.entries[i]
-		b = e.b.Load()
-		if b == nil {
-			return e, nil, lo, hi
+		if e.b.Load() == nil {
+			return e, lo, hi
 		}
-		if e.lo != lo || e.hi != hi || len(b.tag) != len(tag) {
+		if e.lo != lo || e.hi != hi || len(e.tag) != len(tag) {
 			continue
 		}
 		// The first and last eight bytes are equal; compare the rest
 		// eight at a time (the last word may overlap the tail). A loop
 		// rather than ==, which would be a call: lookup calls nothing,
 		// so it needs no stack frame.
-		other := b.tag[:len(tag)]
+		other := e.tag[:len(tag)]
 		for j := 8; j < len(tag)-8; j += 8 {
 			if load64(tag[j:]) != load64(other[j:]) {
 				continue probe
 			}
 		}
-		return e, b, lo, hi
+		return e, lo, hi
 	}
 }
 
