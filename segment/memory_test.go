@@ -83,3 +83,17 @@ func BenchmarkIdleTags(b *testing.B) {
 		})
 	}
 }
+
+// TestIdleTagMemory keeps what an idle tag costs at 100,000 tags under 400
+// bytes.
+func TestIdleTagMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 100,000 tags")
+	}
+	const limit = 400
+	if got := idleTagBytes(t, 100_000); got > limit {
+		t.Fatalf("%.0f bytes per idle tag at 100,000 tags, over %d", got, limit)
+	} else {
+		t.Logf("%.0f bytes per idle tag at 100,000 tags", got)
+	}
+}
