@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/bwmarrin/snowflake v0.3.0
+	github.com/go-sql-driver/mysql v1.10.1
 	github.com/leafid/leaf v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/sony/sonyflake v1.2.0
@@ -14,7 +15,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jmoiron/sqlx v1.4.0 // indirect
 	github.com/labstack/echo/v4 v4.16.0 // indirect

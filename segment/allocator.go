@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -27,19 +26,27 @@ type Allocator struct {
 	first   singleflight.Group // first loads, by tag
 	lookups lookups            // reads of names not on the tag list
 
-	mu       sync.Mutex // guards the fields below and writes to buffers
+	firstBatches firstBatches // first loads taken together (BatchAllocator)
+
+	mu sync.Mutex // guards the fields below and writes to buffers
+	// known are the tags of the last list read that had no buffer then,
+	// and those Added or found by a lookup since: the names a first
+	// request needs no lookup for. A tag with a buffer needs none either.
 	known    map[string]bool
-	added    map[string]uint64  // tags Added or found by a lookup, with the value of adds then
-	adds     uint64             // tags Added or found
-	born     uint64             // buffers published; stamps each buffer for Refresh
-	byTag    map[string]*buffer // the buffers of the table, for the slow paths
+	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
+	adds     uint64            // tags Added or found
+	born     uint64            // buffers published; stamps each buffer for Refresh
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
 
 	ctx    context.Context // cancelled by Close; parent of every store call
 	cancel context.CancelFunc
 
-	marksMu sync.Mutex // protects marks; taken with no other lock held after it
+	// marksMu protects marks and the marks of the buffers; no other lock
+	// is taken after it. A tag's mark is in its published buffer, or here
+	// while it has none (a first load under way, a buffer dropped): it
+	// moves with the buffer's publication and drop, both under marksMu.
+	marksMu sync.Mutex
 	marks   map[string]*mark
 
 	failedMu sync.Mutex            // protects failed
@@ -51,8 +58,7 @@ type Allocator struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
-		added: make(map[string]uint64), byTag: make(map[string]*buffer), marks: make(map[string]*mark),
-		failed: make(map[string]*FailedTag)}
+		added: make(map[string]uint64), marks: make(map[string]*mark), failed: make(map[string]*FailedTag)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(0))
@@ -67,10 +73,18 @@ func New(store Store, opts Options) *Allocator {
 // neither stretches nor cuts a back-off.
 func (a *Allocator) since(t time.Time) int64 { return int64(t.Sub(a.origin)) }
 
+// at is the time d nanoseconds after a.origin, the inverse of since.
+func (a *Allocator) at(d int64) time.Time { return a.origin.Add(time.Duration(d)) }
+
 // spawn runs f in a goroutine owned by the allocator, unless it is closed.
 func (a *Allocator) spawn(f func()) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.spawnLocked(f)
+}
+
+// spawnLocked is spawn with a.mu held.
+func (a *Allocator) spawnLocked(f func()) bool {
 	if a.closed {
 		return false
 	}
@@ -113,11 +127,11 @@ func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
 		s := b.cur.Load()
 		if off := s.used.Add(1) - 1; off < s.size {
 			if off >= s.prefetchAt && b.wantNext.Load() {
-				b.prefetch(s)
+				b.prefetch(a, s)
 			}
 			return s.start + int64(off), nil
 		}
-		if err := b.advance(ctx, s); err != nil {
+		if err := b.advance(ctx, a, s); err != nil {
 			return 0, err
 		}
 	}
@@ -147,11 +161,11 @@ func (a *Allocator) NextN(ctx context.Context, tag string, n int) ([]int64, erro
 				ids = append(ids, s.start+int64(o))
 			}
 			if end > s.prefetchAt && b.wantNext.Load() {
-				b.prefetch(s)
+				b.prefetch(a, s)
 			}
 			continue
 		}
-		if err := b.advance(ctx, s); err != nil {
+		if err := b.advance(ctx, a, s); err != nil {
 			return nil, err
 		}
 	}
@@ -178,11 +192,11 @@ func (a *Allocator) NextRange(ctx context.Context, tag string, n int) (start int
 		if off := end - want; off < s.size {
 			end = min(end, s.size)
 			if end > s.prefetchAt && b.wantNext.Load() {
-				b.prefetch(s)
+				b.prefetch(a, s)
 			}
 			return s.start + int64(off), int(end - off), nil
 		}
-		if err := b.advance(ctx, s); err != nil {
+		if err := b.advance(ctx, a, s); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -198,42 +212,65 @@ func (a *Allocator) unavailable(tag string, err error) error {
 	return fmt.Errorf("%w: load segment %q: %w", ErrUnavailable, tag, err)
 }
 
-// publishLocked makes b the buffer of tag. Called with a.mu held.
+// publishLocked makes b the buffer of tag, with the tag's mark. Called
+// with a.mu held.
 func (a *Allocator) publishLocked(tag string, b *buffer) {
-	if old := a.byTag[tag]; old != nil && old != b {
+	t := a.buffers.Load()
+	old := t.get(tag)
+	a.marksMu.Lock()
+	defer a.marksMu.Unlock()
+	if m := a.marks[tag]; m != nil {
+		b.mark.add(*m)
+		delete(a.marks, tag)
+	}
+	if old != nil && old != b {
+		b.mark.add(old.mark)
 		a.retireLocked(old)
 	}
-	a.byTag[tag] = b
-	t := a.buffers.Load()
-	if n := t.set(tag, b); n != t {
+	if n := t.set(b.tag, b); n != t {
 		a.buffers.Store(n)
 	}
 }
 
 // dropLocked drops the buffers of tags, with one new table for all of
-// them. Called with a.mu held.
+// them; their marks stay. Called with a.mu held.
 func (a *Allocator) dropLocked(tags ...string) {
-	if len(tags) == 0 {
-		return
-	}
+	t := a.buffers.Load()
+	gone := make(map[*buffer]bool, len(tags))
+	a.marksMu.Lock()
+	defer a.marksMu.Unlock()
 	for _, tag := range tags {
-		if old := a.byTag[tag]; old != nil {
-			a.retireLocked(old)
-			delete(a.byTag, tag)
+		if b := t.get(tag); b != nil && !gone[b] {
+			gone[b] = true
+			a.retireLocked(b)
+			if b.mark != noMark {
+				m := b.mark
+				a.marks[tag] = &m
+			}
 		}
 	}
-	a.buffers.Store(tableOf(a.byTag))
+	if len(gone) > 0 {
+		a.buffers.Store(t.without(gone))
+	}
+}
+
+// buffersLocked lists every buffer. Called with a.mu held.
+func (a *Allocator) buffersLocked() []*buffer {
+	t := a.buffers.Load()
+	bufs := make([]*buffer, 0, t.used)
+	t.each(func(b *buffer) { bufs = append(bufs, b) })
+	return bufs
 }
 
 // Snapshot describes every tag's buffer, ordered by tag.
 func (a *Allocator) Snapshot() []BufferState {
 	a.mu.Lock()
-	bufs := slices.Collect(maps.Values(a.byTag))
+	bufs := a.buffersLocked()
 	a.mu.Unlock()
 	slices.SortFunc(bufs, func(x, y *buffer) int { return strings.Compare(x.tag, y.tag) })
 	out := make([]BufferState, 0, len(bufs))
 	for _, b := range bufs {
-		out = append(out, b.state())
+		out = append(out, b.state(a))
 	}
 	return out
 }

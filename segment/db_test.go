@@ -2,7 +2,11 @@ package segment_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,6 +68,75 @@ func TestInstancesSharingADatabaseNeverRepeat(t *testing.T) {
 				t.Fatalf("%d loads for %d ids: the step grew, the test does not force loads", loads, n)
 			}
 			t.Logf("%d distinct ids from %d instances, %d loads, no duplicate", n, instances, loads)
+		})
+	}
+}
+
+// TestManyTagsSharingADatabaseNeverRepeat runs three allocators on one
+// real database with many tags asked for at once, so that first loads go
+// in batches (store.AllocateBatch) beside the single loads of tags that
+// run out, and checks every id of every tag.
+func TestManyTagsSharingADatabaseNeverRepeat(t *testing.T) {
+	for _, b := range []struct {
+		dialect string
+		dsn     func(testing.TB) string
+	}{{store.MySQL, storetest.MySQL}, {store.SQLite, storetest.SQLite}} {
+		t.Run(b.dialect, func(t *testing.T) {
+			const instances, goroutines, tags, each = 3, 8, 400, 300
+			dsn := b.dsn(t)
+			var allocs []*segment.Allocator
+			for i := range instances {
+				st := storetest.Open(t, b.dialect, dsn)
+				if i == 0 {
+					rows := make([]string, tags)
+					for k := range rows {
+						rows[k] = fmt.Sprintf("('tag-%d', 1, 5)", k)
+					}
+					if _, err := st.DB().ExecContext(context.Background(),
+						"INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES "+strings.Join(rows, ",")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				a := segment.New(st, segment.Options{Now: slowClock(), RefreshInterval: -1, LoadTimeout: 30 * time.Second})
+				t.Cleanup(func() { _ = a.Close() })
+				allocs = append(allocs, a)
+			}
+			var (
+				mu  sync.Mutex
+				ids = map[string]map[int64]bool{}
+				wg  sync.WaitGroup
+			)
+			for g := range instances * goroutines {
+				a := allocs[g%instances]
+				wg.Go(func() {
+					r := rand.New(rand.NewPCG(uint64(g), 2))
+					for range each {
+						tag := fmt.Sprintf("tag-%d", r.IntN(tags))
+						got, err := a.NextN(context.Background(), tag, 1+r.IntN(4))
+						if err != nil {
+							t.Errorf("NextN(%q): %v", tag, err)
+							return
+						}
+						mu.Lock()
+						if ids[tag] == nil {
+							ids[tag] = map[int64]bool{}
+						}
+						for _, id := range got {
+							if ids[tag][id] {
+								t.Errorf("%q: id %d issued twice", tag, id)
+							}
+							ids[tag][id] = true
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			n := 0
+			for _, m := range ids {
+				n += len(m)
+			}
+			t.Logf("%d distinct ids of %d tags from %d instances", n, len(ids), instances)
 		})
 	}
 }

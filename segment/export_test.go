@@ -15,3 +15,14 @@ var (
 	NextStep       = nextStep
 	ValidateNewTag = validateNewTag
 )
+
+// FirstLoadsWaiting is how many tags wait for the next batch of first
+// loads.
+func FirstLoadsWaiting(a *Allocator) int {
+	a.firstBatches.mu.Lock()
+	defer a.firstBatches.mu.Unlock()
+	if a.firstBatches.next == nil {
+		return 0
+	}
+	return len(a.firstBatches.next.tags)
+}

@@ -26,6 +26,15 @@ type mark struct {
 	regressions uint64
 }
 
+// noMark is the mark of a tag nothing was received for.
+var noMark = mark{high: math.MinInt64}
+
+// add folds o into m.
+func (m *mark) add(o mark) {
+	m.high = max(m.high, o.high)
+	m.regressions += o.regressions
+}
+
 // allocate asks the store for a range, timing it for OnLoad, and fences
 // against a row that went back in time.
 //
@@ -46,6 +55,14 @@ func (a *Allocator) allocate(tag string, step int64) (Allocation, error) {
 	} else {
 		alloc, err = a.store.Allocate(ctx, tag, step)
 	}
+	return a.loaded(ctx, tag, high, start, alloc, err)
+}
+
+// loaded checks the range the store returned for tag, or its error, after
+// a call that began at start when the tag's mark was high: it fences
+// against a row that went back in time (within ctx), records the range
+// received and reports the load to OnLoad.
+func (a *Allocator) loaded(ctx context.Context, tag string, high int64, start time.Time, alloc Allocation, err error) (Allocation, error) {
 	if err == nil && alloc.Step <= 0 {
 		err = fmt.Errorf("store returned step %d for %q", alloc.Step, tag)
 	}
@@ -78,7 +95,7 @@ func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int
 		r.MaxID = alloc.MaxID
 	}
 	a.marksMu.Lock()
-	a.markLocked(tag).regressions++
+	a.markLocked(tag, true).regressions++
 	a.marksMu.Unlock()
 	if a.opts.OnRegression != nil {
 		a.opts.OnRegression(r)
@@ -89,24 +106,28 @@ func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int
 	return alloc, nil
 }
 
-// mark returns a copy of tag's mark, or an empty one (high at the int64
-// minimum) when there is none: only rows the store raised for this
-// allocator get one, so unknown tags cost no memory.
+// mark returns a copy of tag's mark, or noMark: only rows the store raised
+// for this allocator have one, so unknown tags cost no memory.
 func (a *Allocator) mark(tag string) mark {
 	a.marksMu.Lock()
 	defer a.marksMu.Unlock()
-	if m := a.marks[tag]; m != nil {
-		return *m
-	}
-	return mark{high: math.MinInt64}
+	return *a.markLocked(tag, false)
 }
 
-// markLocked returns tag's mark, creating it. Called with a.marksMu held.
-func (a *Allocator) markLocked(tag string) *mark {
+// markLocked returns tag's mark: its buffer's, or the one kept while it has
+// none, created when create is true. Without it, a tag with neither gets
+// a copy of noMark. Called with a.marksMu held.
+func (a *Allocator) markLocked(tag string, create bool) *mark {
+	if b := a.buffers.Load().get(tag); b != nil {
+		return &b.mark
+	}
 	m := a.marks[tag]
 	if m == nil {
-		m = &mark{high: math.MinInt64}
-		a.marks[tag] = m
+		m = new(mark)
+		*m = noMark
+		if create {
+			a.marks[tag] = m
+		}
 	}
 	return m
 }
@@ -115,7 +136,7 @@ func (a *Allocator) markLocked(tag string) *mark {
 func (a *Allocator) received(tag string, maxID int64) {
 	a.marksMu.Lock()
 	defer a.marksMu.Unlock()
-	m := a.markLocked(tag)
+	m := a.markLocked(tag, true)
 	m.high = max(m.high, maxID)
 }
 

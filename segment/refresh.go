@@ -10,7 +10,7 @@ import (
 func (a *Allocator) drop(tag string, b *buffer) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.byTag[tag] == b {
+	if a.buffers.Load().get(tag) == b {
 		a.dropLocked(tag)
 	}
 }
@@ -44,22 +44,46 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("refresh tags: %w", err)
 	}
-	known := make(map[string]bool, len(tags))
-	for _, t := range tags {
-		known[t.Name] = true
-		if !a.opts.AboveReceived && t.MaxID < a.mark(t.Name).high {
-			a.spawn(func() { a.checkBehind(t.Name) })
-		}
-	}
 	a.failedMu.Lock()
-	for tag := range a.failed {
-		if !known[tag] {
-			delete(a.failed, tag)
+	if len(a.failed) > 0 {
+		listed := make(map[string]bool, len(tags))
+		for _, t := range tags {
+			listed[t.Name] = true
+		}
+		for tag := range a.failed {
+			if !listed[tag] {
+				delete(a.failed, tag)
+			}
 		}
 	}
 	a.failedMu.Unlock()
+
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// Each listed tag is looked up in the table: one with a buffer is
+	// compared with its mark, one without is known from now on. Only when
+	// fewer listed tags have buffers than there are buffers was one of
+	// them not listed, and the list is made into a set to find which.
+	t := a.buffers.Load()
+	known := make(map[string]bool)
+	withBuffer := 0
+	var behind []string
+	a.marksMu.Lock()
+	for _, row := range tags {
+		b := t.get(row.Name)
+		if b != nil {
+			withBuffer++
+		} else {
+			known[row.Name] = true
+		}
+		if !a.opts.AboveReceived && row.MaxID < a.markLocked(row.Name, false).high {
+			behind = append(behind, row.Name)
+		}
+	}
+	a.marksMu.Unlock()
+	for _, row := range behind {
+		a.spawnLocked(func() { a.checkBehind(row) })
+	}
 	for tag, at := range a.added {
 		if at > adds {
 			known[tag] = true
@@ -68,12 +92,19 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 		}
 	}
 	a.known = known
-	var gone []string
-	for tag, b := range a.byTag {
-		if !known[tag] && b.born <= born {
-			gone = append(gone, tag)
-		}
+	if withBuffer == t.used {
+		return nil
 	}
+	listed := make(map[string]bool, len(tags))
+	for _, row := range tags {
+		listed[row.Name] = true
+	}
+	var gone []string
+	t.each(func(b *buffer) {
+		if !listed[b.tag] && !known[b.tag] && b.born <= born {
+			gone = append(gone, b.tag)
+		}
+	})
 	a.dropLocked(gone...)
 	return nil
 }

@@ -65,10 +65,7 @@ func (a *Allocator) EachTag(f func(TagStats)) Totals {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a.mu.Lock()
-	bufs := make([]*buffer, 0, len(a.byTag))
-	for _, b := range a.byTag {
-		bufs = append(bufs, b)
-	}
+	bufs := a.buffersLocked()
 	dropped := r.dropped
 	r.dropped = nil
 	a.mu.Unlock()
@@ -77,25 +74,20 @@ func (a *Allocator) EachTag(f func(TagStats)) Totals {
 		r.counts.add(b.stats())
 	}
 	t := r.counts
-	// A tag's regressions outlive its buffer (they are kept with its
-	// mark), so their total is read from the marks. Few tags have any:
-	// one read of the marks costs less than a look-up for each tag.
-	var regressed map[string]uint64
+	// A tag's regressions outlive its buffer: those of tags without one
+	// are kept with their marks.
 	a.marksMu.Lock()
-	for tag, m := range a.marks {
-		if m.regressions > 0 {
-			if regressed == nil {
-				regressed = make(map[string]uint64)
-			}
-			regressed[tag] = m.regressions
-			t.Regressions += m.regressions
-		}
+	for _, m := range a.marks {
+		t.Regressions += m.regressions
 	}
 	a.marksMu.Unlock()
 	for _, b := range bufs {
 		st := b.stats()
-		st.Regressions = regressed[st.Tag]
+		a.marksMu.Lock()
+		st.Regressions = b.mark.regressions
+		a.marksMu.Unlock()
 		t.add(st)
+		t.Regressions += st.Regressions
 		t.Tags++
 		if st.Failing {
 			t.Failing++
@@ -119,7 +111,7 @@ func (a *Allocator) State(tag string) (BufferState, bool) {
 	if b == nil {
 		return BufferState{}, false
 	}
-	return b.state(), true
+	return b.state(a), true
 }
 
 // stats reads b's figures but its regressions.
@@ -129,8 +121,8 @@ func (b *buffer) stats() TagStats {
 	st := TagStats{
 		Tag:          b.tag,
 		Issued:       b.retired + cur.taken(),
-		Loads:        b.loads,
-		LoadFailures: b.failed,
+		Loads:        uint64(b.loads),
+		LoadFailures: uint64(b.failed),
 		Waits:        b.waits.Load(),
 		Step:         b.step,
 		Failing:      b.lastErr != nil,

@@ -46,3 +46,23 @@ type HandBacker interface {
 	// it did.
 	HandBack(ctx context.Context, tag string, end, first int64) (bool, error)
 }
+
+// BatchAllocator is implemented by stores that can take the first range of
+// several tags in one call. The allocator then serves the first loads of
+// tags that arrive together with one call (see firstload.go).
+type BatchAllocator interface {
+	// AllocateBatch does for each of tags, all different, what
+	// Allocate(ctx, tag, 0) does: it raises the row's max_id by the row's
+	// own step. It returns one result per tag, in the order of tags, each
+	// either the range taken or the error Allocate would return for that
+	// tag alone (ErrUnknownTag, ErrMisconfigured, ErrExhausted). An error
+	// of the whole call means that no range is handed out: one that was
+	// taken all the same is lost, never issued twice.
+	AllocateBatch(ctx context.Context, tags []string) ([]BatchResult, error)
+}
+
+// BatchResult is one tag's part of BatchAllocator.AllocateBatch.
+type BatchResult struct {
+	Allocation
+	Err error // nil when Allocation is the tag's range
+}

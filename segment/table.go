@@ -75,13 +75,24 @@ func (t *table) grow() *table {
 	return n
 }
 
-// tableOf returns a table of the buffers in byTag.
-func tableOf(byTag map[string]*buffer) *table {
-	t := newTable(len(byTag))
-	for tag, b := range byTag {
-		t = t.set(tag, b)
+// each calls f with every buffer of t.
+func (t *table) each(f func(*buffer)) {
+	for i := range t.entries {
+		if b := t.entries[i].b.Load(); b != nil {
+			f(b)
+		}
 	}
-	return t
+}
+
+// without returns a new table of t's buffers but those in gone.
+func (t *table) without(gone map[*buffer]bool) *table {
+	n := newTable(t.used - len(gone))
+	t.each(func(b *buffer) {
+		if !gone[b] {
+			n = n.set(b.tag, b)
+		}
+	})
+	return n
 }
 
 // get returns the tag's buffer, or nil.

@@ -41,8 +41,8 @@ func tableWith(tags ...string) *table {
 }
 
 // TestTableGrows: tags added one at a time; the table doubles as they come
-// and keeps at most half its slots used; one built from a map holds the
-// same.
+// and keeps at most half its slots used; one built without some of them
+// holds the others.
 func TestTableGrows(t *testing.T) {
 	tb := newTable(0)
 	live := map[string]*buffer{}
@@ -59,7 +59,8 @@ func TestTableGrows(t *testing.T) {
 		live[tag] = &buffer{tag: tag}
 		tb = tb.set(tag, live[tag])
 	}
-	for _, tt := range []*table{tb, tableOf(live)} {
+	check := func(tt *table, live map[string]*buffer) {
+		t.Helper()
 		if tt.used != len(live) || len(tt.entries) > 4*len(live) {
 			t.Fatalf("%d slots used, %d in all, for %d tags", tt.used, len(tt.entries), len(live))
 		}
@@ -69,6 +70,22 @@ func TestTableGrows(t *testing.T) {
 			}
 		}
 	}
+	check(tb, live)
+	gone := map[*buffer]bool{}
+	for i := range 700 {
+		tag := fmt.Sprintf("t%d", i*7%1000)
+		gone[live[tag]] = true
+	}
+	smaller := tb.without(gone)
+	for tag, b := range live {
+		if gone[b] {
+			delete(live, tag)
+			if got := smaller.get(tag); got != nil {
+				t.Fatalf("get(%q) = %p after it was left out", tag, got)
+			}
+		}
+	}
+	check(smaller, live)
 }
 
 // TestTableReadersDuringWrites: readers without a lock see every tag

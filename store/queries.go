@@ -6,12 +6,14 @@ package store
 
 // dialectSQL holds the statements whose text differs by dialect.
 type dialectSQL struct {
-	allocate, allocateAbove, takeExpiredLease, renewLease, recordMarks string
+	allocate, allocateAbove, selectRowsLocked, takeExpiredLease, renewLease, recordMarks string
 }
 
 var (
-	mysqlSQL  = dialectSQL{allocateMySQL, allocateAboveMySQL, takeExpiredLeaseMySQL, renewLeaseMySQL, recordMarksMySQL}
-	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, takeExpiredLeaseSQLite, renewLeaseSQLite, recordMarksSQLite}
+	mysqlSQL = dialectSQL{allocateMySQL, allocateAboveMySQL, selectRowsLockedMySQL,
+		takeExpiredLeaseMySQL, renewLeaseMySQL, recordMarksMySQL}
+	sqliteSQL = dialectSQL{allocateSQLite, allocateAboveSQLite, selectRowsLockedSQLite,
+		takeExpiredLeaseSQLite, renewLeaseSQLite, recordMarksSQLite}
 )
 
 // leaf_alloc.
@@ -42,6 +44,24 @@ WHERE biz_tag = ? AND GREATEST(max_id, ?) <= 9223372036854775807 - ?`
 	allocateAboveSQLite = `UPDATE leaf_alloc SET max_id = MAX(max_id, ?) + ?
 WHERE biz_tag = ? AND MAX(max_id, ?) <= 9223372036854775807 - ?
 RETURNING max_id`
+
+	// selectRowsLocked* read the rows of a list of names, as stored, in a
+	// transaction that then raises them (AllocateBatch): on MySQL they are
+	// locked until it ends, so that the raise finds them as read; SQLite's
+	// transactions begin IMMEDIATE and hold the whole file. Args: the
+	// names, expanded by sqlx.In.
+	selectRowsLockedMySQL  = `SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag IN (?) FOR UPDATE`
+	selectRowsLockedSQLite = `SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag IN (?)`
+
+	// raiseRowsSet and raiseRowsWhere, joined by raiseRows, set several
+	// rows' max_id each to a value given for it, only where the row
+	// still has the max_id given for it: a compare-and-set of every row in
+	// one statement. Args: per row name and new max_id, then per row
+	// name and old max_id.
+	raiseRowsSet   = `UPDATE leaf_alloc SET max_id = CASE biz_tag`
+	raiseRowsWhen  = ` WHEN ? THEN ?`
+	raiseRowsWhere = ` END WHERE `
+	raiseRowsRow   = `(biz_tag = ? AND max_id = ?)`
 
 	// handBack sets max_id back to the first unused id of the range that
 	// ends at it, only while it still ends there: nobody took a range

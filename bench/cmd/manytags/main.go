@@ -1,0 +1,469 @@
+// Command manytags measures one `leaf serve` on MySQL with many tags: how
+// long the first request for every tag takes from many concurrent clients
+// (each of them a first load from the database), the same requests again
+// once every tag is loaded, the process's memory per loaded tag, and the
+// CPU it uses idle with them all loaded, over a window that holds one
+// read of the tag list. It is not part of the service; scripts/manytags.sh
+// builds leaf and runs it.
+//
+// For each count of tags and each round it creates a database of its own
+// on the server, fills leaf_alloc, starts the binary given by -leaf on
+// it, measures, stops it and drops the database. The idle CPU is measured
+// in the last round only. The machine's load average is printed beside
+// each figure: the clients, leaf and the database share its cores.
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leafid/leaf/migrations"
+)
+
+// clockTicks is USER_HZ, the unit of the CPU times in /proc/<pid>/stat:
+// 100 on every Linux architecture Go builds for.
+const clockTicks = 100
+
+func main() {
+	server := flag.String("dsn", "root@tcp(127.0.0.1:3306)/", "DSN of the MySQL server, without a database: each run creates its own")
+	binary := flag.String("leaf", "bin/leaf", "the leaf binary")
+	counts := flag.String("tags", "1000,10000,100000", "comma-separated counts of tags, one run each")
+	clients := flag.Int("clients", 64, "concurrent clients, each with its own connection")
+	idle := flag.Duration("idle", 65*time.Second, "how long to measure the idle CPU; the default holds one tag refresh (every 60s)")
+	port := flag.Int("port", 18090, "port of leaf serve on 127.0.0.1")
+	keep := flag.Bool("keep", false, "keep each run's database")
+	rounds := flag.Int("rounds", 3, "runs per count of tags; the table shows the median run")
+	flag.Parse()
+
+	var sizes []int
+	for _, s := range strings.Split(*counts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			log.Fatalf("-tags: %q is not a count", s)
+		}
+		sizes = append(sizes, n)
+	}
+	abs, err := filepath.Abs(*binary)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := mysql.ParseDSN(*server)
+	if err != nil {
+		log.Fatalf("-dsn: %v", err)
+	}
+	r := runner{server: cfg, binary: abs, clients: *clients, idle: *idle, addr: fmt.Sprintf("127.0.0.1:%d", *port), keep: *keep}
+	var rows []string
+	for _, n := range sizes {
+		var runs []result
+		for round := range max(*rounds, 1) {
+			res, err := r.run(context.Background(), n, round == max(*rounds, 1)-1)
+			if err != nil {
+				log.Fatalf("%d tags: %v", n, err)
+			}
+			runs = append(runs, res)
+		}
+		rows = append(rows, summary(runs))
+	}
+	fmt.Printf("\n%d clients; medians of %d rounds, the range in brackets; idle CPU over %v in the last round\n\n",
+		*clients, max(*rounds, 1), *idle)
+	fmt.Println("| tags | first requests | per second | p50 / p99 | leaf's CPU | again, all loaded | leaf's CPU | RSS per tag | idle CPU |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, row := range rows {
+		fmt.Println(row)
+	}
+}
+
+type runner struct {
+	server  *mysql.Config
+	binary  string
+	clients int
+	idle    time.Duration
+	addr    string
+	keep    bool
+}
+
+type result struct {
+	tags              int
+	warm, again       pass
+	rssBefore, rss    int64         // bytes, when the server was ready and after the requests
+	warmCPU, againCPU time.Duration // leaf's CPU time during the first requests and the second
+	idleCPU           float64       // share of one core; -1 when not measured
+}
+
+// summary is the table row of the runs of one count of tags: the run of
+// the median first-request time, with the range of all of them.
+func summary(runs []result) string {
+	byWarm := slices.Clone(runs)
+	slices.SortFunc(byWarm, func(x, y result) int { return int(x.warm.took - y.warm.took) })
+	r := byWarm[len(byWarm)/2]
+	idle := "-"
+	for _, run := range runs {
+		if run.idleCPU >= 0 {
+			idle = fmt.Sprintf("%.2f%%", 100*run.idleCPU)
+		}
+	}
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return fmt.Sprintf("| %d | %s (%s-%s) | %.0f/s | %v / %v | %v | %s | %v | %.0f B | %s |",
+		r.tags, ms(r.warm.took), ms(byWarm[0].warm.took), ms(byWarm[len(byWarm)-1].warm.took),
+		float64(r.tags)/r.warm.took.Seconds(),
+		r.warm.p50.Round(100*time.Microsecond), r.warm.p99.Round(100*time.Microsecond), r.warmCPU,
+		ms(r.again.took), r.againCPU, float64(r.rss-r.rssBefore)/float64(r.tags), idle)
+}
+
+// pass is one request for every tag.
+type pass struct {
+	took     time.Duration
+	p50, p99 time.Duration
+}
+
+// run measures one server over a database of n tags; the idle CPU only
+// when idle is true.
+func (r runner) run(ctx context.Context, n int, idle bool) (result, error) {
+	res := result{tags: n, idleCPU: -1}
+	db := fmt.Sprintf("leaf_manytags_%d_%d", n, os.Getpid())
+	root, err := sql.Open("mysql", r.server.FormatDSN())
+	if err != nil {
+		return res, err
+	}
+	defer root.Close()
+	if _, err := root.ExecContext(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+		return res, err
+	}
+	if !r.keep {
+		defer root.ExecContext(context.Background(), "DROP DATABASE `"+db+"`")
+	}
+	cfg := r.server.Clone()
+	cfg.DBName = db
+	tags, err := fill(ctx, cfg.FormatDSN(), n)
+	if err != nil {
+		return res, fmt.Errorf("fill: %w", err)
+	}
+	log.Printf("%d tags in %s", n, db)
+
+	srv, err := r.start(cfg.FormatDSN())
+	if err != nil {
+		return res, err
+	}
+	defer srv.stop()
+	if res.rssBefore, err = rss(srv.pid()); err != nil {
+		return res, err
+	}
+
+	rand.Shuffle(len(tags), func(i, j int) { tags[i], tags[j] = tags[j], tags[i] })
+	cpu0, err := cpuTicks(srv.pid())
+	if err != nil {
+		return res, err
+	}
+	if res.warm, err = r.pass(tags); err != nil {
+		return res, fmt.Errorf("first requests: %w", err)
+	}
+	cpu1, err := cpuTicks(srv.pid())
+	if err != nil {
+		return res, err
+	}
+	res.warmCPU = time.Duration(cpu1-cpu0) * time.Second / clockTicks
+	log.Printf("first requests for %d tags: %v, leaf's CPU %v, load average %s", n, res.warm.took, res.warmCPU, loadavg())
+	if res.again, err = r.pass(tags); err != nil {
+		return res, fmt.Errorf("second requests: %w", err)
+	}
+	cpu2, err := cpuTicks(srv.pid())
+	if err != nil {
+		return res, err
+	}
+	res.againCPU = time.Duration(cpu2-cpu1) * time.Second / clockTicks
+	log.Printf("again: %v, leaf's CPU %v, load average %s", res.again.took, res.againCPU, loadavg())
+	time.Sleep(2 * time.Second) // loads started by the requests end
+	if res.rss, err = rss(srv.pid()); err != nil {
+		return res, err
+	}
+	if !idle {
+		return res, nil
+	}
+
+	log.Printf("idle for %v", r.idle)
+	before, err := cpuTicks(srv.pid())
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(r.idle)
+	after, err := cpuTicks(srv.pid())
+	if err != nil {
+		return res, err
+	}
+	res.idleCPU = float64(after-before) / clockTicks / r.idle.Seconds()
+	log.Printf("idle CPU %.2f%% of a core, load average %s", 100*res.idleCPU, loadavg())
+	return res, nil
+}
+
+// fill creates the schema and n tags named like service-07:table-004321,
+// step 1000.
+func fill(ctx context.Context, dsn string, n int) ([]string, error) {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := migrations.Up(ctx, db, migrations.MySQL); err != nil {
+		return nil, err
+	}
+	tags := make([]string, n)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("service-%02d:table-%06d", i%37, i)
+	}
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		part := tags[i:min(i+batch, n)]
+		q := "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, 1, 1000),", len(part)), ",")
+		args := make([]any, len(part))
+		for j, t := range part {
+			args[j] = t
+		}
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			return nil, err
+		}
+	}
+	return tags, nil
+}
+
+// pass asks for one id of every tag, from r.clients goroutines, each on
+// a connection of its own. The requests are written and their answers read
+// by hand, a few microseconds of CPU each: net/http's client would take
+// more of the machine's two cores than the server it measures.
+func (r runner) pass(tags []string) (pass, error) {
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		lats  = make([]time.Duration, 0, len(tags))
+		first error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		next.Store(int64(len(tags)))
+	}
+	start := time.Now()
+	for range r.clients {
+		wg.Go(func() {
+			c, err := dial(r.addr)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer c.close()
+			var mine []time.Duration
+			defer func() {
+				mu.Lock()
+				lats = append(lats, mine...)
+				mu.Unlock()
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tags) {
+					return
+				}
+				began := time.Now()
+				err := c.get("/api/segment/get/" + tags[i])
+				mine = append(mine, time.Since(began))
+				if err != nil {
+					fail(fmt.Errorf("%s: %w", tags[i], err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	p := pass{took: time.Since(start)}
+	if first != nil {
+		return p, first
+	}
+	slices.Sort(lats)
+	p.p50, p.p99 = lats[len(lats)/2], lats[len(lats)*99/100]
+	return p, nil
+}
+
+// conn is one keep-alive HTTP/1.1 connection to leaf.
+type conn struct {
+	c   net.Conn
+	r   *bufio.Reader
+	req []byte
+}
+
+func dial(addr string) (*conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+func (c *conn) close() { c.c.Close() }
+
+// get asks for path and checks that the answer is 200 with an id.
+func (c *conn) get(path string) error {
+	c.req = append(c.req[:0], "GET "...)
+	c.req = append(c.req, path...)
+	c.req = append(c.req, " HTTP/1.1\r\nHost: leaf\r\n\r\n"...)
+	if _, err := c.c.Write(c.req); err != nil {
+		return err
+	}
+	status, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	ok := len(status) >= 12 && string(status[9:12]) == "200"
+	length := -1
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		if k, v, found := strings.Cut(string(line), ":"); found && strings.EqualFold(k, "Content-Length") {
+			if length, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
+				return fmt.Errorf("Content-Length %q", v)
+			}
+		}
+	}
+	if length < 0 {
+		return errors.New("an answer without Content-Length")
+	}
+	body := make([]byte, length)
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: %s", strings.TrimSpace(string(status)), strings.TrimSpace(string(body)))
+	}
+	if _, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64); err != nil {
+		return fmt.Errorf("answer %q is not an id", body)
+	}
+	return nil
+}
+
+// server is a running leaf serve.
+type server struct {
+	cmd  *exec.Cmd
+	done chan error
+	log  *os.File
+}
+
+func (r runner) start(dsn string) (*server, error) {
+	logf, err := os.CreateTemp("", "manytags-leaf-*.log")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(r.binary, "serve")
+	cmd.Env = append(os.Environ(), "LEAF_MYSQL_DSN="+dsn, "LEAF_ADDR="+r.addr, "LEAF_LOG_LEVEL=warn")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, done: make(chan error, 1), log: logf}
+	go func() { s.done <- cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		select {
+		case err := <-s.done:
+			return nil, fmt.Errorf("leaf serve exited (%v); its log is %s", err, logf.Name())
+		case <-time.After(100 * time.Millisecond):
+		}
+		resp, err := http.Get("http://" + r.addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+	}
+	s.stop()
+	return nil, fmt.Errorf("leaf serve not ready within 30s; its log is %s", logf.Name())
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// stop ends the server with SIGKILL: a clean stop hands every tag's unused
+// ids back one statement at a time, which is not what is measured here.
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.done
+	s.log.Close()
+	os.Remove(s.log.Name())
+}
+
+// cpuTicks is the user and system CPU time of process pid, in clock ticks.
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14 and stime 15.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New("unreadable /proc/<pid>/stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc/<pid>/stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return utime + stime, nil
+}
+
+// rss is the resident set size of process pid, in bytes.
+func rss(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc/<pid>/status")
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
