@@ -79,8 +79,9 @@ func (a *Allocator) at(d int64) time.Time { return a.origin.Add(time.Duration(d)
 // spawn runs f in a goroutine owned by the allocator, unless it is closed.
 func (a *Allocator) spawn(f func()) bool {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.spawnLocked(f)
+	ok := a.spawnLocked(f)
+	a.mu.Unlock()
+	return ok
 }
 
 // spawnLocked is spawn with a.mu held.

@@ -702,3 +702,29 @@ func TestLastLoadTook(t *testing.T) {
 		t.Errorf("after a failed load: LastLoadTook = %v, want the last success's 70ms", got)
 	}
 }
+
+// TestListedTagsNeedNoLookup: a tag of the last list read is loaded
+// without a look-up, before and after it has a buffer; a name that was not
+// on it is looked up.
+func TestListedTagsNeedNoLookup(t *testing.T) {
+	st := segmenttest.New(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
+	a := newAllocator(t, st, newClock())
+	ctx := context.Background()
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	take(t, a, "a", 1, 1)
+	if err := a.Refresh(ctx); err != nil { // a has a buffer now, b still none
+		t.Fatal(err)
+	}
+	take(t, a, "b", 1, 1)
+	take(t, a, "a", 2, 1)
+	if got := st.FindTagsCalls(); got != 0 {
+		t.Fatalf("%d look-ups for listed tags", got)
+	}
+	st.Put(segment.Tag{Name: "c", MaxID: 1, Step: 10})
+	take(t, a, "c", 1, 1)
+	if got := st.FindTagsCalls(); got != 1 {
+		t.Fatalf("%d look-ups for a tag created after the list was read, want 1", got)
+	}
+}

@@ -95,7 +95,7 @@ func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int
 		r.MaxID = alloc.MaxID
 	}
 	a.marksMu.Lock()
-	a.markLocked(tag, true).regressions++
+	a.markLocked(tag).regressions++
 	a.marksMu.Unlock()
 	if a.opts.OnRegression != nil {
 		a.opts.OnRegression(r)
@@ -111,23 +111,28 @@ func (a *Allocator) fence(ctx context.Context, tag string, high, found, step int
 func (a *Allocator) mark(tag string) mark {
 	a.marksMu.Lock()
 	defer a.marksMu.Unlock()
-	return *a.markLocked(tag, false)
+	if m := a.findMarkLocked(tag); m != nil {
+		return *m
+	}
+	return noMark
 }
 
-// markLocked returns tag's mark: its buffer's, or the one kept while it has
-// none, created when create is true. Without it, a tag with neither gets
-// a copy of noMark. Called with a.marksMu held.
-func (a *Allocator) markLocked(tag string, create bool) *mark {
+// findMarkLocked returns tag's mark: its buffer's, or the one kept while it
+// has none, or nil. Called with a.marksMu held.
+func (a *Allocator) findMarkLocked(tag string) *mark {
 	if b := a.buffers.Load().get(tag); b != nil {
 		return &b.mark
 	}
-	m := a.marks[tag]
+	return a.marks[tag]
+}
+
+// markLocked returns tag's mark, creating it. Called with a.marksMu held.
+func (a *Allocator) markLocked(tag string) *mark {
+	m := a.findMarkLocked(tag)
 	if m == nil {
 		m = new(mark)
 		*m = noMark
-		if create {
-			a.marks[tag] = m
-		}
+		a.marks[tag] = m
 	}
 	return m
 }
@@ -136,7 +141,7 @@ func (a *Allocator) markLocked(tag string, create bool) *mark {
 func (a *Allocator) received(tag string, maxID int64) {
 	a.marksMu.Lock()
 	defer a.marksMu.Unlock()
-	m := a.markLocked(tag, true)
+	m := a.markLocked(tag)
 	m.high = max(m.high, maxID)
 }
 

@@ -70,13 +70,15 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	var behind []string
 	a.marksMu.Lock()
 	for _, row := range tags {
-		b := t.get(row.Name)
-		if b != nil {
+		var m *mark
+		if b := t.get(row.Name); b != nil {
 			withBuffer++
+			m = &b.mark
 		} else {
 			known[row.Name] = true
+			m = a.marks[row.Name]
 		}
-		if !a.opts.AboveReceived && row.MaxID < a.markLocked(row.Name, false).high {
+		if m != nil && !a.opts.AboveReceived && row.MaxID < m.high {
 			behind = append(behind, row.Name)
 		}
 	}

@@ -10,7 +10,9 @@
 // on the server, fills leaf_alloc, starts the binary given by -leaf on
 // it, measures, stops it and drops the database. The idle CPU is measured
 // in the last round only. The machine's load average is printed beside
-// each figure: the clients, leaf and the database share its cores.
+// each figure: the clients, leaf and the database share its cores. Given
+// several binaries (-leaf old,new), each round runs each of them in turn,
+// so that a change of the machine's load falls on all of them alike.
 package main
 
 import (
@@ -47,7 +49,7 @@ const clockTicks = 100
 
 func main() {
 	server := flag.String("dsn", "root@tcp(127.0.0.1:3306)/", "DSN of the MySQL server, without a database: each run creates its own")
-	binary := flag.String("leaf", "bin/leaf", "the leaf binary")
+	binaries := flag.String("leaf", "bin/leaf", "the leaf binary, or comma-separated binaries to compare")
 	counts := flag.String("tags", "1000,10000,100000", "comma-separated counts of tags, one run each")
 	clients := flag.Int("clients", 64, "concurrent clients, each with its own connection")
 	idle := flag.Duration("idle", 65*time.Second, "how long to measure the idle CPU; the default holds one tag refresh (every 60s)")
@@ -64,33 +66,44 @@ func main() {
 		}
 		sizes = append(sizes, n)
 	}
-	abs, err := filepath.Abs(*binary)
-	if err != nil {
-		log.Fatal(err)
-	}
 	cfg, err := mysql.ParseDSN(*server)
 	if err != nil {
 		log.Fatalf("-dsn: %v", err)
 	}
-	r := runner{server: cfg, binary: abs, clients: *clients, idle: *idle, addr: fmt.Sprintf("127.0.0.1:%d", *port), keep: *keep}
-	var rows []string
-	for _, n := range sizes {
-		var runs []result
-		for round := range max(*rounds, 1) {
-			res, err := r.run(context.Background(), n, round == max(*rounds, 1)-1)
-			if err != nil {
-				log.Fatalf("%d tags: %v", n, err)
-			}
-			runs = append(runs, res)
+	var runners []runner
+	for _, b := range strings.Split(*binaries, ",") {
+		abs, err := filepath.Abs(b)
+		if err != nil {
+			log.Fatal(err)
 		}
-		rows = append(rows, summary(runs))
+		runners = append(runners, runner{server: cfg, binary: abs, clients: *clients, idle: *idle,
+			addr: fmt.Sprintf("127.0.0.1:%d", *port), keep: *keep})
 	}
-	fmt.Printf("\n%d clients; medians of %d rounds, the range in brackets; idle CPU over %v in the last round\n\n",
-		*clients, max(*rounds, 1), *idle)
-	fmt.Println("| tags | first requests | per second | p50 / p99 | leaf's CPU | again, all loaded | leaf's CPU | RSS per tag | idle CPU |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	for _, row := range rows {
-		fmt.Println(row)
+	n := max(*rounds, 1)
+	rows := make([][]string, len(runners))
+	for _, tags := range sizes {
+		runs := make([][]result, len(runners))
+		for round := range n {
+			for i, r := range runners {
+				res, err := r.run(context.Background(), tags, round == n-1)
+				if err != nil {
+					log.Fatalf("%s, %d tags: %v", r.binary, tags, err)
+				}
+				runs[i] = append(runs[i], res)
+			}
+		}
+		for i := range runners {
+			rows[i] = append(rows[i], summary(runs[i]))
+		}
+	}
+	for i, r := range runners {
+		fmt.Printf("\n%s: %d clients; medians of %d rounds, the range in brackets; idle CPU over %v in the last round\n\n",
+			r.binary, *clients, n, *idle)
+		fmt.Println("| tags | first requests | per second | p50 / p99 | leaf's CPU | again, all loaded | leaf's CPU | RSS per tag | idle CPU |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		for _, row := range rows[i] {
+			fmt.Println(row)
+		}
 	}
 }
 
@@ -383,6 +396,9 @@ func (r runner) start(dsn string) (*server, error) {
 	cmd := exec.Command(r.binary, "serve")
 	cmd.Env = append(os.Environ(), "LEAF_MYSQL_DSN="+dsn, "LEAF_ADDR="+r.addr, "LEAF_LOG_LEVEL=warn")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// Killed with this program: an interrupted run leaves no server
+	// behind (its database stays; its name says which run made it).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
