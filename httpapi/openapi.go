@@ -1,0 +1,23 @@
+package httpapi
+
+import (
+	_ "embed"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// openAPIDocument is the OpenAPI 3.1 description of every route, served at
+// GET /openapi.json. The tests of openapi_test.go hold it to the server:
+// a route missing from it, an operation in it the server does not answer,
+// or an answer that does not match it fails them.
+//
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of the HTTP API.
+func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
+
+func (s *server) openAPI(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPIDocument)
+}
