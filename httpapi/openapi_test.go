@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -653,4 +654,42 @@ func pathParams(t *testing.T, template string, u *url.URL) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestOpenAPIOperationsInREADME: every operation of the document has its
+// row in the README's tables ("`GET /api/segment/get/{tag}`"), and every
+// path that answers HEAD is named where the README says which do.
+func TestOpenAPIOperationsInREADME(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i := strings.Index(readme, "answer HEAD as")
+	if i < 0 {
+		t.Fatal("README.md does not say which paths answer HEAD")
+	}
+	head := readme[strings.LastIndex(readme[:i], "\n\n"):i]
+	for _, op := range slices.Sorted(maps.Keys(operationsOf(loadOpenAPI(t)))) {
+		method, path, _ := strings.Cut(op, " ")
+		if method == http.MethodHead {
+			if !strings.Contains(head, "`"+path+"`") {
+				t.Errorf("README.md does not name %s among the paths that answer HEAD", path)
+			}
+			continue
+		}
+		want := "`" + method + " " + path
+		found := false
+		for rest := readme; !found; {
+			j := strings.Index(rest, want)
+			if j < 0 {
+				break
+			}
+			rest = rest[j+len(want):]
+			found = rest != "" && strings.ContainsRune("`?", rune(rest[0]))
+		}
+		if !found {
+			t.Errorf("README.md has no row for %s %s", method, path)
+		}
+	}
 }
