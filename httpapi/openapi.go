@@ -15,9 +15,6 @@ import (
 //go:embed openapi.json
 var openAPIDocument []byte
 
-// OpenAPI returns the OpenAPI 3.1 document of the HTTP API.
-func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
-
 func (s *server) openAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPIDocument)
 }
