@@ -44,6 +44,9 @@ type oaServer struct {
 	degraded atomic.Bool // makes /readyz degraded
 }
 
+// startOAServer starts a server with every mode on, the admin and status
+// tokens set and two readiness checks the test can fail; or, when on is
+// false, one with every mode off and the admin API unmounted.
 func startOAServer(tb testing.TB, on bool) *oaServer {
 	tb.Helper()
 	s := &oaServer{}
