@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
@@ -150,8 +151,21 @@ func (a *app) open(ctx context.Context) error {
 		return err
 	}
 
+	rpc := grpcapi.Config{
+		Segments:   api.Segments,
+		Snowflake:  api.Snowflake,
+		UUIDs:      uuids,
+		Tags:       api.Tags,
+		AdminToken: a.cfg.adminToken,
+		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Registry:   reg,
+		Logger:     a.log,
+	}
 	a.srv = &http.Server{
-		Handler:           httpapi.New(api),
+		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
+		// every other, over HTTP/1.1 and unencrypted HTTP/2.
+		Handler:           grpcapi.New(rpc, httpapi.New(api)),
+		Protocols:         grpcapi.ServerProtocols(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
 		IdleTimeout:       2 * time.Minute,
