@@ -32,11 +32,11 @@ var errNotReady = errors.New("not ready")
 // real, over a real allocator (on an in-memory store), a real snowflake
 // generator and UUID generator; the HTTP side a stand-in that says so.
 type fixture struct {
-	addr  string
-	store *segmenttest.MemStore
-	reg   *prometheus.Registry
+	addr     string
+	store    *segmenttest.MemStore
+	reg      *prometheus.Registry
 	notReady atomic.Bool // makes Config.Ready fail
-	cfg   grpcapi.Config
+	cfg      grpcapi.Config
 }
 
 // httpStandIn answers every request outside gRPC's paths.
@@ -72,7 +72,7 @@ func newFixture(t testing.TB, edit func(*grpcapi.Config)) *fixture {
 			}
 			return nil
 		},
-		Registry:   f.reg,
+		Registry: f.reg,
 	}
 	if edit != nil {
 		edit(&f.cfg)
