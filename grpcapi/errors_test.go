@@ -136,7 +136,7 @@ func TestModesOff(t *testing.T) {
 // ErrorInfo as a gRPC client.
 func TestConnectErrorsSameCode(t *testing.T) {
 	f := newFixture(t, nil)
-	for name, c := range f.idClients() {
+	for name, c := range f.idClients(t) {
 		_, err := c.GetSegmentId(t.Context(), connect.NewRequest(&leafv1.GetSegmentIdRequest{Tag: "nope"}))
 		if connect.CodeOf(err) != connect.CodeNotFound {
 			t.Errorf("%s: err = %v; want not_found", name, err)

@@ -117,19 +117,21 @@ func (f *fixture) grpcConn(t testing.TB) *grpc.ClientConn {
 
 // h2c is an HTTP client that speaks unencrypted HTTP/2 only, for
 // connect's gRPC protocol.
-func h2c() *http.Client {
+func h2c(t testing.TB) *http.Client {
 	p := new(http.Protocols)
 	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: p}}
+	tr := &http.Transport{Protocols: p}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
 }
 
 // clients are connect clients of the server over each protocol.
-func (f *fixture) idClients() map[string]leafv1connect.IdServiceClient {
+func (f *fixture) idClients(t testing.TB) map[string]leafv1connect.IdServiceClient {
 	return map[string]leafv1connect.IdServiceClient{
 		"connect+proto": leafv1connect.NewIdServiceClient(http.DefaultClient, f.url()),
 		"connect+json":  leafv1connect.NewIdServiceClient(http.DefaultClient, f.url(), connect.WithProtoJSON()),
 		"grpc-web":      leafv1connect.NewIdServiceClient(http.DefaultClient, f.url(), connect.WithGRPCWeb()),
-		"grpc":          leafv1connect.NewIdServiceClient(h2c(), f.url(), connect.WithGRPC()),
+		"grpc":          leafv1connect.NewIdServiceClient(h2c(t), f.url(), connect.WithGRPC()),
 	}
 }
 
