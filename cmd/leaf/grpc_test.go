@@ -1,0 +1,82 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/leafid/leaf/internal/testkit"
+	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
+)
+
+// TestServeGRPC: `leaf serve` answers gRPC on the port of the HTTP API,
+// from the same allocator: ids taken over HTTP and over gRPC follow one
+// another; the admin token is the same; the health service reports ready;
+// /metrics counts the calls.
+func TestServeGRPC(t *testing.T) {
+	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db"), "LEAF_ADMIN_TOKEN": "t0ken-secret"}
+	a := startApp(t, e, "--snowflake-worker-id", "3")
+	cc, err := grpc.NewClient(strings.TrimPrefix(a.base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+
+	admin := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer t0ken-secret")
+	var created leafv1.CreateTagResponse
+	if err := cc.Invoke(admin, "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "orders", Step: new(int64(10))}, &created); err != nil {
+		t.Fatalf("CreateTag: %v", err)
+	}
+	for i := int64(1); i <= 6; i++ {
+		var got int64
+		if i%2 == 1 {
+			var res leafv1.GetSegmentIdResponse
+			if err := cc.Invoke(t.Context(), "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "orders"}, &res); err != nil {
+				t.Fatalf("GetSegmentId: %v", err)
+			}
+			got = res.GetId()
+		} else {
+			code, body := testkit.MustGet(t, a.base+"/api/segment/get/orders")
+			if code != 200 {
+				t.Fatalf("GET = %d %s", code, body)
+			}
+			got, _ = strconv.ParseInt(body, 10, 64)
+		}
+		if got != i {
+			t.Fatalf("id %d = %d", i, got)
+		}
+	}
+	var sf leafv1.DecodeSnowflakeIdResponse
+	var id leafv1.GetSnowflakeIdResponse
+	if err := cc.Invoke(t.Context(), "/leaf.v1.IdService/GetSnowflakeId", &leafv1.GetSnowflakeIdRequest{}, &id); err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.Invoke(t.Context(), "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: id.GetId()}, &sf); err != nil || sf.GetWorkerId() != 3 {
+		t.Fatalf("DecodeSnowflakeId = %v, %v", &sf, err)
+	}
+	if err := cc.Invoke(t.Context(), "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, new(leafv1.ListTagsResponse)); err == nil {
+		t.Fatal("ListTags without the token succeeded")
+	}
+
+	res, err := healthpb.NewHealthClient(cc).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "leaf.v1.IdService"})
+	if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v", res, err)
+	}
+
+	_, body := testkit.MustGet(t, a.base+"/metrics")
+	for _, want := range []string{
+		`leaf_rpc_requests_total{code="ok",procedure="/leaf.v1.IdService/GetSegmentId"} 3`,
+		`leaf_rpc_requests_total{code="unauthenticated",procedure="/leaf.v1.AdminService/ListTags"} 1`,
+		`leaf_ids_issued_total{mode="segment",tag="orders"} 6`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
