@@ -81,6 +81,25 @@ lint:
 tidy-check:
 	$(GO) mod tidy -diff
 
+# The gRPC API (proto/): buf, protoc-gen-go and protoc-gen-connect-go are Go
+# tools pinned in go.mod, so no plugin comes from the network. `make proto`
+# regenerates the code; proto-check lints and checks the format of the
+# .proto files and fails if the generated code in the tree is not what they
+# generate now.
+.PHONY: proto proto-check
+proto:
+	$(GO) tool buf format -w
+	$(GO) tool buf lint
+	$(GO) tool buf generate
+
+proto-check:
+	$(GO) tool buf lint
+	$(GO) tool buf format -d --exit-code
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) tool buf generate -o "$$tmp" && \
+	if diff -r -x '*.proto' proto "$$tmp/proto"; then echo "proto-check: the generated code is current"; \
+	else echo "proto-check: the generated code differs from what proto/ generates: run make proto and commit"; exit 1; fi
+
 compose-check:
 	@if [ -z "$(COMPOSE)" ]; then \
 		echo "compose-check: neither 'docker compose' nor 'docker-compose' is available"; \
