@@ -52,10 +52,11 @@ fuzz:
 	FUZZTIME='$(FUZZTIME)' FUZZ_TARGETS='$(FUZZ_TARGETS)' GO='$(GO)' bash scripts/fuzz.sh
 
 # What CI fuzzes: the whole HTTP edge (real router, allocator and
-# generator) for a short while; every target's seeds also run in make test.
+# generator) and the Connect edge of the gRPC API, each for a short while;
+# every target's seeds also run in make test.
 .PHONY: fuzz-short
 fuzz-short:
-	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP' GO='$(GO)' bash scripts/fuzz.sh
+	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP ./grpcapi:FuzzConnect' GO='$(GO)' bash scripts/fuzz.sh
 
 # The fault suite (faults/): real leaf processes and MariaDB servers, killed,
 # cut off, failed over, and a 3-node Galera cluster, and the alert rules in a
