@@ -71,6 +71,7 @@ func main() {
 const (
 	bareHTTP  = "bare net/http handler, HTTP/1.1"
 	routeHTTP = "GET /api/segment/get/bench, HTTP/1.1"
+	bareH2C   = "bare net/http handler, HTTP/2 (h2c)"
 	bareGRPC  = "bare connect handler, gRPC"
 	routeGRPC = "GetSegmentId, gRPC"
 )
@@ -81,9 +82,9 @@ var onlyCase string
 // A case is one kind of call, made by many callers at once; each call
 // returns how many ids it got.
 type testCase struct {
-	name string
-	call func(ctx context.Context) (int, error)
-	base string // the name of the case it is compared with
+	name  string
+	call  func(ctx context.Context) (int, error)
+	bases []string // the names of the cases it is compared with
 }
 
 func run(rounds int, d time.Duration, workers int) error {
@@ -143,19 +144,32 @@ func run(rounds int, d time.Duration, workers int) error {
 		return 1, err
 	}
 
+	h2cTransport := &http.Transport{Protocols: new(http.Protocols)}
+	h2cTransport.Protocols.SetUnencryptedHTTP2(true)
+	h2cClient := &http.Client{Transport: h2cTransport}
+	getH2C := func(ctx context.Context) (int, error) {
+		resp, err := h2cClient.Get("http://" + bareAddr + "/")
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return 1, nil
+	}
 	cases := []testCase{
 		{name: bareHTTP, call: get("http://" + bareAddr + "/")},
-		{name: routeHTTP, call: get("http://" + leafAddr + "/api/segment/get/bench"), base: bareHTTP},
-		{name: bareGRPC, call: invoke(bareConn, "bench"), base: routeHTTP},
-		{name: routeGRPC, call: invoke(leafConn, "bench"), base: bareGRPC},
-		{name: "GetSegmentId, Connect (proto, HTTP/1.1)", call: connectGet, base: bareHTTP},
-		{name: "GET /api/segment/batch/bench?count=100, HTTP/1.1", base: routeHTTP, call: func(ctx context.Context) (int, error) {
+		{name: routeHTTP, call: get("http://" + leafAddr + "/api/segment/get/bench"), bases: []string{bareHTTP}},
+		{name: bareH2C, call: getH2C, bases: []string{bareHTTP}},
+		{name: bareGRPC, call: invoke(bareConn, "bench"), bases: []string{bareH2C}},
+		{name: routeGRPC, call: invoke(leafConn, "bench"), bases: []string{bareGRPC, routeHTTP}},
+		{name: "GetSegmentId, Connect (proto, HTTP/1.1)", call: connectGet, bases: []string{bareHTTP, routeHTTP}},
+		{name: "GET /api/segment/batch/bench?count=100, HTTP/1.1", bases: []string{routeHTTP}, call: func(ctx context.Context) (int, error) {
 			if _, err := get("http://" + leafAddr + "/api/segment/batch/bench?count=100")(ctx); err != nil {
 				return 0, err
 			}
 			return 100, nil
 		}},
-		{name: "BatchSegmentIds count=100, gRPC", call: batch, base: routeGRPC},
+		{name: "BatchSegmentIds count=100, gRPC", call: batch, bases: []string{routeGRPC}},
 	}
 	if onlyCase != "" {
 		cases = slices.DeleteFunc(cases, func(c testCase) bool { return !strings.Contains(c.name, onlyCase) })
@@ -177,21 +191,29 @@ func run(rounds int, d time.Duration, workers int) error {
 		}
 	}
 
-	med := make([]float64, len(cases))
-	for i := range cases {
-		med[i] = median(results[i])
-	}
-	fmt.Printf("| case | median ids/s | ratio | runs (ids/s) |\n|---|---|---|---|\n")
+	// A ratio is taken within each round, between measurements a few
+	// seconds apart, then the median of the rounds: the machine's load
+	// changes less within a round than across the run.
+	index := func(name string) int { return slices.IndexFunc(cases, func(x testCase) bool { return x.name == name }) }
+	fmt.Printf("| case | median ids/s | ratio: median of the rounds (range) | runs (ids/s) |\n|---|---|---|---|\n")
 	for i, c := range cases {
-		ratio := ""
-		if b := slices.IndexFunc(cases, func(x testCase) bool { return x.name == c.base }); b >= 0 {
-			ratio = fmt.Sprintf("%.2f× %s", med[i]/med[b], c.base)
+		var ratios []string
+		for _, base := range c.bases {
+			b := index(base)
+			if b < 0 {
+				continue
+			}
+			r := make([]float64, len(results[i]))
+			for k := range r {
+				r[k] = results[i][k] / results[b][k]
+			}
+			ratios = append(ratios, fmt.Sprintf("**%.2f×** %s (%.2f–%.2f)", median(r), base, slices.Min(r), slices.Max(r)))
 		}
 		runs := ""
 		for _, v := range results[i] {
 			runs += fmt.Sprintf(" %.0f", v)
 		}
-		fmt.Printf("| %s | %.0f | %s |%s |\n", c.name, med[i], ratio, runs)
+		fmt.Printf("| %s | %.0f | %s |%s |\n", c.name, median(results[i]), strings.Join(ratios, "; "), runs)
 	}
 	return nil
 }
