@@ -89,9 +89,9 @@ const (
 // path goes to the HTTP API.
 var prefixes = []string{"/leaf.v1.", "/grpc.health.v1.", "/grpc.reflection."}
 
-// Owns reports whether a request for path is answered by this package
+// owns reports whether a request for path is answered by this package
 // rather than by the HTTP API.
-func Owns(path string) bool {
+func owns(path string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(path, p) {
 			return true
@@ -137,7 +137,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if Owns(r.URL.Path) {
+		if owns(r.URL.Path) {
 			mux.ServeHTTP(w, r)
 			return
 		}

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
@@ -175,27 +176,38 @@ func run(rounds int, d time.Duration, workers int) error {
 		cases = slices.DeleteFunc(cases, func(c testCase) bool { return !strings.Contains(c.name, onlyCase) })
 	}
 	for _, c := range cases { // warm up: connections, the first segment
-		if _, err := measure(ctx, c, workers, d/3); err != nil {
+		if _, _, err := measure(ctx, c, workers, d/3); err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 	}
-	results := make([][]float64, len(cases))
+	results := make([][]float64, len(cases)) // ids/s
+	perCPU := make([][]float64, len(cases))  // ids per CPU second
 	for r := range rounds {
 		for i, c := range cases {
-			rate, err := measure(ctx, c, workers, d)
+			rate, cpuRate, err := measure(ctx, c, workers, d)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 			results[i] = append(results[i], rate)
-			fmt.Fprintf(os.Stderr, "round %d: %-50s %10.0f ids/s\n", r+1, c.name, rate)
+			perCPU[i] = append(perCPU[i], cpuRate)
+			fmt.Fprintf(os.Stderr, "round %d: %-50s %10.0f ids/s %10.0f ids per CPU second\n", r+1, c.name, rate, cpuRate)
 		}
 	}
+	table(cases, results, "ids/s")
+	fmt.Println()
+	table(cases, perCPU, "ids per CPU second")
+	return nil
+}
+
+// table prints the medians of results, and each case's ratios to its
+// bases.
+func table(cases []testCase, results [][]float64, unit string) {
 
 	// A ratio is taken within each round, between measurements a few
 	// seconds apart, then the median of the rounds: the machine's load
 	// changes less within a round than across the run.
 	index := func(name string) int { return slices.IndexFunc(cases, func(x testCase) bool { return x.name == name }) }
-	fmt.Printf("| case | median ids/s | ratio: median of the rounds (range) | runs (ids/s) |\n|---|---|---|---|\n")
+	fmt.Printf("| case | median %s | ratio: median of the rounds (range) | runs |\n|---|---|---|---|\n", unit)
 	for i, c := range cases {
 		var ratios []string
 		for _, base := range c.bases {
@@ -215,11 +227,22 @@ func run(rounds int, d time.Duration, workers int) error {
 		}
 		fmt.Printf("| %s | %.0f | %s |%s |\n", c.name, median(results[i]), strings.Join(ratios, "; "), runs)
 	}
-	return nil
 }
 
-// measure runs c with workers callers for d and returns ids per second.
-func measure(ctx context.Context, c testCase, workers int, d time.Duration) (float64, error) {
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs c with workers callers for d and returns ids per second of
+// the clock and ids per second of the process's CPU time (client and
+// server together). The second depends far less on what else the machine
+// runs.
+func measure(ctx context.Context, c testCase, workers int, d time.Duration) (float64, float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -227,6 +250,7 @@ func measure(ctx context.Context, c testCase, workers int, d time.Duration) (flo
 		first atomic.Pointer[error]
 		wg    sync.WaitGroup
 	)
+	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
 	for range workers {
@@ -243,10 +267,11 @@ func measure(ctx context.Context, c testCase, workers int, d time.Duration) (flo
 		})
 	}
 	wg.Wait()
+	took, cpu := time.Since(start), cpuTime()-cpu0
 	if p := first.Load(); p != nil {
-		return 0, *p
+		return 0, 0, *p
 	}
-	return float64(ids.Load()) / time.Since(start).Seconds(), nil
+	return float64(ids.Load()) / took.Seconds(), float64(ids.Load()) / cpu.Seconds(), nil
 }
 
 func median(v []float64) float64 {
