@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -170,6 +171,13 @@ func (a *app) open(ctx context.Context) error {
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	if a.cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.tlsCert, a.cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert and --tls-key: %w", err)
+		}
+		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return nil
 }
@@ -356,8 +364,15 @@ func (a *app) addr() string { return a.ln.Addr().String() }
 func (a *app) run(ctx context.Context) error {
 	served := make(chan error, 1)
 	a.serving.Store(true)
-	go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
-	a.log.Info("serving", "addr", a.addr(), "version", version,
+	if a.srv.TLSConfig != nil {
+		// HTTP/1.1 and HTTP/2 (gRPC's) by ALPN. net/http's own refusals
+		// before a handler runs stay plain text here: they are written
+		// inside TLS, where JSONRefusals cannot see them.
+		go func() { served <- a.srv.ServeTLS(a.ln, "", "") }()
+	} else {
+		go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
+	}
+	a.log.Info("serving", "addr", a.addr(), "version", version, "tls", a.srv.TLSConfig != nil,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
 		"status_token", a.cfg.statusToken != "")
 
