@@ -3,6 +3,7 @@ package grpcapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -84,5 +85,48 @@ func TestGrpcurl(t *testing.T) {
 	out, err = grpcurl(t, f, "-d", `{"service":"leaf.v1.IdService"}`, "--", "grpc.health.v1.Health/Check")
 	if err != nil || !strings.Contains(out, `"status": "SERVING"`) {
 		t.Errorf("grpcurl health check: %v\n%s", err, out)
+	}
+}
+
+// TestGRPCHealthProbe: grpc-health-probe, the probe Kubernetes ran before
+// it had gRPC probes of its own (pinned as a tool in go.mod), reports the
+// process and its readiness by its exit status.
+func TestGRPCHealthProbe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds grpc-health-probe")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no go command to run grpc-health-probe with")
+		}
+		t.Skip("no go command to run grpc-health-probe with")
+	}
+	f := newFixture(t, nil)
+	probe := func(service string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the first run builds it
+		defer cancel()
+		out, err := exec.CommandContext(ctx, goTool, "tool", "grpc-health-probe", "-addr", f.addr, "-service", service).CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatalf("grpc-health-probe: %v\n%s", err, out)
+		}
+		return 0, string(out)
+	}
+	for _, svc := range []string{"", "leaf.v1.IdService"} {
+		if code, out := probe(svc); code != 0 || !strings.Contains(out, "SERVING") {
+			t.Errorf("probe of %q = exit %d %s; want 0, SERVING", svc, code, out)
+		}
+	}
+	f.notReady.Store(true)
+	// grpc-health-probe exits 4 for a service that is not serving.
+	if code, out := probe("leaf.v1.IdService"); code != 4 || !strings.Contains(out, "NOT_SERVING") {
+		t.Errorf("probe of a service not ready = exit %d %s; want 4, NOT_SERVING", code, out)
+	}
+	if code, _ := probe(""); code != 0 {
+		t.Errorf("probe of the process while not ready = exit %d; want 0", code)
 	}
 }

@@ -364,7 +364,9 @@ func (a *app) addr() string { return a.ln.Addr().String() }
 func (a *app) run(ctx context.Context) error {
 	served := make(chan error, 1)
 	a.serving.Store(true)
-	if a.srv.TLSConfig != nil {
+	// Read before Serve starts: it sets up the server's TLSConfig.
+	tlsOn := a.srv.TLSConfig != nil
+	if tlsOn {
 		// HTTP/1.1 and HTTP/2 (gRPC's) by ALPN. net/http's own refusals
 		// before a handler runs stay plain text here: they are written
 		// inside TLS, where JSONRefusals cannot see them.
@@ -372,7 +374,7 @@ func (a *app) run(ctx context.Context) error {
 	} else {
 		go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
 	}
-	a.log.Info("serving", "addr", a.addr(), "version", version, "tls", a.srv.TLSConfig != nil,
+	a.log.Info("serving", "addr", a.addr(), "version", version, "tls", tlsOn,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
 		"status_token", a.cfg.statusToken != "")
 
