@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -132,7 +133,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 		services = append(services, adminService)
 	}
 	mux.Handle(grpchealth.NewHandler(&health{ready: cfg.Ready, services: services}, opts...))
-	reflector := grpcreflect.NewStaticReflector(append(services, healthService)...)
+	reflector := grpcreflect.NewStaticReflector(slices.Concat(services, []string{healthService})...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 
