@@ -19,6 +19,12 @@ const (
 	codeTagMisconfigured = "tag_misconfigured"
 	codeUnavailable      = "unavailable"
 	codeInternal         = "internal"
+
+	codeInvalidSpace      = "invalid_space"
+	codeInvalidKey        = "invalid_key"
+	codeUnknownSpace      = "unknown_space"
+	codeSpaceExists       = "space_exists"
+	codeSequenceExhausted = "sequence_exhausted"
 )
 
 var errorCodes = [...]string{
@@ -35,6 +41,11 @@ var errorCodes = [...]string{
 	codeTagMisconfigured,
 	codeUnavailable,
 	codeInternal,
+	codeInvalidSpace,
+	codeInvalidKey,
+	codeUnknownSpace,
+	codeSpaceExists,
+	codeSequenceExhausted,
 }
 
 // ErrorCodes returns every code an error answer of the API may carry

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -77,6 +78,11 @@ func classify(err error) *apiError {
 	if errors.As(err, &te) {
 		tag = te.tag
 	}
+	space := ""
+	var se *spaceError
+	if errors.As(err, &se) {
+		space = se.space
+	}
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -84,6 +90,23 @@ func classify(err error) *apiError {
 		return newError(http.StatusRequestEntityTooLarge, codeInvalidRequest, "request body larger than %d bytes", mbe.Limit)
 	case errors.As(err, &he):
 		return classifyEcho(he)
+
+	case errors.Is(err, sequence.ErrInvalidSpace):
+		return newError(http.StatusBadRequest, codeInvalidSpace, "%s", unwrapSpace(err).Error())
+	case errors.Is(err, sequence.ErrInvalidKey):
+		return newError(http.StatusBadRequest, codeInvalidKey, "%s", unwrapSpace(err).Error())
+	case errors.Is(err, sequence.ErrInvalidStep), errors.Is(err, sequence.ErrInvalidSections):
+		return newError(http.StatusBadRequest, codeInvalidRequest, "%s", unwrapSpace(err).Error())
+	case errors.Is(err, sequence.ErrUnknownSpace):
+		return newError(http.StatusNotFound, codeUnknownSpace, "sequence space %q does not exist", space)
+	case errors.Is(err, sequence.ErrSpaceExists):
+		return newError(http.StatusConflict, codeSpaceExists, "sequence space %q already exists; its step and section count stay as they are", space)
+	case errors.Is(err, sequence.ErrExhausted):
+		return newError(http.StatusGone, codeSequenceExhausted, "a section of sequence space %q has issued its last number: max_seq is at the int64 maximum", space)
+	case errors.Is(err, sequence.ErrClosed):
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the service is shutting down; retry later")
+	case errors.Is(err, sequence.ErrUnavailable):
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "no instance serves the key's section now (the store is unreachable or ownership is moving); retry later")
 
 	case errors.Is(err, segment.ErrInvalidTag):
 		return newError(http.StatusBadRequest, codeInvalidTag, "%s", err.Error())
@@ -131,6 +154,15 @@ func unwrapTag(err error) error {
 	var te *tagError
 	if errors.As(err, &te) {
 		return te.err
+	}
+	return err
+}
+
+// unwrapSpace drops the spaceError wrapper from a message.
+func unwrapSpace(err error) error {
+	var se *spaceError
+	if errors.As(err, &se) {
+		return se.err
 	}
 	return err
 }
