@@ -20,6 +20,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -77,6 +78,7 @@ type app struct {
 	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false
 	gen      *snowflake.Generator // nil with --snowflake=false
+	seq      *sequence.Sequencer  // nil with --sequences=false or --store
 	ln       net.Listener
 	srv      *http.Server
 	serving  atomic.Bool // run has handed the listener to the server
@@ -133,6 +135,19 @@ func (a *app) open(ctx context.Context) error {
 		a.alloc = a.newAllocator(domain.SegmentLoads)
 		api.Segments, domain.Segments = a.alloc, a.alloc
 		api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
+	}
+
+	api.ForwardTimeout = a.cfg.forwardTimeout
+	if a.cfg.sequences {
+		if a.set != nil {
+			a.log.Warn("sequences are not served with several stores (--store): a section's max_seq and lease live in one store; /api/sequence answers 404 not_found")
+		} else {
+			if a.seq, err = a.newSequencer(); err != nil {
+				return err
+			}
+			api.Sequences, domain.Sequences = a.seq, a.seq
+			api.Spaces = spaceAdmin{SpaceAdmin: a.stores[0].st, seq: a.seq}
+		}
 	}
 
 	// UUIDs need no store and no coordination: always served.
@@ -377,6 +392,15 @@ func (a *app) close() error {
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
 		_ = a.ln.Close()
 	}
+	if a.seq != nil {
+		// Stops serving, then clears the leases held here, so that other
+		// instances take the sections at once.
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		if err := a.seq.Close(ctx); err != nil {
+			a.log.Warn("sequences: could not release every section lease; the others take them once they run out", "err", err)
+		}
+		cancel()
+	}
 	if a.alloc != nil {
 		errs = append(errs, a.alloc.Close())
 		a.handBack()
@@ -441,6 +465,64 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 			"runs_out", ends.UTC().Format(time.RFC3339), "layout", gen.Layout().String())
 	}
 	return gen, nil
+}
+
+// newSequencer starts the per-key sequences on the store, advertising
+// --advertise-addr or an address made of the listener's.
+func (a *app) newSequencer() (*sequence.Sequencer, error) {
+	addr := a.cfg.advertiseAddr
+	if addr == "" {
+		addr = defaultAdvertise(a.addr())
+	}
+	q, err := sequence.New(sequence.Options{
+		Store: a.stores[0].st,
+		Addr:  addr,
+		Lease: a.cfg.sequenceLease,
+		OnEvent: func(e sequence.Event) {
+			switch e.Kind {
+			case "error":
+				a.log.Warn("sequences: ownership round failed", "err", e.Err)
+			case "lost":
+				a.log.Warn("sequences: section lost", "space", e.Space, "section", e.Section, "err", e.Err)
+			default:
+				a.log.Info("sequences: section "+e.Kind, "space", e.Space, "section", e.Section)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("sequences ready", "advertise_addr", addr, "member", q.ID(), "lease", q.Lease().String())
+	return q, nil
+}
+
+// defaultAdvertise is the address other instances reach this one at when
+// --advertise-addr is not given: the listen address when it names a host,
+// else the host name and the listen port.
+func defaultAdvertise(listen string) string {
+	host, _, err := net.SplitHostPort(listen)
+	if err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			return listen
+		}
+	}
+	return defaultHolder(listen)
+}
+
+// spaceAdmin is the store's administration of sequence spaces, telling
+// the Sequencer of a created space so that its sections are claimed at
+// once.
+type spaceAdmin struct {
+	httpapi.SpaceAdmin
+	seq *sequence.Sequencer
+}
+
+func (s spaceAdmin) CreateSpace(ctx context.Context, sp sequence.Space) (sequence.Space, error) {
+	created, err := s.SpaceAdmin.CreateSpace(ctx, sp)
+	if err == nil {
+		s.seq.Added(created)
+	}
+	return created, err
 }
 
 // defaultHolder identifies this process to the worker-lease table: the
