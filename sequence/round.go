@@ -61,6 +61,9 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		// it has.
 		owner := ""
 		switch {
+		case r.Live && !mine && r.Addr == me.Addr:
+			// An earlier process on this address, killed: its lease
+			// runs out before anyone serves the section.
 		case r.Live && !mine:
 			owner = r.Addr
 		case !r.Live && winner.ID != me.ID:
