@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/leafid/leaf/sequence"
 )
@@ -314,4 +315,13 @@ func (s *server) adminGetSpace(c echo.Context) error {
 		return &spaceError{space: name, err: err}
 	}
 	return c.JSON(http.StatusOK, toSpaceJSON(sp))
+}
+
+// counterValue reads a counter, for the status page.
+func counterValue(c prometheus.Counter) int64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return 0
+	}
+	return int64(m.GetCounter().GetValue())
 }
