@@ -86,6 +86,10 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		switch {
 		case owned && winner.ID != "" && winner.ID != me.ID:
 			q.handOver(ctx, s, winner)
+		case !owned && mine && winner.ID != me.ID:
+			// Held in the store but not served here (a release that
+			// failed): the renewals above would keep it from the winner.
+			q.handOver(ctx, s, winner)
 		case !owned && winner.ID == me.ID && (!r.Live || mine):
 			if err := q.take(ctx, s, me); err != nil {
 				errs = append(errs, err)
