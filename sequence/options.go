@@ -15,7 +15,8 @@ const (
 
 // Event is something a round did or met, for logs.
 type Event struct {
-	// Kind is "taken", "released", "lost" or "error".
+	// Kind is "taken", "released", "lost", "error" (a round failed) or
+	// "recovered" (a round succeeded after one failed).
 	Kind    string
 	Space   string
 	Section int
@@ -42,8 +43,8 @@ type Options struct {
 	Interval time.Duration
 	// Now is the local clock; time.Now when nil.
 	Now func() time.Time
-	// OnEvent, when set, is told of sections taken, released and lost, and
-	// of rounds that failed.
+	// OnEvent, when set, is told of sections taken, released and lost, of
+	// rounds that failed, and of the first round that succeeded after.
 	OnEvent func(Event)
 }
 

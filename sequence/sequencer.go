@@ -62,10 +62,18 @@ func (q *Sequencer) loop(ctx context.Context) {
 	defer close(q.done)
 	t := time.NewTicker(q.opts.Interval)
 	defer t.Stop()
+	failing := false
 	for {
 		rctx, cancel := context.WithTimeout(ctx, q.opts.Interval+q.opts.Margin)
-		if err := q.Round(rctx); err != nil && ctx.Err() == nil {
+		err := q.Round(rctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			failing = true
 			q.opts.OnEvent(Event{Kind: "error", Err: err})
+		case failing:
+			failing = false
+			q.opts.OnEvent(Event{Kind: "recovered"})
 		}
 		cancel()
 		select {

@@ -474,6 +474,13 @@ func (a *app) newSequencer() (*sequence.Sequencer, error) {
 	if addr == "" {
 		addr = defaultAdvertise(a.addr())
 	}
+	// A failing round is logged when it starts failing, then at most once
+	// a minute while the error stays the same (every round fails while
+	// the store is down), and once when a round succeeds again.
+	var (
+		lastErr    string
+		lastLogged time.Time
+	)
 	q, err := sequence.New(sequence.Options{
 		Store: a.stores[0].st,
 		Addr:  addr,
@@ -481,7 +488,13 @@ func (a *app) newSequencer() (*sequence.Sequencer, error) {
 		OnEvent: func(e sequence.Event) {
 			switch e.Kind {
 			case "error":
-				a.log.Warn("sequences: ownership round failed", "err", e.Err)
+				if msg := e.Err.Error(); msg != lastErr || time.Since(lastLogged) >= time.Minute {
+					lastErr, lastLogged = msg, time.Now()
+					a.log.Warn("sequences: ownership round failed; sections whose lease this instance cannot renew stop being served before it ends", "err", e.Err)
+				}
+			case "recovered":
+				lastErr = ""
+				a.log.Info("sequences: ownership rounds succeed again")
 			case "lost":
 				a.log.Warn("sequences: section lost", "space", e.Space, "section", e.Section, "err", e.Err)
 			default:
