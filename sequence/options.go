@@ -27,6 +27,10 @@ type Event struct {
 type Options struct {
 	// Store keeps the spaces, members and leases. Required.
 	Store Store
+	// Ordered and Tags serve ordered tags; with either nil no tag is
+	// served as ordered (Ordered answers false).
+	Ordered OrderedStore
+	Tags    TagRows
 	// Addr is the address other instances reach this one at (host:port).
 	// Required: requests for sections owned here are forwarded to it.
 	Addr string

@@ -25,7 +25,18 @@ func (q *Sequencer) Round(ctx context.Context) error {
 	for _, s := range spaces {
 		q.add(s)
 	}
-	if len(spaces) == 0 {
+	tags := 0
+	if q.opts.Ordered != nil && q.opts.Tags != nil {
+		names, err := q.opts.Ordered.OrderedTags(ctx)
+		if err != nil {
+			return fmt.Errorf("read ordered tags: %w", err)
+		}
+		for _, t := range names {
+			q.addOrdered(t)
+		}
+		tags = len(names)
+	}
+	if len(spaces) == 0 && tags == 0 {
 		return nil // nothing to serve, no member to be
 	}
 	me := Member{ID: q.opts.ID, Addr: q.opts.Addr}

@@ -17,6 +17,13 @@ type Sequencer struct {
 	mu     sync.RWMutex // protects spaces
 	spaces map[string]*space
 
+	// ordered maps the ordered tags known here to their section, plain
+	// holds tags known to exist and not be ordered; both are replaced
+	// whole under orderedMu and read without a lock.
+	orderedMu sync.Mutex
+	ordered   atomic.Pointer[map[string]*section]
+	plain     atomic.Pointer[map[string]struct{}]
+
 	keysInMemory atomic.Int64
 	taken        atomic.Int64 // sections taken over since the start
 	dropped      atomic.Int64 // sections released or lost since the start
@@ -42,6 +49,8 @@ func New(opts Options) (*Sequencer, error) {
 		return nil, err
 	}
 	q := &Sequencer{opts: opts, spaces: make(map[string]*space), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	q.ordered.Store(&map[string]*section{})
+	q.plain.Store(&map[string]struct{}{})
 	ctx, cancel := context.WithCancel(context.Background())
 	q.stop = cancel
 	if opts.Interval < 0 {
@@ -174,6 +183,9 @@ func (q *Sequencer) add(s Space) *space {
 
 // lookup is a known section, or nil.
 func (q *Sequencer) lookup(spaceName string, index int) *section {
+	if index == OrderedSection {
+		return (*q.ordered.Load())[spaceName]
+	}
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	sp := q.spaces[spaceName]
@@ -195,6 +207,9 @@ func (q *Sequencer) each(f func(*section)) {
 		for _, s := range sp.sections {
 			f(s)
 		}
+	}
+	for _, s := range *q.ordered.Load() {
+		f(s)
 	}
 }
 
