@@ -46,7 +46,7 @@ func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
 	if _, ok := (*q.ordered.Load())[tag]; ok {
 		return true, nil
 	}
-	if _, ok := (*q.plain.Load())[tag]; ok {
+	if _, ok := q.plain.Load(tag); ok {
 		return false, nil
 	}
 	if q.opts.Ordered == nil {
@@ -55,17 +55,13 @@ func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
 	exists, ordered, err := q.opts.Ordered.TagOrdered(ctx, tag)
 	switch {
 	case err != nil:
-		return false, fmt.Errorf("%w: is the tag ordered: %w", ErrUnavailable, err)
+		return false, fmt.Errorf("is the tag ordered: %w", err) // the store's own error
 	case ordered:
 		q.addOrdered(tag)
 		q.Kick()
 		return true, nil
 	case exists:
-		q.orderedMu.Lock()
-		next := maps.Clone(*q.plain.Load())
-		next[tag] = struct{}{}
-		q.plain.Store(&next)
-		q.orderedMu.Unlock()
+		q.plain.Store(tag, struct{}{})
 	}
 	return false, nil
 }

@@ -17,12 +17,13 @@ type Sequencer struct {
 	mu     sync.RWMutex // protects spaces
 	spaces map[string]*space
 
-	// ordered maps the ordered tags known here to their section, plain
-	// holds tags known to exist and not be ordered; both are replaced
-	// whole under orderedMu and read without a lock.
+	// ordered maps the ordered tags known here to their section; it is
+	// replaced whole under orderedMu and read without a lock. plain holds
+	// the tags known to exist and not be ordered (as many as the tags
+	// served: a sync.Map, whose reads of stable keys take no lock).
 	orderedMu sync.Mutex
 	ordered   atomic.Pointer[map[string]*section]
-	plain     atomic.Pointer[map[string]struct{}]
+	plain     sync.Map
 
 	keysInMemory atomic.Int64
 	taken        atomic.Int64 // sections taken over since the start
@@ -50,7 +51,6 @@ func New(opts Options) (*Sequencer, error) {
 	}
 	q := &Sequencer{opts: opts, spaces: make(map[string]*space), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	q.ordered.Store(&map[string]*section{})
-	q.plain.Store(&map[string]struct{}{})
 	ctx, cancel := context.WithCancel(context.Background())
 	q.stop = cancel
 	if opts.Interval < 0 {

@@ -376,7 +376,10 @@ var (
 const (
 	insertOrderedTag = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)`
 	selectOrdered    = `SELECT space FROM leaf_seq_section WHERE section = -1 ORDER BY space`
-	countOrdered     = `SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND section = -1`
+	// selectTagOrdered counts the tag's rows in leaf_alloc and its lease
+	// rows. Args: tag, tag.
+	selectTagOrdered = `SELECT (SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?) AS alloc_rows,
+  (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND section = -1) AS ordered_rows`
 )
 
 // CreateOrderedTag creates a tag whose ids strictly increase across the
@@ -429,29 +432,27 @@ func (s *Store) OrderedTags(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// TagOrdered says whether the tag has a row, and whether it is ordered.
+// TagOrdered says whether the tag has a row, and whether it is ordered,
+// in one read: it is asked once per tag an instance serves. A row that
+// only the column's collation matches ("ORDERS" for "orders") counts as
+// existing: no ordered tag of that name can be created beside it.
 func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error) {
+	var r struct {
+		Rows    int `db:"alloc_rows"`
+		Ordered int `db:"ordered_rows"`
+	}
 	err = s.call(ctx, true, func(ctx context.Context) error {
-		_, err := s.readTag(ctx, tag)
-		switch {
-		case errors.Is(err, segment.ErrUnknownTag):
-			exists = false
+		err := sqlx.GetContext(ctx, s.db, &r, selectTagOrdered, tag, tag)
+		if isCharsetMismatch(err) {
+			r.Rows, r.Ordered = 0, 0
 			return nil
-		case err != nil:
-			return err
 		}
-		exists = true
-		var n int
-		if err := s.db.GetContext(ctx, &n, countOrdered, tag); err != nil {
-			return err
-		}
-		ordered = n > 0
-		return nil
+		return err
 	})
 	if err != nil {
 		return false, false, fmt.Errorf("is tag %q ordered: %w", tag, err)
 	}
-	return exists, ordered, nil
+	return r.Rows > 0, r.Ordered > 0, nil
 }
 
 // RaiseTag raises the tag's max_id by its row's step and returns the range
