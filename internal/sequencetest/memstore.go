@@ -313,3 +313,10 @@ func (o *OrderedTags) RaiseTag(_ context.Context, tag string) (int64, int64, err
 	o.rows[tag] = maxID + o.step
 	return maxID, maxID + o.step - 1, nil
 }
+
+// SetMaxID sets a tag's max_id: its next range starts there.
+func (o *OrderedTags) SetMaxID(tag string, maxID int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rows[tag] = maxID
+}
