@@ -244,8 +244,8 @@ func (q *Sequencer) Close(ctx context.Context) error {
 // Stats are the Sequencer's figures, for metrics and the status page.
 type Stats struct {
 	Spaces        int
-	Sections      int   // sections of every space
-	SectionsOwned int   // sections served here now
+	Sections      int   // sections of every space, and one per ordered tag
+	SectionsOwned int   // sections (ordered tags included) served here now
 	KeysInMemory  int64 // keys with a counter here
 	Taken         int64 // sections taken over since the start
 	Dropped       int64 // sections released or lost since the start
