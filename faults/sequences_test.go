@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,10 +36,13 @@ func TestSequenceOwnersKilled(t *testing.T) {
 		killEvery = 4 * time.Second
 		lease     = 2 * time.Second
 		sections  = 64
+		// orderedWorkers ask for ids of an ordered tag beside.
+		orderedWorkers = 4
 	)
 	dsn := storetest.MySQL(t)
 	leafCommand(t, "migrate", "--mysql-dsn", dsn)
 	leafCommand(t, "sequence", "add", "inbox", "--step", "100", "--sections", strconv.Itoa(sections), "--mysql-dsn", dsn)
+	leafCommand(t, "tag", "add", "ordered", "--ordered", "--step", "100", "--mysql-dsn", dsn)
 	ins := newInstances(t, "sequence-owners-killed", 3, func(int) []string {
 		return []string{"--mysql-dsn", dsn, "--sequence-lease", lease.String(), "--snowflake=false"}
 	})
@@ -114,6 +118,48 @@ func TestSequenceOwnersKilled(t *testing.T) {
 	// The killer. After each kill and restart, it waits until the three
 	// instances own every section again, and records how long after the
 	// kill that was.
+	// Callers of the ordered tag, at any instance: every call's id, and
+	// when the call started and ended.
+	var (
+		orderedMu    sync.Mutex
+		orderedCalls []orderedCall
+	)
+	for w := range orderedWorkers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 5))
+			for ctx.Err() == nil {
+				target := ins[rng.IntN(len(ins))]
+				start := time.Now()
+				resp, err := client.Get(target.base() + "/api/segment/get/ordered")
+				if err != nil {
+					refused.Add(1)
+					continue
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				end := time.Now()
+				switch resp.StatusCode {
+				case http.StatusOK:
+				case http.StatusServiceUnavailable:
+					unavailable.Add(1)
+					time.Sleep(20 * time.Millisecond)
+					continue
+				default:
+					problem("ordered: %d %s", resp.StatusCode, body)
+					continue
+				}
+				id, err := strconv.ParseInt(string(body), 10, 64)
+				if err != nil {
+					problem("ordered: %q", body)
+					continue
+				}
+				orderedMu.Lock()
+				orderedCalls = append(orderedCalls, orderedCall{id: id, start: start, end: end})
+				orderedMu.Unlock()
+			}
+		})
+	}
+
 	clk := newClock()
 	kills := 0
 	var moves []time.Duration
@@ -131,7 +177,7 @@ func TestSequenceOwnersKilled(t *testing.T) {
 		}
 		kills++
 		for time.Since(at) < 10*lease {
-			if sectionsOwned(client, ins) == sections {
+			if sectionsOwned(client, ins) == sections+1 { // the ordered tag's too
 				moves = append(moves, time.Since(at))
 				break
 			}
@@ -165,6 +211,10 @@ func TestSequenceOwnersKilled(t *testing.T) {
 	// and the winners ran a round (a quarter of a lease), plus the time to
 	// restart it and read the metrics.
 	r.bound("sections_move_in_time", len(moves) == kills && longest < 2*lease, "%d of %d kills measured, longest %v, lease %v", len(moves), kills, longest, lease)
+	outOfOrder := checkOrdered(orderedCalls)
+	r.add("ordered_ids", len(orderedCalls))
+	r.bound("ordered_ids_in_order", outOfOrder == 0 && len(orderedCalls) > 0,
+		"%d of %d ordered ids not above an id whose call ended before theirs began", outOfOrder, len(orderedCalls))
 	r.bound("no_repeat_no_decrease", len(problems) == 0, "%d problems, first: %v", len(problems), problems)
 	r.bound("numbers_issued", numbers.Load() > int64(keys), "%d numbers for %d keys", numbers.Load(), keys)
 	r.print()
@@ -216,4 +266,56 @@ func sectionsOwned(c *http.Client, ins []*instance) int {
 		}
 	}
 	return total
+}
+
+// orderedCall is one id of an ordered tag and when its call ran.
+type orderedCall struct {
+	id         int64
+	start, end time.Time
+}
+
+// checkOrdered counts the ids that are not above every id whose call
+// ended before theirs started (a duplicate counts too): ids of an ordered
+// tag strictly increase in the order they are issued, whichever instance
+// issued them.
+func checkOrdered(calls []orderedCall) int {
+	byStart := slices.Clone(calls)
+	slices.SortFunc(byStart, func(a, b orderedCall) int { return a.start.Compare(b.start) })
+	byEnd := slices.Clone(calls)
+	slices.SortFunc(byEnd, func(a, b orderedCall) int { return a.end.Compare(b.end) })
+	bad, j := 0, 0
+	var highest int64 // the highest id of the calls ended so far
+	seen := make(map[int64]bool, len(calls))
+	for _, c := range byStart {
+		for j < len(byEnd) && byEnd[j].end.Before(c.start) {
+			highest = max(highest, byEnd[j].id)
+			j++
+		}
+		if c.id <= highest || seen[c.id] {
+			bad++
+		}
+		seen[c.id] = true
+	}
+	return bad
+}
+
+func TestCheckOrdered(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, int64(ms)*int64(time.Millisecond)) }
+	call := func(id int64, start, end int) orderedCall { return orderedCall{id: id, start: at(start), end: at(end)} }
+	for _, tc := range []struct {
+		name  string
+		calls []orderedCall
+		bad   int
+	}{
+		{"in order", []orderedCall{call(1, 0, 1), call(2, 2, 3), call(3, 4, 5)}, 0},
+		{"lower after", []orderedCall{call(5, 0, 1), call(3, 2, 3)}, 1},
+		{"overlapping calls may cross", []orderedCall{call(5, 0, 3), call(3, 1, 2)}, 0},
+		{"twice", []orderedCall{call(4, 0, 3), call(4, 1, 2)}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := checkOrdered(tc.calls); got != tc.bad {
+				t.Fatalf("checkOrdered = %d, want %d", got, tc.bad)
+			}
+		})
+	}
 }
