@@ -26,6 +26,12 @@ var (
 	ErrMisconfigured    = errors.New("tag misconfigured")     // tag_misconfigured: the row's step is below 1
 	ErrInternal         = errors.New("internal server error") // internal, or an answer that makes no sense
 
+	ErrInvalidSpace      = errors.New("invalid sequence space")     // invalid_space
+	ErrInvalidKey        = errors.New("invalid sequence key")       // invalid_key: empty, over 256 bytes or not UTF-8
+	ErrUnknownSpace      = errors.New("unknown sequence space")     // unknown_space
+	ErrSpaceExists       = errors.New("sequence space exists")      // space_exists
+	ErrSequenceExhausted = errors.New("sequence section exhausted") // sequence_exhausted: max_seq is the int64 maximum
+
 	// ErrUnavailable is the code unavailable, and every failure to reach
 	// a server: retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
@@ -49,6 +55,11 @@ var sentinels = map[string]error{
 	"tag_misconfigured":  ErrMisconfigured,
 	"unavailable":        ErrUnavailable,
 	"internal":           ErrInternal,
+	"invalid_space":      ErrInvalidSpace,
+	"invalid_key":        ErrInvalidKey,
+	"unknown_space":      ErrUnknownSpace,
+	"space_exists":       ErrSpaceExists,
+	"sequence_exhausted": ErrSequenceExhausted,
 }
 
 // Error is one failed request to one endpoint: an error answer of the

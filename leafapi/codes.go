@@ -29,6 +29,12 @@ const (
 	TagMisconfigured = "tag_misconfigured"
 	Unavailable      = "unavailable"
 	Internal         = "internal"
+
+	InvalidSpace      = "invalid_space"
+	InvalidKey        = "invalid_key"
+	UnknownSpace      = "unknown_space"
+	SpaceExists       = "space_exists"
+	SequenceExhausted = "sequence_exhausted"
 )
 
 // codeInfo is one row of the table: a code, the HTTP status it is
@@ -63,6 +69,12 @@ var table = [...]codeInfo{
 	{TagMisconfigured, http.StatusInternalServerError, connect.CodeFailedPrecondition},
 	{Unavailable, http.StatusServiceUnavailable, connect.CodeUnavailable},
 	{Internal, http.StatusInternalServerError, connect.CodeInternal},
+	{InvalidSpace, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{InvalidKey, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{UnknownSpace, http.StatusNotFound, connect.CodeNotFound},
+	{SpaceExists, http.StatusConflict, connect.CodeAlreadyExists},
+	// A section's max_seq reached the int64 maximum, as tag_exhausted.
+	{SequenceExhausted, http.StatusGone, connect.CodeResourceExhausted},
 }
 
 // Codes returns every code an error answer of the API may carry (README.md,

@@ -58,19 +58,24 @@ func TestStatusAndGRPCCode(t *testing.T) {
 		status int
 		grpc   connect.Code
 	}{
-		leafapi.InvalidTag:       {http.StatusBadRequest, connect.CodeInvalidArgument},
-		leafapi.InvalidID:        {http.StatusBadRequest, connect.CodeInvalidArgument},
-		leafapi.InvalidCount:     {http.StatusBadRequest, connect.CodeInvalidArgument},
-		leafapi.InvalidRequest:   {http.StatusBadRequest, connect.CodeInvalidArgument},
-		leafapi.Unauthorized:     {http.StatusUnauthorized, connect.CodeUnauthenticated},
-		leafapi.UnknownTag:       {http.StatusNotFound, connect.CodeNotFound},
-		leafapi.NotFound:         {http.StatusNotFound, connect.CodeUnimplemented},
-		leafapi.MethodNotAllowed: {http.StatusMethodNotAllowed, connect.CodeUnimplemented},
-		leafapi.TagExists:        {http.StatusConflict, connect.CodeAlreadyExists},
-		leafapi.TagExhausted:     {http.StatusGone, connect.CodeResourceExhausted},
-		leafapi.TagMisconfigured: {http.StatusInternalServerError, connect.CodeFailedPrecondition},
-		leafapi.Unavailable:      {http.StatusServiceUnavailable, connect.CodeUnavailable},
-		leafapi.Internal:         {http.StatusInternalServerError, connect.CodeInternal},
+		leafapi.InvalidTag:        {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.InvalidID:         {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.InvalidCount:      {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.InvalidRequest:    {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.Unauthorized:      {http.StatusUnauthorized, connect.CodeUnauthenticated},
+		leafapi.UnknownTag:        {http.StatusNotFound, connect.CodeNotFound},
+		leafapi.NotFound:          {http.StatusNotFound, connect.CodeUnimplemented},
+		leafapi.MethodNotAllowed:  {http.StatusMethodNotAllowed, connect.CodeUnimplemented},
+		leafapi.TagExists:         {http.StatusConflict, connect.CodeAlreadyExists},
+		leafapi.TagExhausted:      {http.StatusGone, connect.CodeResourceExhausted},
+		leafapi.TagMisconfigured:  {http.StatusInternalServerError, connect.CodeFailedPrecondition},
+		leafapi.Unavailable:       {http.StatusServiceUnavailable, connect.CodeUnavailable},
+		leafapi.Internal:          {http.StatusInternalServerError, connect.CodeInternal},
+		leafapi.InvalidSpace:      {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.InvalidKey:        {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.UnknownSpace:      {http.StatusNotFound, connect.CodeNotFound},
+		leafapi.SpaceExists:       {http.StatusConflict, connect.CodeAlreadyExists},
+		leafapi.SequenceExhausted: {http.StatusGone, connect.CodeResourceExhausted},
 	}
 	for _, code := range leafapi.Codes() {
 		w, ok := want[code]
