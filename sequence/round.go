@@ -81,7 +81,10 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		s.mu.Unlock()
 
 		switch {
-		case owned && winner.ID != "" && winner.ID != me.ID:
+		case (owned || mine) && winner.ID != "" && winner.ID != me.ID:
+			// Also a lease held here but not served (a handover whose
+			// release failed): the renewal above keeps it alive, so
+			// the winner could never take it unless it is cleared.
 			q.handOver(ctx, s, winner)
 		case !owned && winner.ID == me.ID && (!r.Live || mine):
 			if err := q.take(ctx, s, me); err != nil {
