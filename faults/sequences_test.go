@@ -855,7 +855,7 @@ func (c *seqChecker) record(key int, e seqEntry) {
 		c.example(key, "duplicate", e, other)
 	case !e.current && e.lo <= before, e.current && e.lo < before:
 		for i := range h.win[:idx] {
-			if h.win[i].hi >= e.lo {
+			if o := h.win[i].hi; o > e.lo || !e.current && o == e.lo {
 				other = &h.win[i]
 				break
 			}
