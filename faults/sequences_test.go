@@ -512,6 +512,7 @@ type seqWorker struct {
 	id      int
 	rng     *rand.Rand
 	samples []seqSample
+	walkKey int            // the key of the walk this worker asks for until it gets a number; -1: the next
 	errs    map[string]int // failures without an answer, by kind; answers not 200, by status and code
 }
 
@@ -551,7 +552,7 @@ func startSeqLoad(tb testing.TB, clk clock, targets []*instance, keys, workers i
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	for i := range workers {
-		w := &seqWorker{l: l, id: i, errs: map[string]int{},
+		w := &seqWorker{l: l, id: i, walkKey: -1, errs: map[string]int{},
 			rng: rand.New(rand.NewPCG(uint64(i)+1, uint64(time.Now().UnixNano())))}
 		l.workers = append(l.workers, w)
 	}
@@ -597,18 +598,28 @@ func (w *seqWorker) run() {
 // when the load was stopped meanwhile.
 func (w *seqWorker) request(target int) (s seqSample, ok bool) {
 	l := w.l
-	// A fifth of the requests go to the hot keys; of the others, half to
-	// any key and half to the next of a walk through every key, so that
-	// every key is called.
+	// A fifth of the requests go to the hot keys, a fifth to any key, and
+	// the others walk through every key: a worker asks for its key of the
+	// walk again until it got a number, so that every key gets some.
 	var key int
+	walk := false
 	switch r := w.rng.IntN(10); {
 	case r < 2:
 		key = w.rng.IntN(l.hot)
-	case r < 6:
+	case r < 4:
 		key = w.rng.IntN(len(l.keyNames))
 	default:
-		key = int(l.walk.Add(seqWalkStride) % uint64(len(l.keyNames)))
+		walk = true
+		if w.walkKey < 0 {
+			w.walkKey = int(l.walk.Add(seqWalkStride) % uint64(len(l.keyNames)))
+		}
+		key = w.walkKey
 	}
+	defer func() {
+		if walk && s.status == http.StatusOK {
+			w.walkKey = -1
+		}
+	}()
 	s = seqSample{key: int32(key), target: int8(target)}
 	switch r := w.rng.IntN(10); {
 	case r < 7:
