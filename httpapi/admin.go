@@ -17,6 +17,8 @@ type tagJSON struct {
 	Step        int64  `json:"step"`
 	Description string `json:"description"`
 	UpdateTime  string `json:"update_time"`
+	// Ordered is shown in the answer of a creation with "ordered": true.
+	Ordered bool `json:"ordered,omitempty"`
 }
 
 func toTagJSON(t segment.Tag) tagJSON {
@@ -35,6 +37,7 @@ const (
 	fieldStep        = "step"
 	fieldMaxID       = "max_id"
 	fieldDescription = "description"
+	fieldOrdered     = "ordered"
 )
 
 func (s *server) tagsOff() error {
@@ -45,7 +48,11 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if s.cfg.Tags == nil {
 		return s.tagsOff()
 	}
-	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription)
+	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription, fieldOrdered)
+	if err != nil {
+		return err
+	}
+	ordered, err := body.bool(fieldOrdered)
 	if err != nil {
 		return err
 	}
@@ -68,6 +75,19 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	}
 	if err := t.Validate(); err != nil {
 		return err
+	}
+	if ordered {
+		oa, ok := s.cfg.Tags.(OrderedTagAdmin)
+		if !ok || s.cfg.Ordered == nil {
+			return newError(http.StatusBadRequest, codeInvalidRequest, "ordered tags are not served here: they need sequences on and one store")
+		}
+		created, err := oa.CreateOrderedTag(c.Request().Context(), t)
+		if err != nil {
+			return withTag(t.Name, err)
+		}
+		out := toTagJSON(created)
+		out.Ordered = true
+		return c.JSON(http.StatusCreated, out)
 	}
 	created, err := s.cfg.Tags.CreateTag(c.Request().Context(), t)
 	if err != nil {

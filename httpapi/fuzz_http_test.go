@@ -124,6 +124,11 @@ var httpSeeds = [][4]string{
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"max_id":"9000000000000000000"}`},
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"step":1000000}`},
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer wrong", `{"step":1}`},
+	{"GET", "/api/segment/get/ordered", "", ""},
+	{"GET", "/api/segment/batch/ordered?count=25", "", ""},
+	{"GET", "/api/segment/range/ordered?count=5", "", ""},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o2","ordered":true}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o3","ordered":1}`},
 	{"GET", "/api/sequence/next/inbox/alice", "", ""},
 	{"GET", "/api/sequence/next/inbox/%E4%BC%9A%E8%AF%9D%2F1", "", ""},
 	{"GET", "/api/sequence/next/inbox/a%FFb", "", ""},
@@ -182,7 +187,12 @@ func FuzzHTTP(f *testing.F) {
 	if _, err := seqStore.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 10, Sections: 4}); err != nil {
 		f.Fatal(err)
 	}
-	seqs, err := sequence.New(sequence.Options{Store: seqStore, Addr: "self:1", Lease: time.Hour, Interval: -1})
+	// An ordered tag, whose ids are far above the other tags' so that
+	// segIDs holds them all.
+	ordered := sequencetest.NewOrderedTags(seqStore, 10)
+	ordered.Create("ordered", true)
+	ordered.SetMaxID("ordered", 1<<62)
+	seqs, err := sequence.New(sequence.Options{Store: seqStore, Ordered: ordered, Tags: ordered, Addr: "self:1", Lease: time.Hour, Interval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -192,7 +202,7 @@ func FuzzHTTP(f *testing.F) {
 	}
 	e := httpapi.New(httpapi.Config{
 		Segments: alloc, Snowflake: gen, Tags: store, AdminToken: fuzzToken,
-		Sequences: seqs, Spaces: seqStore,
+		Sequences: seqs, Spaces: seqStore, Ordered: seqs,
 		Registry: prometheus.NewRegistry(),
 	})
 	var segIDs, snowIDs idSet

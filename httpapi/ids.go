@@ -30,6 +30,9 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if served, err := s.serveOrdered(c, tag, 1, form, false); served {
+		return err
+	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
 	if err != nil {
 		return withTag(tag, err)
@@ -47,6 +50,9 @@ func (s *server) segmentBatch(c echo.Context) error {
 	}
 	n, form, err := batchQuery(c, MaxCount)
 	if err != nil {
+		return err
+	}
+	if served, err := s.serveOrdered(c, tag, n, form, true); served {
 		return err
 	}
 	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
@@ -79,6 +85,9 @@ func (s *server) segmentRange(c echo.Context) error {
 	}
 	n, err := queryCount(q, MaxRangeCount)
 	if err != nil {
+		return err
+	}
+	if err := s.refuseOrderedRange(c, tag); err != nil {
 		return err
 	}
 	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/leafid/leaf/sequence"
 )
@@ -190,12 +191,18 @@ func (s *server) sequenceError(c echo.Context, space string, err error) error {
 	if !errors.As(err, &no) {
 		return &spaceError{space: space, err: err}
 	}
+	return s.toOwner(c, no.Addr)
+}
+
+// toOwner forwards the request to the owner at addr, unless it was
+// forwarded here already: then it is a 503, never forwarded again.
+func (s *server) toOwner(c echo.Context, addr string) error {
 	if c.Request().Header.Get(HeaderForwarded) != "" {
 		s.fwd.forwards.WithLabelValues(forwardRefused).Inc()
 		return newError(http.StatusServiceUnavailable, codeUnavailable,
-			"this instance does not own the key's section either (ownership is moving); retry later")
+			"this instance does not own the key's section or the tag either (ownership is moving); retry later")
 	}
-	return s.forward(c, no.Addr)
+	return s.forward(c, addr)
 }
 
 // forward sends the request to the owner at addr and answers with its
@@ -212,13 +219,13 @@ func (s *server) forward(c echo.Context, addr string) error {
 	if err != nil {
 		s.fwd.forwards.WithLabelValues(forwardFailed).Inc()
 		s.log.DebugContext(req.Context(), "sequence forward failed", "owner", addr, "err", err)
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the owner of the key's section did not answer; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the owner did not answer; retry later")
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody))
 	if err != nil {
 		s.fwd.forwards.WithLabelValues(forwardFailed).Inc()
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the owner of the key's section did not answer; retry later")
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "the owner did not answer; retry later")
 	}
 	s.fwd.forwards.WithLabelValues(forwardOK).Inc()
 	h := c.Response().Header()
@@ -314,4 +321,13 @@ func (s *server) adminGetSpace(c echo.Context) error {
 		return &spaceError{space: name, err: err}
 	}
 	return c.JSON(http.StatusOK, toSpaceJSON(sp))
+}
+
+// counterValue reads a counter, for the status page.
+func counterValue(c prometheus.Counter) int64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return 0
+	}
+	return int64(m.GetCounter().GetValue())
 }

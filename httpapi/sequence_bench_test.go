@@ -106,3 +106,28 @@ func BenchmarkLoopback(b *testing.B) {
 	b.Run("sequence-owner", func(b *testing.B) { benchGet(b, owner+"/api/sequence/next/inbox/alice") })
 	b.Run("sequence-forwarded", func(b *testing.B) { benchGet(b, other+"/api/sequence/next/inbox/alice") })
 }
+
+// BenchmarkSegmentGetWithOrderedCheck is BenchmarkSegmentGet as leaf
+// serve runs it with sequences on: every get first asks whether the tag
+// is ordered (known not to be, from memory).
+func BenchmarkSegmentGetWithOrderedCheck(b *testing.B) {
+	st := sequencetest.NewMemStore(time.Now)
+	tags := sequencetest.NewOrderedTags(st, 10)
+	tags.Create("bench", false)
+	q, err := sequence.New(sequence.Options{Store: st, Ordered: tags, Tags: tags, Addr: "self:1", Lease: time.Hour, Interval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = q.Close(context.Background()) })
+	alloc := segment.New(segmenttest.New(segment.Tag{Name: "bench", MaxID: 1, Step: segment.MaxStep}), segment.Options{RefreshInterval: -1})
+	b.Cleanup(func() { alloc.Close() })
+	h := httpapi.New(httpapi.Config{Segments: alloc, Ordered: q, Registry: prometheus.NewRegistry()})
+	req := httptest.NewRequest(http.MethodGet, "/api/segment/get/bench", nil)
+	w := &discard{h: http.Header{}}
+	h.ServeHTTP(w, req)
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, req)
+	}
+}

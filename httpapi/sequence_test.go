@@ -234,3 +234,23 @@ func TestSequenceForwarding(t *testing.T) {
 		t.Fatalf("forward to a dead owner: %d %v", code, h)
 	}
 }
+
+func TestSequenceStatusJSON(t *testing.T) {
+	v, _ := newSequenceEnv(t)
+	v.do(t, http.MethodGet, "/api/sequence/next/inbox/alice", nil)
+	rec := v.do(t, http.MethodGet, "/status.json", nil)
+	var out struct {
+		Sequence *struct {
+			Spaces        int   `json:"spaces"`
+			Sections      int   `json:"sections"`
+			SectionsOwned int   `json:"sections_owned"`
+			KeysInMemory  int64 `json:"keys_in_memory"`
+			Taken         int64 `json:"sections_taken"`
+			Forwards      int64 `json:"forwards"`
+		} `json:"sequence"`
+	}
+	decodeBody(t, rec, &out)
+	if s := out.Sequence; s == nil || s.Spaces != 1 || s.Sections != 4 || s.SectionsOwned != 4 || s.KeysInMemory != 1 || s.Taken != 4 {
+		t.Fatalf("status.json sequence = %+v; body %s", out.Sequence, rec.Body)
+	}
+}

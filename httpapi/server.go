@@ -80,6 +80,9 @@ type Config struct {
 	// Spaces backs the admin sequence routes; nil makes them answer 404
 	// not_found.
 	Spaces SpaceAdmin
+	// Ordered serves the ordered segment tags; nil serves every tag from
+	// Segments.
+	Ordered OrderedTags
 	// ForwardTimeout bounds a sequence request forwarded to the owner of
 	// the key's section; DefaultForwardTimeout when 0.
 	ForwardTimeout time.Duration
@@ -135,7 +138,7 @@ func New(cfg Config) *echo.Echo {
 		log:     cfg.Logger,
 		metrics: newHTTPMetrics(cfg.Registry),
 	}
-	if cfg.Sequences != nil {
+	if cfg.Sequences != nil || cfg.Ordered != nil {
 		s.fwd = newForwarder(cfg.Registry, cfg.ForwardTimeout)
 	}
 	if cfg.AdminToken != "" {

@@ -15,9 +15,9 @@ type Sequences interface {
 // space or key.
 var (
 	seqSectionsDesc = prometheus.NewDesc("leaf_sequence_sections",
-		"Sections of every sequence space known to this process.", nil, nil)
+		"Sections of every sequence space known to this process, and its ordered tags (one section each).", nil, nil)
 	seqOwnedDesc = prometheus.NewDesc("leaf_sequence_sections_owned",
-		"Sequence sections this process serves now, under a live lease.", nil, nil)
+		"Sequence sections (ordered tags included) this process serves now, under a live lease.", nil, nil)
 	seqKeysDesc = prometheus.NewDesc("leaf_sequence_keys_in_memory",
 		"Sequence keys with a counter in this process's memory.", nil, nil)
 	seqMovesDesc = prometheus.NewDesc("leaf_sequence_ownership_moves_total",

@@ -15,7 +15,8 @@ const (
 
 // Event is something a round did or met, for logs.
 type Event struct {
-	// Kind is "taken", "released", "lost" or "error".
+	// Kind is "taken", "released", "lost", "error" (a round failed) or
+	// "recovered" (a round succeeded after one failed).
 	Kind    string
 	Space   string
 	Section int
@@ -26,6 +27,10 @@ type Event struct {
 type Options struct {
 	// Store keeps the spaces, members and leases. Required.
 	Store Store
+	// Ordered and Tags serve ordered tags; with either nil no tag is
+	// served as ordered (Ordered answers false).
+	Ordered OrderedStore
+	Tags    TagRows
 	// Addr is the address other instances reach this one at (host:port).
 	// Required: requests for sections owned here are forwarded to it.
 	Addr string
@@ -42,8 +47,8 @@ type Options struct {
 	Interval time.Duration
 	// Now is the local clock; time.Now when nil.
 	Now func() time.Time
-	// OnEvent, when set, is told of sections taken, released and lost, and
-	// of rounds that failed.
+	// OnEvent, when set, is told of sections taken, released and lost, of
+	// rounds that failed, and of the first round that succeeded after.
 	OnEvent func(Event)
 }
 

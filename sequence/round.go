@@ -25,7 +25,18 @@ func (q *Sequencer) Round(ctx context.Context) error {
 	for _, s := range spaces {
 		q.add(s)
 	}
-	if len(spaces) == 0 {
+	tags := 0
+	if q.opts.Ordered != nil && q.opts.Tags != nil {
+		names, err := q.opts.Ordered.OrderedTags(ctx)
+		if err != nil {
+			return fmt.Errorf("read ordered tags: %w", err)
+		}
+		for _, t := range names {
+			q.addOrdered(t)
+		}
+		tags = len(names)
+	}
+	if len(spaces) == 0 && tags == 0 {
 		return nil // nothing to serve, no member to be
 	}
 	me := Member{ID: q.opts.ID, Addr: q.opts.Addr}
@@ -61,6 +72,9 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		// it has.
 		owner := ""
 		switch {
+		case r.Live && !mine && r.Addr == me.Addr:
+			// An earlier process on this address, killed: its lease
+			// runs out before anyone serves the section.
 		case r.Live && !mine:
 			owner = r.Addr
 		case !r.Live && winner.ID != me.ID:
@@ -81,10 +95,11 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		s.mu.Unlock()
 
 		switch {
-		case (owned || mine) && winner.ID != "" && winner.ID != me.ID:
-			// Also a lease held here but not served (a handover whose
-			// release failed): the renewal above keeps it alive, so
-			// the winner could never take it unless it is cleared.
+		case owned && winner.ID != "" && winner.ID != me.ID:
+			q.handOver(ctx, s, winner)
+		case !owned && mine && winner.ID != me.ID:
+			// Held in the store but not served here (a release that
+			// failed): the renewals above would keep it from the winner.
 			q.handOver(ctx, s, winner)
 		case !owned && winner.ID == me.ID && (!r.Live || mine):
 			if err := q.take(ctx, s, me); err != nil {

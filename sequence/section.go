@@ -13,9 +13,10 @@ import (
 
 // section is one section of a space as this instance sees it.
 type section struct {
-	space string
+	space string // the space, or the ordered tag
 	index int
 	step  int64
+	tag   bool // an ordered tag: base and max are its last id issued and the end of its range
 
 	// owner is the address of the instance holding the section's lease
 	// when that is another, as the last round read it; "" when none
@@ -133,9 +134,15 @@ func (s *section) raiseLocked(ctx context.Context, q *Sequencer, last int64) err
 	return nil
 }
 
-// takeLocked starts serving the section above maxSeq until deadline.
+// takeLocked starts serving the section above maxSeq until deadline. An
+// ordered tag starts with no range: its first id comes from a raise of its
+// row made now, above every range an earlier owner took.
 func (s *section) takeLocked(maxSeq int64, deadline time.Time) {
 	s.owned, s.deadline, s.base, s.max = true, deadline, maxSeq, maxSeq
+	if s.tag {
+		s.base, s.max = 0, 0
+		return
+	}
 	s.keys = make(map[string]int64)
 }
 

@@ -17,6 +17,14 @@ type Sequencer struct {
 	mu     sync.RWMutex // protects spaces
 	spaces map[string]*space
 
+	// ordered maps the ordered tags known here to their section; it is
+	// replaced whole under orderedMu and read without a lock. plain holds
+	// the tags known to exist and not be ordered (as many as the tags
+	// served: a sync.Map, whose reads of stable keys take no lock).
+	orderedMu sync.Mutex
+	ordered   atomic.Pointer[map[string]*section]
+	plain     sync.Map
+
 	keysInMemory atomic.Int64
 	taken        atomic.Int64 // sections taken over since the start
 	dropped      atomic.Int64 // sections released or lost since the start
@@ -42,6 +50,7 @@ func New(opts Options) (*Sequencer, error) {
 		return nil, err
 	}
 	q := &Sequencer{opts: opts, spaces: make(map[string]*space), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	q.ordered.Store(&map[string]*section{})
 	ctx, cancel := context.WithCancel(context.Background())
 	q.stop = cancel
 	if opts.Interval < 0 {
@@ -62,10 +71,18 @@ func (q *Sequencer) loop(ctx context.Context) {
 	defer close(q.done)
 	t := time.NewTicker(q.opts.Interval)
 	defer t.Stop()
+	failing := false
 	for {
 		rctx, cancel := context.WithTimeout(ctx, q.opts.Interval+q.opts.Margin)
-		if err := q.Round(rctx); err != nil && ctx.Err() == nil {
+		err := q.Round(rctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			failing = true
 			q.opts.OnEvent(Event{Kind: "error", Err: err})
+		case failing:
+			failing = false
+			q.opts.OnEvent(Event{Kind: "recovered"})
 		}
 		cancel()
 		select {
@@ -166,6 +183,9 @@ func (q *Sequencer) add(s Space) *space {
 
 // lookup is a known section, or nil.
 func (q *Sequencer) lookup(spaceName string, index int) *section {
+	if index == OrderedSection {
+		return (*q.ordered.Load())[spaceName]
+	}
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	sp := q.spaces[spaceName]
@@ -187,6 +207,9 @@ func (q *Sequencer) each(f func(*section)) {
 		for _, s := range sp.sections {
 			f(s)
 		}
+	}
+	for _, s := range *q.ordered.Load() {
+		f(s)
 	}
 }
 
@@ -221,8 +244,8 @@ func (q *Sequencer) Close(ctx context.Context) error {
 // Stats are the Sequencer's figures, for metrics and the status page.
 type Stats struct {
 	Spaces        int
-	Sections      int   // sections of every space
-	SectionsOwned int   // sections served here now
+	Sections      int   // sections of every space, and one per ordered tag
+	SectionsOwned int   // sections (ordered tags included) served here now
 	KeysInMemory  int64 // keys with a counter here
 	Taken         int64 // sections taken over since the start
 	Dropped       int64 // sections released or lost since the start

@@ -349,3 +349,43 @@ func TestClose(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedReleaseIsRetried: a section handed over whose release failed
+// stays held in the store; the next round releases it rather than renew
+// it for ever, and the winner takes it.
+func TestFailedReleaseIsRetried(t *testing.T) {
+	f := newFixture(t, sequence.Space{Name: "inbox", Step: 10, Sections: 8})
+	a, b := f.member(t, "a"), f.member(t, "b")
+	round(t, a, b)
+	failing := &failRelease{MemStore: f.store}
+	a2, err := sequence.New(sequence.Options{Store: failing, ID: "a", Addr: "a:8080", Lease: lease, Interval: -1, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a2.Close(context.Background())
+	// a2 is a's state from now on (same member id): it owns nothing yet,
+	// but the store says a holds every section.
+	failing.fail = true
+	round(t, a2) // hands over b's sections; the releases fail
+	failing.fail = false
+	round(t, a2, b)
+	if got := a2.Stats().SectionsOwned + b.Stats().SectionsOwned; got != 8 {
+		t.Fatalf("%d of 8 sections owned after the retry", got)
+	}
+	if b.Stats().SectionsOwned == 0 {
+		t.Fatal("b took nothing")
+	}
+}
+
+// failRelease is a store whose releases fail while fail is set.
+type failRelease struct {
+	*sequencetest.MemStore
+	fail bool
+}
+
+func (s *failRelease) ReleaseSection(ctx context.Context, space string, section int, holder string) error {
+	if s.fail {
+		return errors.New("release failed")
+	}
+	return s.MemStore.ReleaseSection(ctx, space, section, holder)
+}

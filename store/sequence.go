@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 )
 
@@ -363,4 +364,103 @@ func (s *Store) whyNotRaised(ctx context.Context, space string, section int, hol
 		return sequence.ErrLeaseLost
 	}
 	return sequence.ErrExhausted
+}
+
+var (
+	_ sequence.OrderedStore = (*Store)(nil)
+	_ sequence.TagRows      = (*Store)(nil)
+)
+
+// Ordered tags: a tag's row in leaf_alloc, and its lease row in
+// leaf_seq_section under the tag's name and section -1.
+const (
+	insertOrderedTag = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)`
+	selectOrdered    = `SELECT space FROM leaf_seq_section WHERE section = -1 ORDER BY space`
+	// selectTagOrdered counts the tag's rows in leaf_alloc and its lease
+	// rows. Args: tag, tag.
+	selectTagOrdered = `SELECT (SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?) AS alloc_rows,
+  (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND section = -1) AS ordered_rows`
+)
+
+// CreateOrderedTag creates a tag whose ids strictly increase across the
+// fleet: its leaf_alloc row and its lease row, in one transaction.
+func (s *Store) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
+	if err := t.Validate(); err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
+		if _, err := tx.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
+			if isDuplicateKey(err) {
+				return segment.ErrTagExists
+			}
+			return unstorable(err)
+		}
+		if _, err := tx.ExecContext(ctx, insertOrderedTag, t.Name); err != nil {
+			if isDuplicateKey(err) {
+				return segment.ErrTagExists
+			}
+			return err
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	created, err := s.Tag(ctx, t.Name)
+	if err != nil {
+		created = t
+		created.UpdateTime = time.Now().UTC().Truncate(time.Second)
+	}
+	return created, nil
+}
+
+// OrderedTags lists the ordered tags.
+func (s *Store) OrderedTags(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		names = names[:0]
+		return sqlx.SelectContext(ctx, s.db, &names, selectOrdered)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ordered tags: %w", err)
+	}
+	return names, nil
+}
+
+// TagOrdered says whether the tag has a row, and whether it is ordered,
+// in one read: it is asked once per tag an instance serves. A row that
+// only the column's collation matches ("ORDERS" for "orders") counts as
+// existing: no ordered tag of that name can be created beside it.
+func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error) {
+	var r struct {
+		Rows    int `db:"alloc_rows"`
+		Ordered int `db:"ordered_rows"`
+	}
+	err = s.call(ctx, true, func(ctx context.Context) error {
+		err := sqlx.GetContext(ctx, s.db, &r, selectTagOrdered, tag, tag)
+		if isCharsetMismatch(err) {
+			r.Rows, r.Ordered = 0, 0
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("is tag %q ordered: %w", tag, err)
+	}
+	return r.Rows > 0, r.Ordered > 0, nil
+}
+
+// RaiseTag raises the tag's max_id by its row's step and returns the range
+// taken.
+func (s *Store) RaiseTag(ctx context.Context, tag string) (first, last int64, err error) {
+	a, err := s.Allocate(ctx, tag, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	return a.Start(), a.MaxID - 1, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -175,6 +176,42 @@ func TestRaiseMaxConcurrent(t *testing.T) {
 		wg.Wait()
 		if len(seen) != 240 {
 			t.Fatalf("%d distinct values, want 240", len(seen))
+		}
+	})
+}
+
+func TestOrderedTags(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		if _, err := s.CreateOrderedTag(ctx, segment.Tag{Name: "orders", MaxID: 1, Step: 10}); err != nil {
+			t.Fatal(err)
+		}
+		createTag(t, s, "plain", 1, 10)
+		if _, err := s.CreateOrderedTag(ctx, segment.Tag{Name: "plain", MaxID: 1, Step: 10}); !errors.Is(err, segment.ErrTagExists) {
+			t.Fatalf("ordered over a plain tag: %v", err)
+		}
+		if names, err := s.OrderedTags(ctx); err != nil || len(names) != 1 || names[0] != "orders" {
+			t.Fatalf("ordered tags = %q, %v", names, err)
+		}
+		for _, tc := range []struct {
+			tag             string
+			exists, ordered bool
+		}{{"orders", true, true}, {"plain", true, false}, {"nope", false, false}} {
+			e, o, err := s.TagOrdered(ctx, tc.tag)
+			if err != nil || e != tc.exists || o != tc.ordered {
+				t.Fatalf("TagOrdered(%s) = %v, %v, %v", tc.tag, e, o, err)
+			}
+		}
+		for i, want := range [][2]int64{{1, 10}, {11, 20}} {
+			first, last, err := s.RaiseTag(ctx, "orders")
+			if err != nil || first != want[0] || last != want[1] {
+				t.Fatalf("raise %d = %d..%d, %v; want %v", i, first, last, err, want)
+			}
+		}
+		// The lease row is a section like any other.
+		if _, ok, err := s.AcquireSection(ctx, "orders", sequence.OrderedSection, sequence.Member{ID: "a", Addr: "a:1"}, time.Minute); err != nil || !ok {
+			t.Fatalf("acquire the ordered tag: %v, %v", ok, err)
 		}
 	})
 }

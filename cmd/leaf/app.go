@@ -147,7 +147,16 @@ func (a *app) open(ctx context.Context) error {
 			}
 			api.Sequences, domain.Sequences = a.seq, a.seq
 			api.Spaces = spaceAdmin{SpaceAdmin: a.stores[0].st, seq: a.seq}
+			if a.cfg.segment {
+				api.Ordered = a.seq
+				api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.stores[0].st}
+			}
 		}
+	}
+	if a.cfg.segment && api.Ordered == nil && a.set == nil {
+		// Ordered tags are served only by instances with sequences on;
+		// this one refuses them rather than hand their ids out of order.
+		api.Ordered = &orderedRefuser{st: a.stores[0].st}
 	}
 
 	// UUIDs need no store and no coordination: always served.
@@ -474,14 +483,29 @@ func (a *app) newSequencer() (*sequence.Sequencer, error) {
 	if addr == "" {
 		addr = defaultAdvertise(a.addr())
 	}
+	// A failing round is logged when it starts failing, then at most once
+	// a minute while the error stays the same (every round fails while
+	// the store is down), and once when a round succeeds again.
+	var (
+		lastErr    string
+		lastLogged time.Time
+	)
 	q, err := sequence.New(sequence.Options{
-		Store: a.stores[0].st,
-		Addr:  addr,
-		Lease: a.cfg.sequenceLease,
+		Store:   a.stores[0].st,
+		Ordered: a.stores[0].st,
+		Tags:    a.stores[0].st,
+		Addr:    addr,
+		Lease:   a.cfg.sequenceLease,
 		OnEvent: func(e sequence.Event) {
 			switch e.Kind {
 			case "error":
-				a.log.Warn("sequences: ownership round failed", "err", e.Err)
+				if msg := e.Err.Error(); msg != lastErr || time.Since(lastLogged) >= time.Minute {
+					lastErr, lastLogged = msg, time.Now()
+					a.log.Warn("sequences: ownership round failed; sections whose lease this instance cannot renew stop being served before it ends", "err", e.Err)
+				}
+			case "recovered":
+				lastErr = ""
+				a.log.Info("sequences: ownership rounds succeed again")
 			case "lost":
 				a.log.Warn("sequences: section lost", "space", e.Space, "section", e.Section, "err", e.Err)
 			default:
@@ -541,10 +565,48 @@ func defaultHolder(addr string) string {
 
 // tagAdmin is the store's tag administration, telling the allocator of a
 // created tag so that it is served here at once, before the next read of
-// the tag list.
+// the tag list, and the Sequencer of an ordered tag.
 type tagAdmin struct {
 	httpapi.TagAdmin
 	alloc *segment.Allocator
+	seq   *sequence.Sequencer // nil: no ordered tags
+	st    *store.Store
+}
+
+func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+	if t.seq == nil || t.st == nil {
+		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on and one store", sequence.ErrUnavailable)
+	}
+	created, err := t.st.CreateOrderedTag(ctx, tag)
+	if err == nil {
+		t.seq.AddedOrdered(created.Name)
+	}
+	return created, err
+}
+
+// orderedRefuser stands for the Sequencer where sequences are off: it
+// tells ordered tags apart, once per tag, and refuses them.
+type orderedRefuser struct {
+	st    *store.Store
+	plain sync.Map // tags known to exist and not be ordered
+}
+
+func (r *orderedRefuser) Ordered(ctx context.Context, tag string) (bool, error) {
+	if _, ok := r.plain.Load(tag); ok {
+		return false, nil
+	}
+	exists, ordered, err := r.st.TagOrdered(ctx, tag)
+	if err != nil {
+		return false, err
+	}
+	if exists && !ordered {
+		r.plain.Store(tag, struct{}{})
+	}
+	return ordered, nil
+}
+
+func (r *orderedRefuser) NextTag(context.Context, string, int) ([]int64, error) {
+	return nil, fmt.Errorf("%w: ordered tags are served by instances with --sequences on", sequence.ErrUnavailable)
 }
 
 func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {

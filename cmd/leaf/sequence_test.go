@@ -145,3 +145,76 @@ func TestSequenceCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderedTagAcrossInstances: an ordered tag's ids, asked of any of
+// three instances one after another, strictly increase, also after its
+// owner stopped; a plain tag beside it is served as before.
+func TestOrderedTagAcrossInstances(t *testing.T) {
+	dsn := storetest.MySQL(t)
+	defer clusterClient.CloseIdleConnections()
+	e := env{"LEAF_MYSQL_DSN": dsn}
+	if out, err := runCmd(t, e, "tag", "add", "orders", "--ordered", "--step", "20"); err != nil || !strings.Contains(out, "created ordered tag orders") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if out, err := runCmd(t, e, "tag", "add", "plain"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var nodes []*testApp
+	for range 3 {
+		nodes = append(nodes, startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"))
+	}
+	get := func(n *testApp, path string) (int64, error) {
+		for try := 0; ; try++ {
+			resp, err := clusterClient.Get(n.base + path)
+			if err != nil {
+				return 0, err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode == http.StatusOK:
+				return strconv.ParseInt(string(body), 10, 64)
+			case resp.StatusCode == http.StatusServiceUnavailable && try < 400:
+				time.Sleep(25 * time.Millisecond)
+				continue
+			}
+			return 0, fmt.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	var last int64
+	run := func(live []*testApp) {
+		for i := range 90 {
+			id, err := get(live[i%len(live)], "/api/segment/get/orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id <= last {
+				t.Fatalf("ordered tag: %d after %d", id, last)
+			}
+			last = id
+		}
+	}
+	run(nodes)
+	if _, err := get(nodes[1], "/api/segment/get/plain"); err != nil {
+		t.Fatal(err)
+	}
+	owner := -1
+	for i, n := range nodes {
+		if n.seq.Stats().SectionsOwned == 1 {
+			owner = i
+		}
+	}
+	if owner < 0 {
+		t.Fatal("no instance owns the ordered tag")
+	}
+	if err := nodes[owner].stop(); err != nil {
+		t.Fatal(err)
+	}
+	var live []*testApp
+	for i, n := range nodes {
+		if i != owner {
+			live = append(live, n)
+		}
+	}
+	run(live)
+}

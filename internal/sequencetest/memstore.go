@@ -248,3 +248,75 @@ func (m *MemStore) RaiseMax(_ context.Context, space string, section int, holder
 	m.raises++
 	return r.maxSeq, nil
 }
+
+// OrderedTags are the tags created with CreateOrderedTag; tags of
+// PlainTag exist and are not ordered. RaiseTag raises a tag's row by step,
+// rows starting at max_id 1 as leaf_alloc's do.
+type OrderedTags struct {
+	mu      sync.Mutex // protects the fields below
+	step    int64
+	rows    map[string]int64 // max_id
+	ordered map[string]bool
+	store   *MemStore
+}
+
+var (
+	_ sequence.OrderedStore = (*OrderedTags)(nil)
+	_ sequence.TagRows      = (*OrderedTags)(nil)
+)
+
+// NewOrderedTags returns tags whose rows live beside store's sections.
+func NewOrderedTags(store *MemStore, step int64) *OrderedTags {
+	return &OrderedTags{step: step, rows: map[string]int64{}, ordered: map[string]bool{}, store: store}
+}
+
+// Create makes a tag's row, ordered or not; an ordered one gets its lease
+// row among the store's sections.
+func (o *OrderedTags) Create(tag string, ordered bool) {
+	o.mu.Lock()
+	o.rows[tag], o.ordered[tag] = 1, ordered
+	o.mu.Unlock()
+	if ordered {
+		o.store.mu.Lock()
+		o.store.sections[sectionKey{tag, sequence.OrderedSection}] = &sectionRow{}
+		o.store.mu.Unlock()
+	}
+}
+
+func (o *OrderedTags) OrderedTags(context.Context) ([]string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for t, ord := range o.ordered {
+		if ord {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (o *OrderedTags) TagOrdered(_ context.Context, tag string) (bool, bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, exists := o.rows[tag]
+	return exists, o.ordered[tag], nil
+}
+
+func (o *OrderedTags) RaiseTag(_ context.Context, tag string) (int64, int64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	maxID, ok := o.rows[tag]
+	if !ok {
+		return 0, 0, fmt.Errorf("no tag %q", tag)
+	}
+	o.rows[tag] = maxID + o.step
+	return maxID, maxID + o.step - 1, nil
+}
+
+// SetMaxID sets a tag's max_id: its next range starts there.
+func (o *OrderedTags) SetMaxID(tag string, maxID int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rows[tag] = maxID
+}
