@@ -37,6 +37,13 @@
 //     no segment 503, one instance's ids of a tag in time order.
 //     TestStoresGalera (full size only) is the same with one store a 3-node
 //     Galera cluster whose node is killed.
+//   - TestSequences: per-key sequences served by three instances on one
+//     database, each through a proxy of its own, 100,000 keys (short:
+//     10,000): the owner of a busy section killed with SIGKILL and started
+//     again, cut off the database alone, every instance cut off, every few
+//     seconds. Every number is checked as it arrives: none twice for a key,
+//     and none not above one given for the key by a request that ended
+//     before the request began.
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and
