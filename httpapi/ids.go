@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/leafid/leaf/segment"
 )
 
 func modeOff(mode string) error {
@@ -30,10 +32,10 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if served, err := s.serveOrdered(c, tag, 1, form, false); served {
-		return err
-	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
+	if errors.Is(err, segment.ErrNotPlain) {
+		return s.serveNotPlain(c, tag, 1, form, false)
+	}
 	if err != nil {
 		return withTag(tag, err)
 	}
@@ -52,10 +54,10 @@ func (s *server) segmentBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if served, err := s.serveOrdered(c, tag, n, form, true); served {
-		return err
-	}
 	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
+	if errors.Is(err, segment.ErrNotPlain) {
+		return s.serveNotPlain(c, tag, n, form, true)
+	}
 	if err != nil {
 		return withTag(tag, err)
 	}
@@ -87,10 +89,10 @@ func (s *server) segmentRange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.refuseOrderedRange(c, tag); err != nil {
-		return err
-	}
 	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
+	if errors.Is(err, segment.ErrNotPlain) {
+		return s.refuseOrderedRange(c.Request().Context(), tag)
+	}
 	if err != nil {
 		return withTag(tag, err)
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -26,33 +27,27 @@ type OrderedTagAdmin interface {
 	CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
 }
 
-// serveOrdered answers a get (batch false) or a batch of n ids of tag
-// when the tag is ordered, from this instance if it owns the tag, else by
-// forwarding the request to the owner once. served is false for a tag
-// that is not ordered, which the segment allocator serves.
-func (s *server) serveOrdered(c echo.Context, tag string, n int, form idForm, batch bool) (served bool, err error) {
-	if s.cfg.Ordered == nil {
-		return false, nil
-	}
+// serveNotPlain answers a get (batch false) or a batch of n ids of a tag
+// the segment allocator refused as not plain (segment.ErrNotPlain): an
+// ordered tag, from this instance if it owns the tag, else by forwarding
+// the request to the owner once. Only such tags get here, so a plain tag's
+// request costs nothing for the tags that are not.
+func (s *server) serveNotPlain(c echo.Context, tag string, n int, form idForm, batch bool) error {
 	ctx := c.Request().Context()
-	ordered, err := s.cfg.Ordered.Ordered(ctx, tag)
-	if err != nil {
-		return true, withTag(tag, err)
-	}
-	if !ordered {
-		return false, nil
+	if err := s.checkOrdered(ctx, tag); err != nil {
+		return err
 	}
 	ids, err := s.cfg.Ordered.NextTag(ctx, tag, n)
 	var no *sequence.NotOwnerError
 	switch {
 	case errors.As(err, &no):
-		return true, s.toOwner(c, no.Addr)
+		return s.toOwner(c, no.Addr)
 	case err != nil:
-		return true, withTag(tag, err)
+		return withTag(tag, err)
 	case len(ids) != n:
-		return true, checkBatch(ids, n)
+		return checkBatch(ids, n)
 	case !batch:
-		return true, writeID(c, ids[0], form)
+		return writeID(c, ids[0], form)
 	}
 	b := make([]byte, 0, 32+len(tag)+n*22)
 	b = append(b, `{"tag":`...)
@@ -60,22 +55,34 @@ func (s *server) serveOrdered(c echo.Context, tag string, n int, form idForm, ba
 	b = append(b, `,"ids":`...)
 	b = appendIDs(b, ids, form)
 	b = append(b, '}')
-	return true, c.JSONBlob(http.StatusOK, b)
+	return c.JSONBlob(http.StatusOK, b)
 }
 
-// refuseOrderedRange refuses a range of an ordered tag: a range handed
-// out whole would be used out of order with the owner's later ids.
-func (s *server) refuseOrderedRange(c echo.Context, tag string) error {
+// checkOrdered returns nil when tag, which the allocator refused as not
+// plain, is an ordered tag this instance can serve, and the error to
+// answer otherwise.
+func (s *server) checkOrdered(ctx context.Context, tag string) error {
 	if s.cfg.Ordered == nil {
-		return nil
+		return newError(http.StatusServiceUnavailable, codeUnavailable,
+			"biz tag %q is ordered, and ordered tags are served by instances with --sequences on; retry later", tag)
 	}
-	ordered, err := s.cfg.Ordered.Ordered(c.Request().Context(), tag)
-	if err != nil {
+	ordered, err := s.cfg.Ordered.Ordered(ctx, tag)
+	switch {
+	case err != nil:
 		return withTag(tag, err)
-	}
-	if ordered {
-		return newError(http.StatusBadRequest, codeInvalidRequest,
-			"biz tag %q is ordered: its ids are issued one by one by its owner, never as ranges; use get or batch", tag)
+	case !ordered: // the store says not plain, and not ordered either
+		return withTag(tag, fmt.Errorf("%w: biz tag %q is not served here", sequence.ErrUnavailable, tag))
 	}
 	return nil
+}
+
+// refuseOrderedRange answers a range of a tag the allocator refused as
+// not plain: a range of an ordered tag handed out whole would be used out
+// of order with the owner's later ids.
+func (s *server) refuseOrderedRange(ctx context.Context, tag string) error {
+	if err := s.checkOrdered(ctx, tag); err != nil {
+		return err
+	}
+	return newError(http.StatusBadRequest, codeInvalidRequest,
+		"biz tag %q is ordered: its ids are issued one by one by its owner, never as ranges; use get or batch", tag)
 }

@@ -15,13 +15,15 @@ import (
 
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/sequencetest"
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 )
 
 // TestOrderedTagRoutes: an ordered tag's ids, asked of either of two
 // instances, strictly increase: one owner serves them, the other
 // forwards. Its range is refused; a tag that is not ordered goes to the
-// allocator as before.
+// allocator as before. The allocator refuses the ordered tag as not plain
+// (segment.ErrNotPlain), which sends it to its owner.
 func TestOrderedTagRoutes(t *testing.T) {
 	st := sequencetest.NewMemStore(time.Now)
 	tags := sequencetest.NewOrderedTags(st, 5)
@@ -39,7 +41,9 @@ func TestOrderedTagRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = q.Close(context.Background()) })
-		h := httpapi.New(httpapi.Config{Segments: newFakeSegments("users"), Ordered: q, Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+		segs := newFakeSegments("users")
+		segs.errs["orders"] = segment.ErrNotPlain // as the store classifies it
+		h := httpapi.New(httpapi.Config{Segments: segs, Ordered: q, Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
 		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 		srv.Start()
 		t.Cleanup(srv.Close)

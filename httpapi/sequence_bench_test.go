@@ -108,8 +108,9 @@ func BenchmarkLoopback(b *testing.B) {
 }
 
 // BenchmarkSegmentGetWithOrderedCheck is BenchmarkSegmentGet as leaf
-// serve runs it with sequences on: every get first asks whether the tag
-// is ordered (known not to be, from memory).
+// serve runs it with sequences on: the get of a plain tag asks the
+// Sequencer nothing (only the allocator's refusal of a tag that is not
+// plain sends a request there), so the two should not differ.
 func BenchmarkSegmentGetWithOrderedCheck(b *testing.B) {
 	st := sequencetest.NewMemStore(time.Now)
 	tags := sequencetest.NewOrderedTags(st, 10)

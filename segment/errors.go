@@ -34,6 +34,10 @@ var (
 	ErrStoreUnavailable = errors.New("store unavailable")
 	// ErrClosed: the allocator was closed.
 	ErrClosed = errors.New("allocator closed")
+	// ErrNotPlain: the tag's ids are not the allocator's to hand out: the
+	// store says another part of the service serves it (an ordered,
+	// formatted or opaque tag; see Classifier).
+	ErrNotPlain = errors.New("biz tag is not served by the segment allocator")
 )
 
 // NotMigratedError says that a table or column the store needs does not

@@ -17,10 +17,13 @@ import (
 // raises max_id.
 func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
 	a.mu.Lock()
-	closed, known := a.closed, a.known[tag]
+	closed, known, notPlain := a.closed, a.known[tag], a.notPlain[tag]
 	a.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
+	}
+	if notPlain {
+		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	}
 	if !known {
 		if err := a.lookup(ctx, tag); err != nil {
@@ -53,6 +56,10 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 		a.forgetRow(tag)
 		a.firstLoaded(tag, nil)
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
+	case errors.Is(err, ErrNotPlain):
+		a.MarkNotPlain(tag)
+		a.firstLoaded(tag, nil)
+		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	case err != nil:
 		if !errors.Is(err, ErrClosed) && a.ctx.Err() == nil {
 			a.firstLoaded(tag, err)
@@ -65,6 +72,9 @@ func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	defer a.mu.Unlock()
 	if a.closed {
 		return nil, ErrClosed
+	}
+	if a.notPlain[tag] { // marked while its first load ran: the range is lost
+		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	}
 	a.born++
 	b.born = a.born
@@ -126,6 +136,14 @@ func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
 		done := make(chan struct{})
 		if !a.spawn(func() {
 			defer close(done)
+			res := make(map[string]loadResult, 1)
+			if err = a.classify([]string{tag}, res); err != nil {
+				return
+			}
+			if r, ok := res[tag]; ok {
+				err = r.err
+				return
+			}
 			alloc, err = a.allocate(tag, 0)
 		}) {
 			return Allocation{}, ErrClosed
@@ -186,6 +204,18 @@ func (a *Allocator) runFirstBatches(st BatchAllocator, b *firstBatch) {
 // allocateBatch takes the first ranges of tags in one call and checks
 // each as allocate does; a fence, rare, gets a deadline of its own.
 func (a *Allocator) allocateBatch(st BatchAllocator, tags []string, into map[string]loadResult) {
+	if err := a.classify(tags, into); err != nil {
+		for _, tag := range tags {
+			into[tag] = loadResult{err: err}
+		}
+		return
+	}
+	if len(into) > 0 {
+		tags = slices.DeleteFunc(slices.Clone(tags), func(tag string) bool { _, done := into[tag]; return done })
+		if len(tags) == 0 {
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
 	defer cancel()
 	start := time.Now()
@@ -210,6 +240,38 @@ func (a *Allocator) allocateBatch(st BatchAllocator, tags []string, into map[str
 		fcancel()
 		into[tag] = r
 	}
+}
+
+// classify asks the store which of tags, before their first load, are
+// not plain, and sets their results in into to ErrNotPlain. An error is
+// the store's: no tag may be loaded until it has answered. A store that
+// is not a Classifier has plain tags only.
+func (a *Allocator) classify(tags []string, into map[string]loadResult) error {
+	c, ok := a.store.(Classifier)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
+	defer cancel()
+	notPlain, err := c.NotPlain(ctx, tags)
+	if err != nil {
+		return fmt.Errorf("which tags are plain: %w", err)
+	}
+	for _, tag := range notPlain {
+		into[tag] = loadResult{err: ErrNotPlain}
+	}
+	return nil
+}
+
+// MarkNotPlain tells the allocator that tag is no longer plain (another
+// part of the service hands out its ids from now on): its buffer, if it
+// has one, is dropped with the ids left in it, and its requests answer
+// ErrNotPlain.
+func (a *Allocator) MarkNotPlain(tag string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.notPlain[tag] = true
+	a.dropLocked(tag)
 }
 
 // firstLoaded records how a first load of tag ended: a failure is kept

@@ -66,3 +66,15 @@ type BatchResult struct {
 	Allocation
 	Err error // nil when Allocation is the tag's range
 }
+
+// Classifier is implemented by stores whose tags are not all plain: a tag
+// whose ids another part of the service hands out (in order, formatted or
+// opaque) must never get a range from the allocator. The allocator asks
+// once per tag, with its first load (first loads taken together are asked
+// about together), and answers ErrNotPlain for such a tag from then on.
+// A plain tag costs nothing more after its first load: what kind a tag is
+// is fixed when it is created, or changed through MarkNotPlain.
+type Classifier interface {
+	// NotPlain returns those of tags, all different, that are not plain.
+	NotPlain(ctx context.Context, tags []string) ([]string, error)
+}

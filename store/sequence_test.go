@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -193,6 +194,9 @@ func TestOrderedTags(t *testing.T) {
 		}
 		if names, err := s.OrderedTags(ctx); err != nil || len(names) != 1 || names[0] != "orders" {
 			t.Fatalf("ordered tags = %q, %v", names, err)
+		}
+		if names, err := s.NotPlain(ctx, []string{"plain", "orders", "nope", "ORDERS"}); err != nil || !slices.Equal(names, []string{"orders"}) {
+			t.Fatalf("NotPlain = %q, %v; want [orders]", names, err)
 		}
 		for _, tc := range []struct {
 			tag             string

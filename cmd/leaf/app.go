@@ -155,11 +155,6 @@ func (a *app) open(ctx context.Context) error {
 			}
 		}
 	}
-	if a.cfg.segment && api.Ordered == nil && a.set == nil {
-		// Ordered tags are served only by instances with sequences on;
-		// this one refuses them rather than hand their ids out of order.
-		api.Ordered = &orderedRefuser{st: a.stores[0].st}
-	}
 
 	// UUIDs need no store and no coordination: always served.
 	uuids := uuidv7.New(uuidv7.Options{})
@@ -610,34 +605,10 @@ func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segmen
 	}
 	created, err := t.st.CreateOrderedTag(ctx, tag)
 	if err == nil {
+		t.alloc.MarkNotPlain(created.Name)
 		t.seq.AddedOrdered(created.Name)
 	}
 	return created, err
-}
-
-// orderedRefuser stands for the Sequencer where sequences are off: it
-// tells ordered tags apart, once per tag, and refuses them.
-type orderedRefuser struct {
-	st    *store.Store
-	plain sync.Map // tags known to exist and not be ordered
-}
-
-func (r *orderedRefuser) Ordered(ctx context.Context, tag string) (bool, error) {
-	if _, ok := r.plain.Load(tag); ok {
-		return false, nil
-	}
-	exists, ordered, err := r.st.TagOrdered(ctx, tag)
-	if err != nil {
-		return false, err
-	}
-	if exists && !ordered {
-		r.plain.Store(tag, struct{}{})
-	}
-	return ordered, nil
-}
-
-func (r *orderedRefuser) NextTag(context.Context, string, int) ([]int64, error) {
-	return nil, fmt.Errorf("%w: ordered tags are served by instances with --sequences on", sequence.ErrUnavailable)
 }
 
 func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {

@@ -217,4 +217,26 @@ func TestOrderedTagAcrossInstances(t *testing.T) {
 		}
 	}
 	run(live)
+
+	// An instance with sequences off serves the plain tag and refuses the
+	// ordered one: its allocator never takes a range of it.
+	off := startApp(t, e, "--sequences=false", "--snowflake=false")
+	resp, err := clusterClient.Get(off.base + "/api/segment/get/orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "--sequences") {
+		t.Fatalf("ordered tag on an instance with sequences off: %d %s", resp.StatusCode, body)
+	}
+	if id, err := get(off, "/api/segment/get/plain"); err != nil || id < 1 {
+		t.Fatalf("plain tag on an instance with sequences off: %d, %v", id, err)
+	}
+	for _, st := range off.alloc.Snapshot() {
+		if st.Tag == "orders" {
+			t.Fatalf("the allocator holds a buffer of the ordered tag: %+v", st)
+		}
+	}
+	run(live) // and the ordered tag goes on from where it was
 }
