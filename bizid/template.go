@@ -18,10 +18,10 @@ const (
 
 // piece is one part of a template: literal text, a date or the sequence.
 type piece struct {
-	kind   pieceKind
-	text   string // the literal, or the date's layout
-	width  int    // the sequence's least number of digits
-	fixed  bool   // the sequence may not widen past width
+	kind  pieceKind
+	text  string // the literal, or the date's layout
+	width int    // the sequence's least number of digits
+	fixed bool   // the sequence may not widen past width
 }
 
 type pieceKind uint8
