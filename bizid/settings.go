@@ -2,6 +2,7 @@ package bizid
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -81,4 +82,41 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("%w: a tag that resets has at most %d characters, so that its period rows' names fit leaf_alloc", ErrInvalidFormat, MaxTagLen)
 	}
 	return t.Check(r, loc)
+}
+
+// CheckChange reports whether a tag whose settings are old (had says
+// whether it has any) may take the settings next, which Validate must
+// also pass. Only changes that cannot repeat an id are allowed:
+//   - a plain tag may become formatted when the format has a literal that
+//     is not a digit, so that no text equals a number it issued;
+//   - a formatted tag may change its time zone: the period rows are named
+//     by their keys, so a period numbered under the old zone continues
+//     where it stopped;
+//
+// and nothing else: a new format or reset could show again a text already
+// issued, and opaque ids of a tag that issued plain numbers could equal
+// them. The error wraps ErrFixed.
+func CheckChange(old Settings, had bool, next Settings) error {
+	if had {
+		if old.Opaque() || next.Opaque() {
+			return fmt.Errorf("%w: an opaque tag keeps its settings; create a new tag", ErrFixed)
+		}
+		if old.Format != next.Format || old.Reset != next.Reset {
+			return fmt.Errorf("%w: the format and reset of a formatted tag cannot change, for texts under new ones could repeat texts already issued; only time_zone can; create a new tag", ErrFixed)
+		}
+		return nil
+	}
+	if next.Opaque() {
+		return fmt.Errorf("%w: a tag that issued plain numbers cannot become opaque, for an opaque id could equal a number it issued; create a new tag", ErrFixed)
+	}
+	t, err := ParseTemplate(next.Format)
+	if err != nil {
+		return err
+	}
+	for _, p := range t.pieces {
+		if p.kind == literal && strings.Trim(p.text, "0123456789") != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: a tag that issued plain numbers can only take a format with a literal that is not a digit (as ORD- in ORD-{seq}), so that no text equals a number it issued", ErrFixed)
 }

@@ -25,11 +25,11 @@ func TestFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []string{"00001_leaf_alloc.sql", "00002_leaf_worker_lease.sql", "00003_leaf_worker_lease_instance.sql", "00004_leaf_store.sql",
-				"00005_leaf_worker_lease_16_bit_ids.sql"}
+				"00005_leaf_worker_lease_16_bit_ids.sql", "00006_leaf_tag_format.sql"}
 			if !slices.Equal(names, want) {
 				t.Fatalf("files %q, want %q", names, want)
 			}
-			if v, err := migrations.Latest(d); err != nil || v != 5 {
+			if v, err := migrations.Latest(d); err != nil || v != 6 {
 				t.Fatalf("Latest = %d, %v", v, err)
 			}
 		})
