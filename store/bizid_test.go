@@ -181,9 +181,9 @@ func TestTwoInstancesAcrossMidnight(t *testing.T) {
 
 		const workers = 4
 		var (
-			mu   sync.Mutex
-			seen = make(map[string]int)
-			wg   sync.WaitGroup
+			mu     sync.Mutex
+			seen   = make(map[string]int)
+			wg     sync.WaitGroup
 			stop   atomic.Bool
 			issued atomic.Int64
 			active atomic.Int64 // workers still running
