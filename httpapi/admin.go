@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -45,7 +47,12 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if s.cfg.Tags == nil {
 		return s.tagsOff()
 	}
-	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription)
+	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription,
+		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
+	if err != nil {
+		return err
+	}
+	set, special, err := readSettings(body)
 	if err != nil {
 		return err
 	}
@@ -69,6 +76,9 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
+	if special {
+		return s.createSpecialTag(c, t, set)
+	}
 	created, err := s.cfg.Tags.CreateTag(c.Request().Context(), t)
 	if err != nil {
 		return withTag(t.Name, err)
@@ -84,11 +94,22 @@ func (s *server) adminListTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	sets := map[string]bizid.Settings{}
+	if s.cfg.BizTags != nil {
+		all, err := s.cfg.BizTags.TagSettings(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		for _, set := range all {
+			sets[set.Tag] = set
+		}
+	}
 	out := struct {
-		Tags []tagJSON `json:"tags"`
-	}{Tags: make([]tagJSON, 0, len(tags))}
+		Tags []any `json:"tags"`
+	}{Tags: make([]any, 0, len(tags))}
 	for _, t := range tags {
-		out.Tags = append(out.Tags, toTagJSON(t))
+		set, ok := sets[t.Name]
+		out.Tags = append(out.Tags, toSpecialJSON(t, set, ok))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -105,7 +126,17 @@ func (s *server) adminGetTag(c echo.Context) error {
 	if err != nil {
 		return withTag(name, err)
 	}
-	return c.JSON(http.StatusOK, toTagJSON(t))
+	return c.JSON(http.StatusOK, s.tagWithSettings(c.Request().Context(), t))
+}
+
+// tagWithSettings is t as the API shows it, with its settings when it has
+// some. A failed read of them shows the tag without.
+func (s *server) tagWithSettings(ctx context.Context, t segment.Tag) any {
+	if s.cfg.BizTags == nil {
+		return toTagJSON(t)
+	}
+	set, kind, err := s.cfg.BizTags.LookupTag(ctx, t.Name)
+	return toSpecialJSON(t, set, err == nil && kind == bizid.Special)
 }
 
 func (s *server) adminUpdateTag(c echo.Context) error {
@@ -116,7 +147,12 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription)
+	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription,
+		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
+	if err != nil {
+		return err
+	}
+	set, special, err := readSettings(body)
 	if err != nil {
 		return err
 	}
@@ -136,17 +172,28 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	} else if ok {
 		u.Description = &v
 	}
-	if u.Step == nil && u.MaxID == nil && u.Description == nil {
-		return newError(http.StatusBadRequest, codeInvalidRequest, "nothing to update: give step, max_id or description")
+	if u.Step == nil && u.MaxID == nil && u.Description == nil && !special {
+		return newError(http.StatusBadRequest, codeInvalidRequest, "nothing to update: give step, max_id, description, format, reset, time_zone or opaque")
 	}
 	if err := u.Validate(); err != nil {
 		return err
 	}
-	t, err := s.cfg.Tags.UpdateTag(c.Request().Context(), name, u)
+	ctx := c.Request().Context()
+	if special {
+		if err := s.updateSettings(ctx, name, set, body); err != nil {
+			return withTag(name, err)
+		}
+	}
+	var t segment.Tag
+	if u.Step == nil && u.MaxID == nil && u.Description == nil {
+		t, err = s.cfg.Tags.Tag(ctx, name)
+	} else {
+		t, err = s.cfg.Tags.UpdateTag(ctx, name, u)
+	}
 	if err != nil {
 		return withTag(name, err)
 	}
-	return c.JSON(http.StatusOK, toTagJSON(t))
+	return c.JSON(http.StatusOK, s.tagWithSettings(ctx, t))
 }
 
 // segmentJSON is one half of a tag's buffer.

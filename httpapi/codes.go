@@ -19,6 +19,11 @@ const (
 	codeTagMisconfigured = "tag_misconfigured"
 	codeUnavailable      = "unavailable"
 	codeInternal         = "internal"
+	codeInvalidFormat    = "invalid_format"
+	codePeriodClosed     = "period_closed"
+	codeSequenceFull     = "sequence_full"
+	codeNotNumeric       = "not_numeric"
+	codeFormatFixed      = "format_fixed"
 )
 
 var errorCodes = [...]string{
@@ -35,6 +40,11 @@ var errorCodes = [...]string{
 	codeTagMisconfigured,
 	codeUnavailable,
 	codeInternal,
+	codeInvalidFormat,
+	codePeriodClosed,
+	codeSequenceFull,
+	codeNotNumeric,
+	codeFormatFixed,
 }
 
 // ErrorCodes returns every code an error answer of the API may carry

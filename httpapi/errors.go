@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -95,6 +96,24 @@ func classify(err error) *apiError {
 		return newError(http.StatusNotFound, codeUnknownTag, "biz tag %q does not exist", tag)
 	case errors.Is(err, segment.ErrTagExists):
 		return newError(http.StatusConflict, codeTagExists, "biz tag %q already exists", tag)
+
+	// Formatted and opaque tags (package bizid).
+	case errors.Is(err, bizid.ErrInvalidFormat):
+		return newError(http.StatusBadRequest, codeInvalidFormat, "%s", unwrapTag(err).Error())
+	case errors.Is(err, bizid.ErrFixed):
+		return newError(http.StatusConflict, codeFormatFixed, "%s", unwrapTag(err).Error())
+	case errors.Is(err, bizid.ErrPeriodClosed):
+		return newError(http.StatusConflict, codePeriodClosed, "%s", unwrapTag(err).Error())
+	case errors.Is(err, bizid.ErrSequenceFull):
+		return newError(http.StatusConflict, codeSequenceFull, "biz tag %q: %s", tag, unwrapTag(err).Error())
+	case errors.Is(err, bizid.ErrNotNumeric):
+		return newError(http.StatusConflict, codeNotNumeric, "biz tag %q: %s", tag, unwrapTag(err).Error())
+	case errors.Is(err, bizid.ErrNotOpaque):
+		return newError(http.StatusBadRequest, codeInvalidRequest, "biz tag %q is not opaque: its ids are their numbers", tag)
+	case errors.Is(err, bizid.ErrOutOfDomain):
+		return newError(http.StatusBadRequest, codeInvalidID, "%s", unwrapTag(err).Error())
+	case errors.Is(err, bizid.ErrNoKey):
+		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s", unwrapTag(err).Error())
 
 	// The server's own data is wrong or spent: no retry helps, so these
 	// are not 503s; an operator has to act.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/leafid/leaf/bizid"
 )
 
 func modeOff(mode string) error {
@@ -30,6 +32,15 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.cfg.Biz != nil {
+		bt, err := s.bizTag(c, tag)
+		if err != nil {
+			return err
+		}
+		if bt != nil {
+			return s.bizGet(c, tag, bt, form)
+		}
+	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
 	if err != nil {
 		return withTag(tag, err)
@@ -48,6 +59,15 @@ func (s *server) segmentBatch(c echo.Context) error {
 	n, form, err := batchQuery(c, MaxCount)
 	if err != nil {
 		return err
+	}
+	if s.cfg.Biz != nil {
+		bt, err := s.bizTag(c, tag)
+		if err != nil {
+			return err
+		}
+		if bt != nil {
+			return s.bizBatch(c, tag, bt, n, form)
+		}
 	}
 	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
 	if err != nil {
@@ -80,6 +100,15 @@ func (s *server) segmentRange(c echo.Context) error {
 	n, err := queryCount(q, MaxRangeCount)
 	if err != nil {
 		return err
+	}
+	if bt, err := s.bizTag(c, tag); err != nil {
+		return err
+	} else if bt != nil {
+		what := "its ids are texts"
+		if bt.Opaque() {
+			what = "its ids are opaque: a range would be their numbers, which they hide"
+		}
+		return withTag(tag, fmt.Errorf("%w: %s, asked for one at a time or in batches", bizid.ErrNotNumeric, what))
 	}
 	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
 	if err != nil {

@@ -115,5 +115,6 @@ func (s *server) routes(e routes) {
 		e.GET(path, s.adminGetTag, auth)
 		e.PATCH(path, s.adminUpdateTag, auth)
 	}
+	e.GET("/api/admin/tags/:tag/reveal/:id", s.adminReveal, auth)
 	e.GET("/api/admin/segments", s.adminSegments, auth)
 }
