@@ -88,6 +88,10 @@ type app struct {
 	schemaErr atomic.Pointer[error]
 	watchStop context.CancelFunc
 	watchWG   sync.WaitGroup
+
+	// The loop of formatted and opaque tags (newIssuer).
+	bizStop context.CancelFunc
+	bizWG   sync.WaitGroup
 }
 
 // open starts every part, bounded by ctx. On error the parts opened so far
@@ -133,6 +137,14 @@ func (a *app) open(ctx context.Context) error {
 		a.alloc = a.newAllocator(domain.SegmentLoads)
 		api.Segments, domain.Segments = a.alloc, a.alloc
 		api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
+		if a.set == nil {
+			st := a.stores[0].st
+			is, err := a.newIssuer(st)
+			if err != nil {
+				return err
+			}
+			api.Biz, api.BizTags, api.OnCreate = is, st, a.alloc.Added
+		}
 	}
 
 	// UUIDs need no store and no coordination: always served.
@@ -345,7 +357,7 @@ func (a *app) run(ctx context.Context) error {
 	go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
 	a.log.Info("serving", "addr", a.addr(), "version", version,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
-		"status_token", a.cfg.statusToken != "")
+		"status_token", a.cfg.statusToken != "", "opaque_keys", len(a.cfg.opaqueKeys.keys))
 
 	select {
 	case err := <-served:
@@ -376,6 +388,10 @@ func (a *app) close() error {
 	var errs []error
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
 		_ = a.ln.Close()
+	}
+	if a.bizStop != nil {
+		a.bizStop()
+		a.bizWG.Wait()
 	}
 	if a.alloc != nil {
 		errs = append(errs, a.alloc.Close())

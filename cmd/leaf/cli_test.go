@@ -295,7 +295,8 @@ func TestMigrateSaysWhatItApplied(t *testing.T) {
 		"applied 00002_leaf_worker_lease.sql (version 2) to sqlite " + path + "\n" +
 		"applied 00003_leaf_worker_lease_instance.sql (version 3) to sqlite " + path + "\n" +
 		"applied 00004_leaf_store.sql (version 4) to sqlite " + path + "\n" +
-		"applied 00005_leaf_worker_lease_16_bit_ids.sql (version 5) to sqlite " + path + "\n"
+		"applied 00005_leaf_worker_lease_16_bit_ids.sql (version 5) to sqlite " + path + "\n" +
+		"applied 00006_leaf_tag_format.sql (version 6) to sqlite " + path + "\n"
 	if out != want {
 		t.Fatalf("first migrate said\n%s\nwant\n%s", out, want)
 	}
