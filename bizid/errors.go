@@ -27,4 +27,6 @@ var (
 	ErrOutOfDomain = errors.New("number outside the opaque domain")
 	// ErrFixed: a change to the format or reset of a tag that has them.
 	ErrFixed = errors.New("format fixed")
+	// ErrClosed: the Issuer was closed.
+	ErrClosed = errors.New("issuer closed")
 )

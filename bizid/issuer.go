@@ -104,6 +104,31 @@ type Issuer struct {
 	// tags maps a name to its *Tag, or to plain for a plain tag. Names
 	// without a row are not kept, so it holds at most the table's tags.
 	tags sync.Map
+
+	// Look-ups of names not in tags: at most one runs at a time, and the
+	// names asked for meanwhile wait for the next, so a flood of unknown
+	// names costs the store one read at a time (as the allocator's own
+	// look-ups do).
+	mu      sync.Mutex // protects next and running
+	next    *lookupBatch
+	running bool
+	ctx     context.Context // ends the look-ups on Close
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// lookupBatch is the names one look-up run reads; done is closed when it
+// has.
+type lookupBatch struct {
+	names map[string]struct{}
+	done  chan struct{}
+	found map[string]lookupResult // set before done
+	err   error
+}
+
+type lookupResult struct {
+	set  Settings
+	kind Kind
 }
 
 // plain marks a plain tag in Issuer.tags.
@@ -121,6 +146,7 @@ func New(opts Options) (*Issuer, error) {
 		opts.Grace = DefaultGrace
 	}
 	is := &Issuer{opts: opts, secrets: make(map[string][]byte)}
+	is.ctx, is.stop = context.WithCancel(context.Background())
 	for i, k := range opts.Keys {
 		if len(k) < MinKeyLen {
 			return nil, fmt.Errorf("%w: opaque key %d has %d bytes, fewer than %d", ErrNoKey, i+1, len(k), MinKeyLen)
@@ -148,7 +174,7 @@ func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
 		}
 		return nil, nil
 	}
-	s, kind, err := is.opts.Store.LookupTag(ctx, name)
+	s, kind, err := is.lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +186,76 @@ func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
 		return nil, nil
 	}
 	return is.Put(s), nil
+}
+
+// lookup asks the store about name in the next look-up run.
+func (is *Issuer) lookup(ctx context.Context, name string) (Settings, Kind, error) {
+	is.mu.Lock()
+	b := is.next
+	if b == nil {
+		b = &lookupBatch{names: make(map[string]struct{}), done: make(chan struct{})}
+		is.next = b
+	}
+	b.names[name] = struct{}{}
+	start := !is.running
+	if start {
+		if is.ctx.Err() != nil {
+			is.mu.Unlock()
+			return Settings{}, NoRow, ErrClosed
+		}
+		is.running, is.next = true, nil
+		is.wg.Add(1)
+	}
+	is.mu.Unlock()
+	if start {
+		go is.runLookups(b)
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return Settings{}, NoRow, ctx.Err()
+	}
+	if r, ok := b.found[name]; ok {
+		return r.set, r.kind, nil
+	}
+	if b.err != nil {
+		return Settings{}, NoRow, b.err
+	}
+	return Settings{}, NoRow, nil
+}
+
+// runLookups reads b, then each batch that filled meanwhile, until none
+// waits. A name's read ends the batch's reads when it fails: the names
+// not read yet get that error.
+func (is *Issuer) runLookups(b *lookupBatch) {
+	defer is.wg.Done()
+	for {
+		b.found = make(map[string]lookupResult, len(b.names))
+		for name := range b.names {
+			s, kind, err := is.opts.Store.LookupTag(is.ctx, name)
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.found[name] = lookupResult{s, kind}
+		}
+		close(b.done)
+		is.mu.Lock()
+		b, is.next = is.next, nil
+		if b == nil {
+			is.running = false
+			is.mu.Unlock()
+			return
+		}
+		is.mu.Unlock()
+	}
+}
+
+// Close ends the look-ups and waits for them; Lookup of a name not known
+// yet then fails with ErrClosed.
+func (is *Issuer) Close() {
+	is.stop()
+	is.wg.Wait()
 }
 
 // Put compiles s and serves its tag by it from now on: after its creation

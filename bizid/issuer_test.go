@@ -3,6 +3,7 @@ package bizid
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,9 @@ type memStore struct {
 	rows     map[string]int64 // the next number of each row
 	settings map[string]Settings
 	ensures  int
+	lookups  int // LookupTag calls
+	active   int // LookupTag calls running
+	most     int // the most that ever ran at once
 }
 
 var errUnknown = errors.New("unknown row")
@@ -30,7 +34,14 @@ func newMemStore(sets ...Settings) *memStore {
 
 func (m *memStore) LookupTag(_ context.Context, tag string) (Settings, Kind, error) {
 	m.mu.Lock()
+	m.lookups++
+	m.active++
+	m.most = max(m.most, m.active)
+	m.mu.Unlock()
+	runtime.Gosched() // lets other look-ups overlap this one if they can
+	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.active--
 	if _, ok := m.rows[tag]; !ok {
 		return Settings{}, NoRow, nil
 	}
@@ -359,5 +370,46 @@ func TestCheckChange(t *testing.T) {
 				t.Fatalf("CheckChange = %v", err)
 			}
 		})
+	}
+}
+
+// TestLookupsOneAtATime: a flood of names, known or not, asked for in
+// parallel, reaches the store one read at a time; known tags are read
+// once, and after Close a new name fails at once.
+func TestLookupsOneAtATime(t *testing.T) {
+	m := newMemStore(Settings{Tag: "fmt", Format: "F{seq}", Reset: Never})
+	m.rows["plain"] = 1
+	is := newIssuer(t, m, &fakeClock{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			for j := range 20 {
+				name := map[int]string{0: "fmt", 1: "plain"}[j%3]
+				if name == "" {
+					name = "unknown-" + string(rune('a'+i%26)) + string(rune('a'+j))
+				}
+				tag, err := is.Lookup(ctx, name)
+				if err != nil || (tag != nil) != (name == "fmt") {
+					t.Errorf("Lookup(%q) = %v, %v", name, tag, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if m.most != 1 {
+		t.Fatalf("%d look-ups ran at once, want 1", m.most)
+	}
+	before := m.lookups
+	for range 10 {
+		is.Lookup(ctx, "fmt")
+		is.Lookup(ctx, "plain")
+	}
+	if m.lookups != before {
+		t.Fatalf("known tags read again: %d reads", m.lookups-before)
+	}
+	is.Close()
+	if _, err := is.Lookup(ctx, "never-seen"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -137,7 +137,7 @@ func classify(err error) *apiError {
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s", snowflake.Reason(err))
 	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "%s; retry later", snowflake.Reason(err))
-	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed):
+	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed), errors.Is(err, bizid.ErrClosed):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "the service is shutting down; retry later")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return newError(http.StatusServiceUnavailable, codeUnavailable, "the request timed out; retry later")

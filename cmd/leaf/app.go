@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
@@ -89,7 +90,8 @@ type app struct {
 	watchStop context.CancelFunc
 	watchWG   sync.WaitGroup
 
-	// The loop of formatted and opaque tags (newIssuer).
+	// The issuer of formatted and opaque tags and its loop (newIssuer).
+	biz     *bizid.Issuer
 	bizStop context.CancelFunc
 	bizWG   sync.WaitGroup
 }
@@ -392,6 +394,7 @@ func (a *app) close() error {
 	if a.bizStop != nil {
 		a.bizStop()
 		a.bizWG.Wait()
+		a.biz.Close()
 	}
 	if a.alloc != nil {
 		errs = append(errs, a.alloc.Close())

@@ -74,7 +74,7 @@ func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	a.bizStop = stop
+	a.biz, a.bizStop = is, stop
 	a.bizWG.Go(func() { a.runIssuer(ctx, is) })
 	return is, nil
 }
