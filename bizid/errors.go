@@ -27,6 +27,9 @@ var (
 	ErrOutOfDomain = errors.New("number outside the opaque domain")
 	// ErrFixed: a change to the format or reset of a tag that has them.
 	ErrFixed = errors.New("format fixed")
+	// ErrExhausted: an opaque tag's row passed the largest number of its
+	// domain (2^53-1 for 53 bits): it issues no more ids.
+	ErrExhausted = errors.New("opaque tag has issued the last id of its domain")
 	// ErrClosed: the Issuer was closed.
 	ErrClosed = errors.New("issuer closed")
 )

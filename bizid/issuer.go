@@ -359,7 +359,10 @@ func (is *Issuer) Next(ctx context.Context, t *Tag) (ID, error) {
 			return ID{}, err
 		}
 		id, err := t.cipher.Encode(n)
-		return ID{N: id}, err
+		if err != nil {
+			return ID{}, exhaustedError(t, n)
+		}
+		return ID{N: id}, nil
 	}
 	now := is.opts.Now().In(t.loc)
 	var n int64
@@ -390,7 +393,7 @@ func (is *Issuer) NextN(ctx context.Context, t *Tag, n int) ([]ID, error) {
 		}
 		for i, v := range ns {
 			if out[i].N, err = t.cipher.Encode(v); err != nil {
-				return nil, err
+				return nil, exhaustedError(t, v)
 			}
 		}
 		return out[:len(ns)], nil
@@ -414,6 +417,10 @@ func (is *Issuer) NextN(ctx context.Context, t *Tag, n int) ([]ID, error) {
 		out[i].Text = string(buf)
 	}
 	return out[:len(ns)], nil
+}
+
+func exhaustedError(t *Tag, n int64) error {
+	return fmt.Errorf("%w: number %d is past %d, the last of %d bits", ErrExhausted, n, t.cipher.Max(), t.cipher.Bits())
 }
 
 func fullError(t *Tag, p Period) error {

@@ -334,6 +334,10 @@ func TestOpaqueTag(t *testing.T) {
 			}
 		}
 	}
+	m.rows["users"] = 1 << 53 // past the domain of 53 bits
+	if _, err := is.Next(ctx, tag); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("past the domain: %v", err)
+	}
 	if _, err := is.Reveal(ctx, "plain", 5); !errors.Is(err, ErrNotOpaque) {
 		t.Fatalf("reveal of a plain tag: %v", err)
 	}

@@ -117,6 +117,8 @@ func classify(err error) *apiError {
 
 	// The server's own data is wrong or spent: no retry helps, so these
 	// are not 503s; an operator has to act.
+	case errors.Is(err, bizid.ErrExhausted):
+		return newError(http.StatusGone, codeTagExhausted, "biz tag %q has issued its last id: %s", tag, unwrapTag(err).Error())
 	case errors.Is(err, segment.ErrExhausted):
 		return newError(http.StatusGone, codeTagExhausted, "biz tag %q has issued its last id: max_id is the int64 maximum", tag)
 	case errors.Is(err, segment.ErrMisconfigured):
