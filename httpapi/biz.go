@@ -219,10 +219,12 @@ func (s *server) updateSettings(ctx context.Context, name string, given bizid.Se
 	} else if err := s.withKey(&next); err != nil {
 		return err
 	}
-	if err := next.Validate(); err != nil {
+	// What may change at all comes first: a new format of a formatted
+	// tag is format_fixed whether or not it would be valid.
+	if err := bizid.CheckChange(old, had, next); err != nil {
 		return err
 	}
-	if err := bizid.CheckChange(old, had, next); err != nil {
+	if err := next.Validate(); err != nil {
 		return err
 	}
 	if err := s.cfg.BizTags.SetTagSettings(ctx, old, had, next); err != nil {

@@ -5,3 +5,6 @@ var RewriteRefusal = rewriteRefusal
 
 // MaxBodyBytes is the largest request body.
 const MaxBodyBytes = maxBodyBytes
+
+// OpenAPIDocument is the embedded openapi.json.
+var OpenAPIDocument = openAPIDocument

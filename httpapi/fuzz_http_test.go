@@ -109,6 +109,8 @@ var httpSeeds = [][4]string{
 	{"HEAD", "/healthz", "", ""},
 	{"HEAD", "/readyz", "", ""},
 	{"HEAD", "/metrics", "", ""},
+	{"GET", "/openapi.json", "", ""},
+	{"HEAD", "/openapi.json", "", ""},
 	{"HEAD", "/api/segment/get/orders", "", ""},
 	{"HEAD", "/api/segment/range/orders?count=5", "", ""},
 	{"OPTIONS", "/api/segment/get/orders", "", ""},

@@ -47,18 +47,23 @@ func (r chained) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc
 
 // routes registers every route of the API.
 //
-// HEAD is answered where a GET has no effect (the operations routes); on
-// the id routes it is a 405, for a HEAD that took an id would waste it and
-// one that did not could not say what a GET would have returned.
+// HEAD is answered where a GET has no effect (the operations routes and
+// the OpenAPI document); on the id routes it is a 405, for a HEAD that
+// took an id would waste it and one that did not could not say what a GET
+// would have returned.
 //
 // A route whose last part is a parameter is registered a second time
 // without it, so that an empty tag or id is the 400 of a bad parameter,
 // not a 404.
+//
+// Every route is described in openapi.json; openapi_test.go fails for a
+// route registered here and missing there.
 func (s *server) routes(e routes) {
 	for path, h := range map[string]echo.HandlerFunc{
-		"/healthz": s.healthz,
-		"/readyz":  s.readyz,
-		"/metrics": s.metricsHandler(),
+		"/healthz":      s.healthz,
+		"/readyz":       s.readyz,
+		"/metrics":      s.metricsHandler(),
+		"/openapi.json": s.openAPI,
 	} {
 		e.GET(path, h)
 		e.HEAD(path, h)

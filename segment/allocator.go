@@ -117,7 +117,28 @@ func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
 	// rather than through a function of their own: get is inlined, and a
 	// function that also calls newBuffer would not be (Go's inlining
 	// budget), which adds a call to every id.
-	b := a.buffers.Load().get(tag)
+	var b *buffer
+	t := a.buffers.Load()
+	if n := len(tag); n >= 4 && n <= 16 {
+		// table.lookup written out for a tag whose words are the whole
+		// tag, so no bytes are left to compare: lookup is a call (too
+		// big to inline). 7.8 ns a call for a 6-byte tag against 7.3 ns
+		// written out, beside 5.1 ns for a bare atomic add (BENCHMARKS.md).
+		var lo, hi uint64
+		if n >= 8 {
+			lo, hi = load64(tag), load64(tag[n-8:])
+		} else {
+			lo, hi = load32(tag), load32(tag[n-4:])
+		}
+		for i := t.home(lo, hi, n); ; i = (i + 1) & t.mask {
+			e := &t.entries[i]
+			if b = e.b.Load(); b == nil || e.lo == lo && e.hi == hi && len(e.tag) == n {
+				break
+			}
+		}
+	} else {
+		b = t.get(tag)
+	}
 	if b == nil {
 		var err error
 		if b, err = a.newBuffer(ctx, tag); err != nil {

@@ -728,3 +728,24 @@ func TestListedTagsNeedNoLookup(t *testing.T) {
 		t.Fatalf("%d look-ups for a tag created after the list was read, want 1", got)
 	}
 }
+
+// TestNextTellsTagsApart: tags whose first and last words are equal
+// (lengths 4 to 16 share them here) and tags on both sides of that band
+// each get their own row's ids, through Next's own probe of the table and
+// through the table's lookup.
+func TestNextTellsTagsApart(t *testing.T) {
+	var tags []segment.Tag
+	for n := 1; n <= 20; n++ {
+		tags = append(tags, segment.Tag{Name: strings.Repeat("a", n), MaxID: int64(n) * 1000, Step: 10})
+		tags = append(tags, segment.Tag{Name: strings.Repeat("a", n-1) + "b", MaxID: int64(n)*1000 + 500, Step: 10})
+	}
+	a := newAllocator(t, segmenttest.New(tags...), newClock())
+	for round := range 3 {
+		for _, tag := range tags {
+			take(t, a, tag.Name, tag.MaxID+int64(round)*5, 5)
+		}
+	}
+	if _, err := a.Next(context.Background(), "aaab"+"x"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Next of an unknown tag: %v, want ErrUnknownTag", err)
+	}
+}

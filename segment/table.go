@@ -115,9 +115,8 @@ func (t *table) lookup(tag string) (e *entry, lo, hi uint64) {
 			lo |= uint64(tag[i]) << (8 * i)
 		}
 	}
-	h := (lo ^ bits.RotateLeft64(hi, 29) ^ uint64(len(tag))<<59) * hashPrime
 probe:
-	for i := h >> (t.shift & 63); ; i = (i + 1) & t.mask {
+	for i := t.home(lo, hi, len(tag)); ; i = (i + 1) & t.mask {
 		e = &t.entries[i]
 		if e.b.Load() == nil {
 			return e, lo, hi
@@ -137,6 +136,12 @@ probe:
 		}
 		return e, lo, hi
 	}
+}
+
+// home is the slot where the search for a tag of n bytes whose words
+// (see lookup) are lo and hi starts.
+func (t *table) home(lo, hi uint64, n int) uint64 {
+	return ((lo ^ bits.RotateLeft64(hi, 29) ^ uint64(n)<<59) * hashPrime) >> (t.shift & 63)
 }
 
 // hashPrime is 2^64 divided by the golden ratio. The hash is the length
