@@ -116,3 +116,23 @@ func BenchmarkLookupPlain(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLookupPlainOne is BenchmarkLookupPlain from one goroutine.
+func BenchmarkLookupPlainOne(b *testing.B) {
+	m := newMemStore()
+	m.rows["plain"] = 1
+	is, err := New(Options{Store: m, IDs: m})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := is.Lookup(ctx, "plain"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if t, _ := is.Lookup(ctx, "plain"); t != nil {
+			b.Fatal("plain tag looked up as special")
+		}
+	}
+}

@@ -364,6 +364,22 @@ func (is *Issuer) Next(ctx context.Context, t *Tag) (ID, error) {
 		}
 		return ID{N: id}, nil
 	}
+	b, err := is.AppendText(ctx, t, make([]byte, 0, 32))
+	if err != nil {
+		return ID{}, err
+	}
+	return ID{Text: string(b)}, nil
+}
+
+// AppendText issues one id of the formatted tag t and appends its text to
+// b: Next without the string, for callers that write the text out.
+func (is *Issuer) AppendText(ctx context.Context, t *Tag, b []byte) ([]byte, error) {
+	if t.keyErr != nil {
+		return b, t.keyErr
+	}
+	if t.tmpl == nil {
+		return b, fmt.Errorf("%w: tag %q is not formatted", ErrNotNumeric, t.Tag)
+	}
 	now := is.opts.Now().In(t.loc)
 	var n int64
 	p, err := is.issue(ctx, t, now, func(row string) error {
@@ -372,12 +388,12 @@ func (is *Issuer) Next(ctx context.Context, t *Tag) (ID, error) {
 		return err
 	})
 	if err != nil {
-		return ID{}, err
+		return b, err
 	}
 	if n > t.tmpl.MaxSeq() {
-		return ID{}, fullError(t, p)
+		return b, fullError(t, p)
 	}
-	return ID{Text: t.tmpl.Text(now, n)}, nil
+	return t.tmpl.AppendText(b, now, n), nil
 }
 
 // NextN issues n ids of t: texts of one period, or opaque numbers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,6 +18,8 @@ type BizIDs interface {
 	// plain tag or a name without a row.
 	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
 	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
+	// AppendText issues one id of a formatted tag, appending its text.
+	AppendText(ctx context.Context, t *bizid.Tag, b []byte) ([]byte, error)
 	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
 	// Reveal turns an opaque id back into its number.
 	Reveal(ctx context.Context, tag string, id int64) (int64, error)
@@ -62,15 +65,29 @@ func (s *server) bizGet(c echo.Context, tag string, bt *bizid.Tag, form idForm) 
 	if bt.Formatted() && form != decimalForm {
 		return textForm(tag)
 	}
-	id, err := s.cfg.Biz.Next(c.Request().Context(), bt)
+	if !bt.Formatted() {
+		id, err := s.cfg.Biz.Next(c.Request().Context(), bt)
+		if err != nil {
+			return withTag(tag, err)
+		}
+		return writeID(c, id.N, form)
+	}
+	buf := textBuf.Get().(*[]byte)
+	defer textBuf.Put(buf)
+	b, err := s.cfg.Biz.AppendText(c.Request().Context(), bt, (*buf)[:0])
+	*buf = b[:0]
 	if err != nil {
 		return withTag(tag, err)
 	}
-	if !bt.Formatted() {
-		return writeID(c, id.N, form)
-	}
-	return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, []byte(id.Text))
+	res := c.Response()
+	res.Header()[echo.HeaderContentType] = textPlain
+	res.WriteHeader(http.StatusOK)
+	_, err = res.Write(b)
+	return err
 }
+
+// textBuf holds a formatted id's text while it is written.
+var textBuf = sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }}
 
 // bizBatch answers a batch of a formatted tag (texts, as JSON strings) or
 // of an opaque one (numbers as strings, in no order).
