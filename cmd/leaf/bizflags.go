@@ -85,6 +85,7 @@ func (a *app) runIssuer(ctx context.Context, is *bizid.Issuer) {
 	defer refresh.Stop()
 	prune := time.NewTicker(pruneEvery)
 	defer prune.Stop()
+	a.pruneOnce(ctx, is) // at the start too: a fleet that restarts often still prunes
 	for {
 		select {
 		case <-ctx.Done():
@@ -94,13 +95,19 @@ func (a *app) runIssuer(ctx context.Context, is *bizid.Issuer) {
 				a.log.Debug("formatted tags: refresh failed", "err", err)
 			}
 		case <-prune.C:
-			n, err := is.Prune(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				a.log.Warn("formatted tags: pruning old periods failed", "err", err)
-			case n > 0:
-				a.log.Info("formatted tags: pruned the rows of old periods", "rows", n)
-			}
+			a.pruneOnce(ctx, is)
 		}
+	}
+}
+
+// pruneOnce closes and prunes the periods past the grace, and logs what
+// it did.
+func (a *app) pruneOnce(ctx context.Context, is *bizid.Issuer) {
+	n, err := is.Prune(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		a.log.Warn("formatted tags: pruning old periods failed", "err", err)
+	case n > 0:
+		a.log.Info("formatted tags: pruned the rows of old periods", "rows", n)
 	}
 }

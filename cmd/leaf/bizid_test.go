@@ -13,6 +13,7 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/internal/testkit"
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 )
@@ -111,4 +112,39 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Skip("no tz data:", err)
 	}
 	return loc
+}
+
+// TestServePrunesOldPeriods: leaf serve prunes, at its start and then
+// hourly, the rows of periods that ended more than --period-grace ago,
+// and keeps the others.
+func TestServePrunesOldPeriods(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "leaf.db")
+	st := storetest.Open(t, store.SQLite, path)
+	set := bizid.Settings{Format: "ORD-{date:20060102}-{seq}", Reset: bizid.Day}
+	if _, err := st.CreateSpecialTag(ctx, segment.Tag{Name: "orders", MaxID: 1, Step: 10}, set); err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().UTC().Format("20060102")
+	for _, key := range []string{"20200101", "20200102", today} {
+		if err := st.EnsurePeriod(ctx, "orders", key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startApp(t, env{}, "--sqlite-path", path, "--snowflake=false", "--period-grace", "48h")
+	testkit.WaitFor(t, 10*time.Second, "the first prune", func() bool {
+		s, _, err := st.LookupTag(ctx, "orders")
+		return err == nil && s.PrunedBefore != ""
+	})
+	for key, want := range map[string]bool{"20200101": false, "20200102": false, today: true} {
+		if _, err := st.Tag(ctx, "orders@"+key); (err == nil) != want {
+			t.Errorf("row of %s: %v, want kept %v", key, err, want)
+		}
+	}
+	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/orders"); code != 200 || !strings.HasPrefix(body, "ORD-") {
+		t.Fatalf("after the prune: %d %s", code, body)
+	}
+	if err := st.EnsurePeriod(ctx, "orders", "20200101"); !errors.Is(err, bizid.ErrPeriodClosed) {
+		t.Fatalf("a pruned period: %v", err)
+	}
 }
