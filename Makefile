@@ -52,10 +52,11 @@ fuzz:
 	FUZZTIME='$(FUZZTIME)' FUZZ_TARGETS='$(FUZZ_TARGETS)' GO='$(GO)' bash scripts/fuzz.sh
 
 # What CI fuzzes: the whole HTTP edge (real router, allocator and
-# generator) for a short while; every target's seeds also run in make test.
+# generator) and the Connect edge of the gRPC API, each for a short while;
+# every target's seeds also run in make test.
 .PHONY: fuzz-short
 fuzz-short:
-	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP' GO='$(GO)' bash scripts/fuzz.sh
+	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP ./grpcapi:FuzzConnect' GO='$(GO)' bash scripts/fuzz.sh
 
 # The fault suite (faults/): real leaf processes and MariaDB servers, killed,
 # cut off, failed over, and a 3-node Galera cluster, and the alert rules in a
@@ -80,6 +81,25 @@ lint:
 
 tidy-check:
 	$(GO) mod tidy -diff
+
+# The gRPC API (proto/): buf, protoc-gen-go and protoc-gen-connect-go are Go
+# tools pinned in go.mod, so no plugin comes from the network. `make proto`
+# regenerates the code; proto-check lints and checks the format of the
+# .proto files and fails if the generated code in the tree is not what they
+# generate now.
+.PHONY: proto proto-check
+proto:
+	$(GO) tool buf format -w
+	$(GO) tool buf lint
+	$(GO) tool buf generate
+
+proto-check:
+	$(GO) tool buf lint
+	$(GO) tool buf format -d --exit-code
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) tool buf generate -o "$$tmp" && \
+	if diff -r -x '*.proto' proto "$$tmp/proto"; then echo "proto-check: the generated code is current"; \
+	else echo "proto-check: the generated code differs from what proto/ generates: run make proto and commit"; exit 1; fi
 
 compose-check:
 	@if [ -z "$(COMPOSE)" ]; then \

@@ -1,15 +1,14 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/leafid/leaf/leafapi"
 )
 
-func tokenSum(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+func tokenSum(token string) [32]byte { return leafapi.NewToken(token) }
 
 // requireToken admits a request carrying the admin token.
 func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
@@ -17,20 +16,12 @@ func (s *server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // requireBearer admits a request carrying "Authorization: Bearer <token>"
-// where sum is the token's tokenSum. Both sides are hashed first so the
-// comparison takes the same time whatever the length or content of the
-// guess.
+// where sum is the token's tokenSum (leafapi.Token.Check).
 func requireBearer(sum [32]byte) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			h := c.Request().Header.Get(echo.HeaderAuthorization)
-			scheme, token, ok := strings.Cut(h, " ")
-			if !ok || !strings.EqualFold(scheme, "Bearer") {
-				return newError(http.StatusUnauthorized, codeUnauthorized, "missing bearer token")
-			}
-			got := tokenSum(strings.TrimSpace(token))
-			if subtle.ConstantTimeCompare(got[:], sum[:]) != 1 {
-				return newError(http.StatusUnauthorized, codeUnauthorized, "wrong bearer token")
+			if err := leafapi.Token(sum).Check(c.Request().Header.Get(echo.HeaderAuthorization)); err != nil {
+				return newError(http.StatusUnauthorized, codeUnauthorized, "%s", err.Error())
 			}
 			return next(c)
 		}

@@ -128,3 +128,26 @@ func runCheck(ctx context.Context, ch Check) error {
 }
 
 var errNilCheck = newError(http.StatusInternalServerError, codeInternal, "check has no func")
+
+// Ready runs checks as /readyz does and returns nil when /readyz would
+// answer 200 (a check failing with ErrDegraded leaves the instance ready),
+// or an error naming the failing checks. The gRPC health service reports
+// it.
+func Ready(ctx context.Context, checks []Check) error {
+	errs := make([]error, len(checks))
+	var wg sync.WaitGroup
+	for i, ch := range checks {
+		wg.Go(func() { errs[i] = runCheck(ctx, ch) })
+	}
+	wg.Wait()
+	var failing []string
+	for i, ch := range checks {
+		if errs[i] != nil && !errors.Is(errs[i], ErrDegraded) {
+			failing = append(failing, ch.Name)
+		}
+	}
+	if len(failing) > 0 {
+		return errors.New("failing checks: " + strings.Join(failing, ", "))
+	}
+	return nil
+}

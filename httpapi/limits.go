@@ -1,18 +1,14 @@
 package httpapi
 
-import "github.com/leafid/leaf/segment"
+import "github.com/leafid/leaf/leafapi"
 
-// The limits of a request. They are enforced here and nowhere else;
-// README.md states them, and the Go client's copies (client.MaxRange,
-// client.MaxSnowflakeBatch) are held equal to them by its tests.
+// The limits of a request, the same over every protocol (package leafapi).
 const (
 	// maxBodyBytes bounds a request body; larger is 413.
 	maxBodyBytes = 64 << 10
 	// MaxCount is the largest batch, of segment ids, snowflake ids or
 	// UUIDs.
-	MaxCount = 10000
-	// MaxRangeCount is the largest range. A range is two numbers whatever
-	// its size, so it may be far larger than a batch; it stops where the
-	// adaptive step does, since a range never spans two segments.
-	MaxRangeCount = segment.MaxStep
+	MaxCount = leafapi.MaxCount
+	// MaxRangeCount is the largest range.
+	MaxRangeCount = leafapi.MaxRangeCount
 )

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
@@ -164,12 +166,33 @@ func (a *app) open(ctx context.Context) error {
 		return err
 	}
 
+	rpc := grpcapi.Config{
+		Segments:   api.Segments,
+		Snowflake:  api.Snowflake,
+		UUIDs:      uuids,
+		Tags:       api.Tags,
+		Biz:        api.Biz,
+		AdminToken: a.cfg.adminToken,
+		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Registry:   reg,
+		Logger:     a.log,
+	}
 	a.srv = &http.Server{
-		Handler:           httpapi.New(api),
+		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
+		// every other, over HTTP/1.1 and unencrypted HTTP/2.
+		Handler:           grpcapi.New(rpc, httpapi.New(api)),
+		Protocols:         grpcapi.ServerProtocols(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	if a.cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.tlsCert, a.cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert and --tls-key: %w", err)
+		}
+		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return nil
 }
@@ -356,8 +379,17 @@ func (a *app) addr() string { return a.ln.Addr().String() }
 func (a *app) run(ctx context.Context) error {
 	served := make(chan error, 1)
 	a.serving.Store(true)
-	go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
-	a.log.Info("serving", "addr", a.addr(), "version", version,
+	// Read before Serve starts: it sets up the server's TLSConfig.
+	tlsOn := a.srv.TLSConfig != nil
+	if tlsOn {
+		// HTTP/1.1 and HTTP/2 (gRPC's) by ALPN. net/http's own refusals
+		// before a handler runs stay plain text here: they are written
+		// inside TLS, where JSONRefusals cannot see them.
+		go func() { served <- a.srv.ServeTLS(a.ln, "", "") }()
+	} else {
+		go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
+	}
+	a.log.Info("serving", "addr", a.addr(), "version", version, "tls", tlsOn,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
 		"status_token", a.cfg.statusToken != "", "opaque_keys", len(a.cfg.opaqueKeys.keys))
 

@@ -27,6 +27,8 @@ type serveConfig struct {
 	layout       snowflake.Layout // --snowflake-layout, --snowflake-time-unit and --snowflake-order
 	adminToken   string
 	statusToken  string
+	tlsCert      string
+	tlsKey       string
 	logFormat    string
 	logLevel     slog.Level
 	holder       string
@@ -55,6 +57,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*orderFlag)(&c.layout.Order), "snowflake-order", "`order` of the snowflake fields from the top: "+snowflake.OrderChoices())
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
 	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `file` (PEM, the chain after it) to serve HTTPS and gRPC over TLS on --addr instead of plaintext; with --tls-key")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "private key `file` (PEM) of --tls-cert")
 	c.logFormat = "text"
 	fs.Var((*logFormatFlag)(&c.logFormat), "log-format", "log `format`: text or json")
 	c.logLevel = slog.LevelInfo
@@ -79,6 +83,9 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 	}
 	if err := c.validateSnowflake(time.Now()); err != nil {
 		return err
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together: give both or neither", errUsage)
 	}
 	if !c.segment && !c.snowflake {
 		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)

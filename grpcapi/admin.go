@@ -1,0 +1,172 @@
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/leafid/leaf/leafapi"
+	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
+	"github.com/leafid/leaf/segment"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// requireToken admits a call carrying "authorization: Bearer <token>",
+// checked as the HTTP admin API checks it.
+func requireToken(token string) connect.UnaryInterceptorFunc {
+	want := leafapi.NewToken(token)
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if err := want.Check(req.Header().Get("Authorization")); err != nil {
+				return nil, fail(leafapi.Unauthorized, "%s", err.Error())
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+// adminServer implements leaf.v1.AdminService.
+type adminServer struct {
+	cfg Config
+	log *slog.Logger
+}
+
+func toTag(t segment.Tag) *leafv1.Tag {
+	out := &leafv1.Tag{Tag: t.Name, MaxId: t.MaxID, Step: t.Step, Description: t.Description}
+	if !t.UpdateTime.IsZero() {
+		out.UpdateTime = timestamppb.New(t.UpdateTime)
+	}
+	return out
+}
+
+func (s *adminServer) tagsOff() error {
+	if s.cfg.Tags == nil {
+		return fail(leafapi.NotFound, "tag administration is not enabled")
+	}
+	return nil
+}
+
+func (s *adminServer) CreateTag(ctx context.Context, req *connect.Request[leafv1.CreateTagRequest]) (*connect.Response[leafv1.CreateTagResponse], error) {
+	if err := s.tagsOff(); err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	t := segment.Tag{Name: m.GetTag(), Step: segment.DefaultStep, MaxID: 1, Description: m.GetDescription()}
+	if m.Step != nil {
+		t.Step = m.GetStep()
+	}
+	if m.MaxId != nil {
+		t.MaxID = m.GetMaxId()
+	}
+	if err := t.Validate(); err != nil {
+		return nil, withCode(leafapi.Classify(err))
+	}
+	created, err := s.cfg.Tags.CreateTag(ctx, t)
+	if err != nil {
+		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(t.Name, err))
+	}
+	return connect.NewResponse(&leafv1.CreateTagResponse{Tag: toTag(created)}), nil
+}
+
+func (s *adminServer) ListTags(ctx context.Context, req *connect.Request[leafv1.ListTagsRequest]) (*connect.Response[leafv1.ListTagsResponse], error) {
+	if err := s.tagsOff(); err != nil {
+		return nil, err
+	}
+	tags, err := s.cfg.Tags.Tags(ctx)
+	if err != nil {
+		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
+	}
+	out := &leafv1.ListTagsResponse{Tags: make([]*leafv1.Tag, 0, len(tags))}
+	for _, t := range tags {
+		out.Tags = append(out.Tags, toTag(t))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (s *adminServer) GetTag(ctx context.Context, req *connect.Request[leafv1.GetTagRequest]) (*connect.Response[leafv1.GetTagResponse], error) {
+	if err := s.tagsOff(); err != nil {
+		return nil, err
+	}
+	name := req.Msg.GetTag()
+	if err := segment.ValidateTag(name); err != nil {
+		return nil, withCode(leafapi.Classify(err))
+	}
+	t, err := s.cfg.Tags.Tag(ctx, name)
+	if err != nil {
+		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(name, err))
+	}
+	return connect.NewResponse(&leafv1.GetTagResponse{Tag: toTag(t)}), nil
+}
+
+func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1.UpdateTagRequest]) (*connect.Response[leafv1.UpdateTagResponse], error) {
+	if err := s.tagsOff(); err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	name := m.GetTag()
+	if err := segment.ValidateTag(name); err != nil {
+		return nil, withCode(leafapi.Classify(err))
+	}
+	u := segment.TagUpdate{Step: m.Step, Description: m.Description, MaxID: m.MaxId}
+	if u.Step == nil && u.MaxID == nil && u.Description == nil {
+		return nil, fail(leafapi.InvalidRequest, "nothing to update: give step, max_id or description")
+	}
+	if err := u.Validate(); err != nil {
+		return nil, withCode(leafapi.Classify(err))
+	}
+	t, err := s.cfg.Tags.UpdateTag(ctx, name, u)
+	if err != nil {
+		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(name, err))
+	}
+	return connect.NewResponse(&leafv1.UpdateTagResponse{Tag: toTag(t)}), nil
+}
+
+func (s *adminServer) ListSegments(ctx context.Context, req *connect.Request[leafv1.ListSegmentsRequest]) (*connect.Response[leafv1.ListSegmentsResponse], error) {
+	if s.cfg.Segments == nil {
+		return nil, modeOff("segment")
+	}
+	snap := s.cfg.Segments.Snapshot()
+	out := &leafv1.ListSegmentsResponse{Buffers: make([]*leafv1.Buffer, 0, len(snap))}
+	for _, b := range snap {
+		out.Buffers = append(out.Buffers, toBuffer(b))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func toBuffer(b segment.BufferState) *leafv1.Buffer {
+	out := &leafv1.Buffer{
+		Tag:          b.Tag,
+		First:        toSegment(b.Segments[0]),
+		Second:       toSegment(b.Segments[1]),
+		Current:      int32(b.Current),
+		Loading:      b.Loading,
+		Step:         b.Step,
+		MinStep:      b.MinStep,
+		LastError:    b.LastError,
+		Issued:       b.Issued,
+		Loads:        b.Loads,
+		LoadFailures: b.LoadFailures,
+		Waits:        b.Waits,
+		HighMaxId:    b.HighMaxID,
+		Regressions:  b.Regressions,
+	}
+	if !b.LastLoad.IsZero() {
+		out.LastLoad = timestamppb.New(b.LastLoad)
+	}
+	return out
+}
+
+func toSegment(s *segment.SegmentState) *leafv1.Segment {
+	if s == nil {
+		return nil
+	}
+	out := &leafv1.Segment{Start: s.Start, End: s.End, Next: s.Next, Remaining: s.Remaining}
+	if !s.LoadedAt.IsZero() {
+		out.LoadedAt = timestamppb.New(s.LoadedAt)
+	}
+	return out
+}

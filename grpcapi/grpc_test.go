@@ -1,0 +1,102 @@
+package grpcapi_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
+)
+
+// invoke calls a unary procedure of leaf.v1 with google.golang.org/grpc.
+func invoke[Res any](t *testing.T, cc *grpc.ClientConn, method string, req any, opts ...grpc.CallOption) (*Res, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res := new(Res)
+	err := cc.Invoke(ctx, method, req, res, opts...)
+	return res, err
+}
+
+// TestGRPCClient: google.golang.org/grpc's client, over unencrypted
+// HTTP/2 on the port of the HTTP API, takes ids of every kind.
+func TestGRPCClient(t *testing.T) {
+	f := newFixture(t, nil)
+	cc := f.grpcConn(t)
+
+	for want := int64(1); want <= 3; want++ {
+		res, err := invoke[leafv1.GetSegmentIdResponse](t, cc, "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "orders"})
+		if err != nil || res.GetId() != want {
+			t.Fatalf("GetSegmentId = %d, %v; want %d", res.GetId(), err, want)
+		}
+	}
+	batch, err := invoke[leafv1.BatchSegmentIdsResponse](t, cc, "/leaf.v1.IdService/BatchSegmentIds", &leafv1.BatchSegmentIdsRequest{Tag: "orders", Count: 5})
+	if err != nil || len(batch.GetIds()) != 5 || batch.GetIds()[0] != 4 || batch.GetIds()[4] != 8 || batch.GetTag() != "orders" {
+		t.Fatalf("BatchSegmentIds = %v, %v", batch, err)
+	}
+	rng, err := invoke[leafv1.GetSegmentRangeResponse](t, cc, "/leaf.v1.IdService/GetSegmentRange", &leafv1.GetSegmentRangeRequest{Tag: "orders", Count: 100})
+	if err != nil || rng.GetStart() != 9 || rng.GetCount() != 100 {
+		t.Fatalf("GetSegmentRange = %v, %v", rng, err)
+	}
+
+	sf, err := invoke[leafv1.GetSnowflakeIdResponse](t, cc, "/leaf.v1.IdService/GetSnowflakeId", &leafv1.GetSnowflakeIdRequest{})
+	if err != nil || sf.GetId() <= 0 {
+		t.Fatalf("GetSnowflakeId = %v, %v", sf, err)
+	}
+	dec, err := invoke[leafv1.DecodeSnowflakeIdResponse](t, cc, "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: sf.GetId()})
+	if err != nil || dec.GetWorkerId() != 7 || dec.GetId() != sf.GetId() || dec.GetTime().AsTime().UnixMilli() != dec.GetTimestampMs() {
+		t.Fatalf("DecodeSnowflakeId = %v, %v", dec, err)
+	}
+	if d := time.Since(dec.GetTime().AsTime()); d < -time.Second || d > time.Minute {
+		t.Errorf("decoded time %v is not now", dec.GetTime().AsTime())
+	}
+	sfb, err := invoke[leafv1.BatchSnowflakeIdsResponse](t, cc, "/leaf.v1.IdService/BatchSnowflakeIds", &leafv1.BatchSnowflakeIdsRequest{Count: 10000})
+	if err != nil || len(sfb.GetIds()) != 10000 || sfb.GetIds()[0] <= sf.GetId() {
+		t.Fatalf("BatchSnowflakeIds: %d ids, %v", len(sfb.GetIds()), err)
+	}
+
+	u, err := invoke[leafv1.GetUuidResponse](t, cc, "/leaf.v1.IdService/GetUuid", &leafv1.GetUuidRequest{})
+	if err != nil || len(u.GetUuid()) != 36 || u.GetUuid()[14] != '7' {
+		t.Fatalf("GetUuid = %v, %v", u, err)
+	}
+	ud, err := invoke[leafv1.DecodeUuidResponse](t, cc, "/leaf.v1.IdService/DecodeUuid", &leafv1.DecodeUuidRequest{Uuid: u.GetUuid()})
+	if err != nil || ud.GetVersion() != 7 || ud.GetUuid() != u.GetUuid() {
+		t.Fatalf("DecodeUuid = %v, %v", ud, err)
+	}
+	ub, err := invoke[leafv1.BatchUuidsResponse](t, cc, "/leaf.v1.IdService/BatchUuids", &leafv1.BatchUuidsRequest{Count: 3})
+	if err != nil || len(ub.GetUuids()) != 3 || !(ub.GetUuids()[0] < ub.GetUuids()[1] && ub.GetUuids()[1] < ub.GetUuids()[2]) {
+		t.Fatalf("BatchUuids = %v, %v", ub, err)
+	}
+}
+
+// TestGRPCHealth: the health service as Kubernetes' gRPC probe asks it:
+// the process is serving while it runs, leaf's services while the
+// instance is ready.
+func TestGRPCHealth(t *testing.T) {
+	f := newFixture(t, nil)
+	hc := healthpb.NewHealthClient(f.grpcConn(t))
+	check := func(service string) (healthpb.HealthCheckResponse_ServingStatus, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+		return res.GetStatus(), err
+	}
+	for _, svc := range []string{"", "leaf.v1.IdService", "leaf.v1.AdminService"} {
+		if st, err := check(svc); err != nil || st != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("Check(%q) = %v, %v; want SERVING", svc, st, err)
+		}
+	}
+	f.notReady.Store(true)
+	if st, err := check("leaf.v1.IdService"); err != nil || st != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("not ready: Check(leaf.v1.IdService) = %v, %v; want NOT_SERVING", st, err)
+	}
+	if st, err := check(""); err != nil || st != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("not ready: Check(\"\") = %v, %v; want SERVING (the process runs)", st, err)
+	}
+	if _, err := check("no.such.Service"); grpcCode(err) != "NotFound" {
+		t.Errorf("Check(unknown service) = %v; want NotFound", err)
+	}
+}

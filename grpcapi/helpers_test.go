@@ -1,0 +1,145 @@
+package grpcapi_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/leafid/leaf/grpcapi"
+	"github.com/leafid/leaf/internal/segmenttest"
+	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/uuidv7"
+)
+
+const adminToken = "t0ken-secret"
+
+var errNotReady = errors.New("not ready")
+
+// fixture is a server of both APIs on a loopback port: the gRPC side
+// real, over a real allocator (on an in-memory store), a real snowflake
+// generator and UUID generator; the HTTP side a stand-in that says so.
+type fixture struct {
+	addr     string
+	store    *segmenttest.MemStore
+	reg      *prometheus.Registry
+	notReady atomic.Bool // makes Config.Ready fail
+	cfg      grpcapi.Config
+}
+
+// httpStandIn answers every request outside gRPC's paths.
+const httpStandIn = "the HTTP API"
+
+// newFixture starts a server; edit changes its configuration first.
+func newFixture(t testing.TB, edit func(*grpcapi.Config)) *fixture {
+	t.Helper()
+	f := &fixture{
+		store: segmenttest.New(
+			segment.Tag{Name: "orders", MaxID: 1, Step: 1000},
+			segment.Tag{Name: "spent", MaxID: math.MaxInt64, Step: 1000},
+			segment.Tag{Name: "broken", MaxID: 1, Step: 0},
+		),
+		reg: prometheus.NewRegistry(),
+	}
+	alloc := segment.New(f.store, segment.Options{})
+	t.Cleanup(func() { _ = alloc.Close() })
+	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gen.Close(context.Background()) })
+	f.cfg = grpcapi.Config{
+		Segments:   alloc,
+		Snowflake:  gen,
+		UUIDs:      uuidv7.New(uuidv7.Options{}),
+		Tags:       f.store,
+		AdminToken: adminToken,
+		Ready: func(context.Context) error {
+			if f.notReady.Load() {
+				return errNotReady
+			}
+			return nil
+		},
+		Registry: f.reg,
+	}
+	if edit != nil {
+		edit(&f.cfg)
+	}
+	h := grpcapi.New(f.cfg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, httpStandIn+" "+r.Proto)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	f.addr = ln.Addr().String()
+	return f
+}
+
+func (f *fixture) url() string { return "http://" + f.addr }
+
+// grpcConn is a google.golang.org/grpc connection to the server, over
+// unencrypted HTTP/2 as gRPC clients speak it.
+func (f *fixture) grpcConn(t testing.TB) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(f.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// h2c is an HTTP client that speaks unencrypted HTTP/2 only, for
+// connect's gRPC protocol.
+func h2c(t testing.TB) *http.Client {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: p}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// clients are connect clients of the server over each protocol.
+func (f *fixture) idClients(t testing.TB) map[string]leafv1connect.IdServiceClient {
+	return map[string]leafv1connect.IdServiceClient{
+		"connect+proto": leafv1connect.NewIdServiceClient(http.DefaultClient, f.url()),
+		"connect+json":  leafv1connect.NewIdServiceClient(http.DefaultClient, f.url(), connect.WithProtoJSON()),
+		"grpc-web":      leafv1connect.NewIdServiceClient(http.DefaultClient, f.url(), connect.WithGRPCWeb()),
+		"grpc":          leafv1connect.NewIdServiceClient(h2c(t), f.url(), connect.WithGRPC()),
+	}
+}
+
+// withToken adds the admin token to a connect call.
+func withToken[T any](m *T, token string) *connect.Request[T] {
+	req := connect.NewRequest(m)
+	if token != "" {
+		req.Header().Set("Authorization", "Bearer "+token)
+	}
+	return req
+}

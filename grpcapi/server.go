@@ -1,0 +1,173 @@
+// Package grpcapi serves leaf's API over gRPC, gRPC-Web and Connect
+// (connectrpc.com/connect), on the same listener as the HTTP API: the
+// services of proto/leaf/v1/leaf.proto, gRPC health checking and server
+// reflection. It issues ids from the same allocator and generator as
+// httpapi, answers with the same limits and the same error codes (each
+// with its gRPC code, from package leafapi), asks the same bearer token for
+// the admin calls, and counts its calls in metrics of its own.
+//
+// The package consumes segment, snowflake and uuidv7 through the small
+// interfaces below; it never talks to a store, and it does not import
+// httpapi: New hands every request outside its paths to the handler it is
+// given, which is the HTTP API.
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/uuidv7"
+)
+
+// SegmentIDs issues segment-mode ids (segment.Allocator implements it).
+type SegmentIDs interface {
+	Next(ctx context.Context, tag string) (int64, error)
+	NextN(ctx context.Context, tag string, n int) ([]int64, error)
+	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
+	Snapshot() []segment.BufferState
+}
+
+// SnowflakeIDs issues and decodes snowflake ids (snowflake.Generator
+// implements it).
+type SnowflakeIDs interface {
+	Next(ctx context.Context) (int64, error)
+	NextN(ctx context.Context, n int) ([]int64, error)
+	Decode(id int64) (snowflake.ID, error)
+}
+
+// UUIDs makes version 7 UUIDs (uuidv7.Generator implements it).
+type UUIDs interface {
+	New() uuidv7.UUID
+}
+
+// BizIDs tells formatted and opaque tags from plain ones and issues the
+// ids of opaque ones (bizid.Issuer implements it). A formatted tag's ids
+// are texts, which leaf.v1's int64 ids cannot carry: its calls answer
+// not_numeric (FailedPrecondition) and the HTTP API serves it.
+type BizIDs interface {
+	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
+	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
+	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
+}
+
+// TagAdmin manages the rows of leaf_alloc for the admin calls.
+type TagAdmin interface {
+	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
+	UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error)
+	Tag(ctx context.Context, name string) (segment.Tag, error)
+	Tags(ctx context.Context) ([]segment.Tag, error)
+}
+
+// Config is what New needs. Nil modes answer their calls with the code
+// not_found (gRPC Unimplemented), as their HTTP routes answer 404.
+type Config struct {
+	Segments  SegmentIDs
+	Snowflake SnowflakeIDs
+	UUIDs     UUIDs
+	Tags      TagAdmin
+	// Biz serves formatted and opaque tags; nil serves every tag as a
+	// plain one.
+	Biz BizIDs
+	// AdminToken is the bearer token of leaf.v1.AdminService; empty leaves
+	// the service unmounted (its calls answer Unimplemented).
+	AdminToken string
+	// Ready tells the health service whether this instance can issue ids
+	// (nil error), as /readyz does; nil means always ready.
+	Ready func(ctx context.Context) error
+	// Registry receives the call metrics; nil means a private registry.
+	Registry prometheus.Registerer
+	// Logger receives unexpected errors; nil discards.
+	Logger *slog.Logger
+}
+
+// Service names, the prefixes of the paths this package answers.
+const (
+	idService     = leafv1connect.IdServiceName
+	adminService  = leafv1connect.AdminServiceName
+	healthService = grpchealth.HealthV1ServiceName
+)
+
+// prefixes are the first parts of every path this package serves: the
+// package of leaf's services, health checking and reflection. Any other
+// path goes to the HTTP API.
+var prefixes = []string{"/leaf.v1.", "/grpc.health.v1.", "/grpc.reflection."}
+
+// owns reports whether a request for path is answered by this package
+// rather than by the HTTP API.
+func owns(path string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// New returns a handler that serves leaf's services, health checking and
+// reflection, and hands every other request to next, the HTTP API. It
+// registers the call metrics on cfg.Registry.
+//
+// gRPC needs HTTP/2: serve the handler from an http.Server whose Protocols
+// allow unencrypted HTTP/2 (see ServerProtocols). Connect and gRPC-Web
+// work over HTTP/1.1 too.
+func New(cfg Config, next http.Handler) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	m := newCallMetrics(cfg.Registry)
+	opts := []connect.HandlerOption{
+		connect.WithInterceptors(m),
+		connect.WithRecover(recoverPanic(cfg.Logger)),
+		connect.WithReadMaxBytes(maxMessageBytes),
+	}
+
+	mux := http.NewServeMux()
+	ids := &idServer{cfg: cfg, log: cfg.Logger}
+	mux.Handle(leafv1connect.NewIdServiceHandler(ids, opts...))
+	services := []string{idService}
+	if cfg.AdminToken != "" {
+		admin := &adminServer{cfg: cfg, log: cfg.Logger}
+		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))
+		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
+		services = append(services, adminService)
+	}
+	mux.Handle(grpchealth.NewHandler(&health{ready: cfg.Ready, services: services}, opts...))
+	reflector := grpcreflect.NewStaticReflector(slices.Concat(services, []string{healthService})...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if owns(r.URL.Path) {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServerProtocols are the protocols of an http.Server that serves both
+// APIs on one port: HTTP/1.1 and unencrypted HTTP/2 (h2c, with prior
+// knowledge, as gRPC clients speak it), plus HTTP/2 over TLS where the
+// server has a certificate.
+func ServerProtocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}

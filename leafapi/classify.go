@@ -1,0 +1,113 @@
+package leafapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/snowflake"
+)
+
+// tagError names the tag an error of the domain was about, so messages can
+// say which.
+type tagError struct {
+	tag string
+	err error
+}
+
+func (e *tagError) Error() string { return fmt.Sprintf("biz tag %q: %v", e.tag, e.err) }
+func (e *tagError) Unwrap() error { return e.err }
+
+// WithTag wraps err with the tag it was about; nil stays nil.
+func WithTag(tag string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &tagError{tag: tag, err: err}
+}
+
+// unwrapTag drops the tag's wrapper from a message.
+func unwrapTag(err error) error {
+	var te *tagError
+	if errors.As(err, &te) {
+		return te.err
+	}
+	return err
+}
+
+// Classify is the one map from an error of the domain (segment,
+// snowflake, a context's end) to the code and message a client sees. It
+// returns Internal with a fixed message for an error it does not know:
+// such an error is a bug, and its text is not for clients.
+func Classify(err error) (code, message string) {
+	var (
+		te *tagError
+		nm *segment.NotMigratedError
+	)
+	tag := ""
+	if errors.As(err, &te) {
+		tag = te.tag
+	}
+	switch {
+	case errors.Is(err, segment.ErrInvalidTag):
+		return InvalidTag, err.Error()
+	case errors.Is(err, segment.ErrInvalidStep), errors.Is(err, segment.ErrInvalidMaxID), errors.Is(err, segment.ErrInvalidDescription):
+		return InvalidRequest, unwrapTag(err).Error()
+	case errors.Is(err, snowflake.ErrInvalidID):
+		return InvalidID, err.Error()
+	case errors.Is(err, segment.ErrUnknownTag):
+		return UnknownTag, fmt.Sprintf("biz tag %q does not exist", tag)
+	case errors.Is(err, segment.ErrTagExists):
+		return TagExists, fmt.Sprintf("biz tag %q already exists", tag)
+
+	// Formatted and opaque tags (package bizid).
+	case errors.Is(err, bizid.ErrInvalidFormat):
+		return InvalidFormat, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrFixed):
+		return FormatFixed, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrPeriodClosed):
+		return PeriodClosed, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrSequenceFull):
+		return SequenceFull, fmt.Sprintf("biz tag %q: %v", tag, unwrapTag(err))
+	case errors.Is(err, bizid.ErrNotNumeric):
+		return NotNumeric, fmt.Sprintf("biz tag %q: %v", tag, unwrapTag(err))
+	case errors.Is(err, bizid.ErrNotOpaque):
+		return InvalidRequest, fmt.Sprintf("biz tag %q is not opaque: its ids are their numbers", tag)
+	case errors.Is(err, bizid.ErrOutOfDomain):
+		return InvalidID, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrNoKey):
+		return Unavailable, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrExhausted):
+		return TagExhausted, fmt.Sprintf("biz tag %q has issued its last id: %v", tag, unwrapTag(err))
+
+	// The server's own data is wrong or spent: no retry helps, so these
+	// are not unavailable; an operator has to act.
+	case errors.Is(err, segment.ErrExhausted):
+		return TagExhausted, fmt.Sprintf("biz tag %q has issued its last id: max_id is the int64 maximum", tag)
+	case errors.Is(err, segment.ErrMisconfigured):
+		return TagMisconfigured, fmt.Sprintf("biz tag %q cannot be served: its row in leaf_alloc has a step below 1; set a step from %d to %d",
+			tag, segment.MinStep, segment.MaxStep)
+
+	// Unavailable: retrying later may succeed. Messages are fixed so no
+	// detail of the store (addresses, drivers) reaches the client.
+	case errors.As(err, &nm):
+		return Unavailable, nm.Error()
+	case errors.Is(err, segment.ErrUnavailable):
+		return Unavailable, "no segment available, the store is unreachable; retry later"
+	case errors.Is(err, segment.ErrStoreUnavailable):
+		return Unavailable, "the store is unreachable; retry later"
+	case errors.Is(err, snowflake.ErrClockBackwards):
+		return Unavailable, snowflake.Reason(err) + "; retry later"
+	case errors.Is(err, snowflake.ErrExhausted):
+		return Unavailable, snowflake.Reason(err)
+	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
+		return Unavailable, snowflake.Reason(err) + "; retry later"
+	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed), errors.Is(err, bizid.ErrClosed):
+		return Unavailable, "the service is shutting down; retry later"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return Unavailable, "the request timed out; retry later"
+	}
+	return Internal, "internal error"
+}

@@ -1,0 +1,116 @@
+// Package leafapi is what the edges of leaf's API share: the error codes,
+// each with its HTTP status and its gRPC code, the map from the domain's
+// errors to them, and the limits of a request. httpapi serves them over
+// HTTP and JSON, grpcapi over gRPC, gRPC-Web and Connect; neither imports
+// the other, and both take every code, status and limit from here.
+package leafapi
+
+import (
+	"net/http"
+	"slices"
+
+	"connectrpc.com/connect"
+)
+
+// Error codes of the API. The table below is their one home: the README's
+// table of errors, the Go client's sentinels, the HTTP fuzz target and the
+// gRPC mapping are tested against it.
+const (
+	InvalidTag       = "invalid_tag"
+	InvalidID        = "invalid_id"
+	InvalidCount     = "invalid_count"
+	InvalidRequest   = "invalid_request"
+	Unauthorized     = "unauthorized"
+	UnknownTag       = "unknown_tag"
+	NotFound         = "not_found"
+	MethodNotAllowed = "method_not_allowed"
+	TagExists        = "tag_exists"
+	TagExhausted     = "tag_exhausted"
+	TagMisconfigured = "tag_misconfigured"
+	Unavailable      = "unavailable"
+	Internal         = "internal"
+	// Formatted and opaque tags (package bizid).
+	InvalidFormat = "invalid_format"
+	FormatFixed   = "format_fixed"
+	NotNumeric    = "not_numeric"
+	PeriodClosed  = "period_closed"
+	SequenceFull  = "sequence_full"
+)
+
+// codeInfo is one row of the table: a code, the HTTP status it is
+// usually answered with, and the gRPC code it is always answered with.
+type codeInfo struct {
+	code string
+	http int
+	grpc connect.Code
+}
+
+// table lists every code once. The HTTP status is the code's usual one:
+// the HTTP edge answers invalid_request with 413 or 408 too, for a body too
+// large or too slow, which gRPC bounds by itself. The gRPC code is the only
+// one: a client of either protocol can tell every case apart by the code
+// carried in the error (see grpcapi), and by the status or gRPC code alone
+// in the broad classes below.
+var table = [...]codeInfo{
+	{InvalidTag, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{InvalidID, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{InvalidCount, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{InvalidRequest, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{Unauthorized, http.StatusUnauthorized, connect.CodeUnauthenticated},
+	{UnknownTag, http.StatusNotFound, connect.CodeNotFound},
+	// No such route, or the mode is off: the call is not served here.
+	{NotFound, http.StatusNotFound, connect.CodeUnimplemented},
+	{MethodNotAllowed, http.StatusMethodNotAllowed, connect.CodeUnimplemented},
+	{TagExists, http.StatusConflict, connect.CodeAlreadyExists},
+	// The tag's ids are spent; no retry helps (HTTP 410 sends no
+	// Retry-After either).
+	{TagExhausted, http.StatusGone, connect.CodeResourceExhausted},
+	// An operator must fix the row first.
+	{TagMisconfigured, http.StatusInternalServerError, connect.CodeFailedPrecondition},
+	{Unavailable, http.StatusServiceUnavailable, connect.CodeUnavailable},
+	{Internal, http.StatusInternalServerError, connect.CodeInternal},
+	// A formatted or opaque tag's settings refused: the request is wrong.
+	{InvalidFormat, http.StatusBadRequest, connect.CodeInvalidArgument},
+	// The request is sound, but the tag's state forbids it: a change of
+	// settings that could repeat ids, a range of texts, a period closed.
+	{FormatFixed, http.StatusConflict, connect.CodeFailedPrecondition},
+	{NotNumeric, http.StatusConflict, connect.CodeFailedPrecondition},
+	{PeriodClosed, http.StatusConflict, connect.CodeFailedPrecondition},
+	// The period's fixed-width numbers are spent until the next one.
+	{SequenceFull, http.StatusConflict, connect.CodeResourceExhausted},
+}
+
+// Codes returns every code an error answer of the API may carry (README.md,
+// "Errors").
+func Codes() []string {
+	out := make([]string, len(table))
+	for i, r := range table {
+		out[i] = r.code
+	}
+	return out
+}
+
+func lookup(code string) (codeInfo, bool) {
+	i := slices.IndexFunc(table[:], func(r codeInfo) bool { return r.code == code })
+	if i < 0 {
+		return codeInfo{}, false
+	}
+	return table[i], true
+}
+
+// HTTPStatus is the usual HTTP status of code; 500 for a code not in the
+// table.
+func HTTPStatus(code string) int {
+	if r, ok := lookup(code); ok {
+		return r.http
+	}
+	return http.StatusInternalServerError
+}
+
+// GRPCCode is the gRPC code of code; Internal for a code not in the table.
+func GRPCCode(code string) connect.Code {
+	if r, ok := lookup(code); ok {
+		return r.grpc
+	}
+	return connect.CodeInternal
+}

@@ -1,0 +1,16 @@
+package leafapi
+
+import "github.com/leafid/leaf/segment"
+
+// The limits of a request, the same over every protocol. README.md states
+// them, and the Go client's copies (client.MaxRange,
+// client.MaxSnowflakeBatch) are held equal to them by its tests.
+const (
+	// MaxCount is the largest batch, of segment ids, snowflake ids or
+	// UUIDs.
+	MaxCount = 10000
+	// MaxRangeCount is the largest range. A range is two numbers whatever
+	// its size, so it may be far larger than a batch; it stops where the
+	// adaptive step does, since a range never spans two segments.
+	MaxRangeCount = segment.MaxStep
+)
