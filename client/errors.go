@@ -31,6 +31,12 @@ var (
 	ErrNotNumeric       = errors.New("not numeric")           // not_numeric: no ranges of a formatted or opaque tag
 	ErrFormatFixed      = errors.New("format fixed")          // format_fixed: a change of settings that could repeat ids
 
+	ErrInvalidSpace      = errors.New("invalid sequence space")     // invalid_space
+	ErrInvalidKey        = errors.New("invalid sequence key")       // invalid_key: empty, over 256 bytes or not UTF-8
+	ErrUnknownSpace      = errors.New("unknown sequence space")     // unknown_space
+	ErrSpaceExists       = errors.New("sequence space exists")      // space_exists
+	ErrSequenceExhausted = errors.New("sequence section exhausted") // sequence_exhausted: max_seq is the int64 maximum
+
 	// ErrUnavailable is the code unavailable, and every failure to reach
 	// a server: retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
@@ -59,6 +65,11 @@ var sentinels = map[string]error{
 	"sequence_full":      ErrSequenceFull,
 	"not_numeric":        ErrNotNumeric,
 	"format_fixed":       ErrFormatFixed,
+	"invalid_space":      ErrInvalidSpace,
+	"invalid_key":        ErrInvalidKey,
+	"unknown_space":      ErrUnknownSpace,
+	"space_exists":       ErrSpaceExists,
+	"sequence_exhausted": ErrSequenceExhausted,
 }
 
 // Error is one failed request to one endpoint: an error answer of the

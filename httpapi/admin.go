@@ -19,6 +19,8 @@ type tagJSON struct {
 	Step        int64  `json:"step"`
 	Description string `json:"description"`
 	UpdateTime  string `json:"update_time"`
+	// Ordered is shown in the answer of a creation with "ordered": true.
+	Ordered bool `json:"ordered,omitempty"`
 }
 
 func toTagJSON(t segment.Tag) tagJSON {
@@ -37,6 +39,7 @@ const (
 	fieldStep        = "step"
 	fieldMaxID       = "max_id"
 	fieldDescription = "description"
+	fieldOrdered     = "ordered"
 )
 
 func (s *server) tagsOff() error {
@@ -47,8 +50,12 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if s.cfg.Tags == nil {
 		return s.tagsOff()
 	}
-	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription,
+	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription, fieldOrdered,
 		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
+	if err != nil {
+		return err
+	}
+	ordered, err := body.bool(fieldOrdered)
 	if err != nil {
 		return err
 	}
@@ -76,8 +83,28 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
+	if ordered && special {
+		// Refused rather than half served: an ordered tag's numbers come
+		// from its owner, and formatted or opaque ids from the period rows
+		// or the keyed bijection of every instance (docs/business-ids.md).
+		return newError(http.StatusBadRequest, codeInvalidFormat,
+			"a tag is either ordered or formatted/opaque, not both: give ordered, or format/reset/time_zone/opaque")
+	}
 	if special {
 		return s.createSpecialTag(c, t, set)
+	}
+	if ordered {
+		oa, ok := s.cfg.Tags.(OrderedTagAdmin)
+		if !ok || s.cfg.Ordered == nil {
+			return newError(http.StatusBadRequest, codeInvalidRequest, "ordered tags are not served here: they need sequences on and one store")
+		}
+		created, err := oa.CreateOrderedTag(c.Request().Context(), t)
+		if err != nil {
+			return withTag(t.Name, err)
+		}
+		out := toTagJSON(created)
+		out.Ordered = true
+		return c.JSON(http.StatusCreated, out)
 	}
 	created, err := s.cfg.Tags.CreateTag(c.Request().Context(), t)
 	if err != nil {

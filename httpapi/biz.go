@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -217,6 +218,17 @@ func (s *server) updateSettings(ctx context.Context, name string, given bizid.Se
 		return segment.ErrUnknownTag
 	}
 	had := kind == bizid.Special
+	if !had && s.cfg.Ordered != nil {
+		// An ordered tag is served by its owner as plain numbers; it never
+		// takes a format or opaque ids (docs/business-ids.md).
+		ordered, err := s.cfg.Ordered.Ordered(ctx, name)
+		if err != nil {
+			return err
+		}
+		if ordered {
+			return fmt.Errorf("%w: the tag is ordered, and an ordered tag cannot be made formatted or opaque", bizid.ErrFixed)
+		}
+	}
 	next := given
 	next.Tag = name
 	if had { // members not given keep their values

@@ -187,3 +187,52 @@ func TestSettingsWithoutBiz(t *testing.T) {
 		t.Fatalf("plain: %s", rec.Body)
 	}
 }
+
+// orderedFake says which tags are ordered; it serves none of their ids.
+type orderedFake map[string]bool
+
+func (o orderedFake) Ordered(_ context.Context, tag string) (bool, error) { return o[tag], nil }
+func (o orderedFake) NextTag(context.Context, string, int) ([]int64, error) {
+	return nil, errors.New("not served by this fake")
+}
+
+// TestOrderedNotFormatted: a tag is ordered or formatted/opaque, never
+// both: creating one with both is a 400 invalid_format, giving an ordered
+// tag a format or opaque ids a 409 format_fixed.
+func TestOrderedNotFormatted(t *testing.T) {
+	v := newEnv(t, func(cfg *httpapi.Config) {
+		seg := cfg.Segments.(*fakeSegments)
+		seg.anyTag = true
+		biz := bizidtest.New(cfg.Tags.(*segmenttest.MemStore))
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: seg, Keys: [][]byte{[]byte(testOpaqueKey)},
+			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Biz, cfg.BizTags, cfg.Ordered = is, biz, orderedFake{"orders": true}
+	})
+	for _, body := range []string{
+		`{"tag":"o","ordered":true,"format":"O-{seq}"}`,
+		`{"tag":"o","ordered":true,"format":"O-{date:20060102}-{seq}","reset":"day"}`,
+		`{"tag":"o","ordered":true,"opaque":63}`,
+		`{"tag":"o","ordered":true,"time_zone":"UTC"}`,
+	} {
+		e := wantError(t, v.admin(t, http.MethodPost, "/api/admin/tags", body), http.StatusBadRequest, "invalid_format")
+		if !strings.Contains(e.Error.Message, "either ordered or formatted/opaque") {
+			t.Fatalf("%s: message %q", body, e.Error.Message)
+		}
+	}
+	for _, body := range []string{`{"format":"O-{seq}"}`, `{"opaque":63}`, `{"opaque":53,"step":10}`} {
+		e := wantError(t, v.admin(t, http.MethodPatch, "/api/admin/tags/orders", body), http.StatusConflict, "format_fixed")
+		if !strings.Contains(e.Error.Message, "ordered") {
+			t.Fatalf("%s: message %q", body, e.Error.Message)
+		}
+	}
+	// A plain tag still takes a format.
+	if rec := v.admin(t, http.MethodPost, "/api/admin/tags", `{"tag":"plain"}`); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	if rec := v.admin(t, http.MethodPatch, "/api/admin/tags/plain", `{"format":"U-{seq}"}`); rec.Code != http.StatusOK {
+		t.Fatalf("plain tag: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -158,6 +158,21 @@ func (o jsonObject) int64(name string) (v int64, ok bool, err error) {
 	return v, true, nil
 }
 
+// bool reads member name as true or false; absent is false.
+func (o jsonObject) bool(name string) (bool, error) {
+	raw, ok := o[name]
+	if !ok {
+		return false, nil
+	}
+	switch string(raw) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fieldError(name, "must be true or false")
+}
+
 // string reads member name as a string; ok is false when it is absent.
 func (o jsonObject) string(name string) (v string, ok bool, err error) {
 	raw, ok := o[name]

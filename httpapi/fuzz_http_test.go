@@ -21,7 +21,9 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
+	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -147,6 +149,35 @@ var httpSeeds = [][4]string{
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"format":"O-{seq:2!}"}`},
 	{"PATCH", "/api/admin/tags/fmt", "Authorization: Bearer " + fuzzToken, `{"time_zone":"America/New_York"}`},
 	{"PATCH", "/api/admin/tags/fmt", "Authorization: Bearer " + fuzzToken, `{"format":"G-{seq}"}`},
+	{"GET", "/api/segment/get/ordered", "", ""},
+	{"GET", "/api/segment/batch/ordered?count=25", "", ""},
+	{"GET", "/api/segment/range/ordered?count=5", "", ""},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o2","ordered":true}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o3","ordered":1}`},
+	{"GET", "/api/sequence/next/inbox/alice", "", ""},
+	{"GET", "/api/sequence/next/inbox/%E4%BC%9A%E8%AF%9D%2F1", "", ""},
+	{"GET", "/api/sequence/next/inbox/a%FFb", "", ""},
+	{"GET", "/api/sequence/next/inbox/" + strings.Repeat("k", 257), "", ""},
+	{"GET", "/api/sequence/next/inbox/", "", ""},
+	{"GET", "/api/sequence/next/inbox", "", ""},
+	{"GET", "/api/sequence/next/", "", ""},
+	{"GET", "/api/sequence/next/outbox/k", "", ""},
+	{"GET", "/api/sequence/next/inbox/bob?count=10000", "", ""},
+	{"GET", "/api/sequence/next/inbox/bob?count=0", "", ""},
+	{"GET", "/api/sequence/next/inbox/bob?count=%zz", "", ""},
+	{"GET", "/api/sequence/current/inbox/alice", "", ""},
+	{"GET", "/api/sequence/current/inbox/alice?x=1", "", ""},
+	{"GET", "/api/sequence/next/inbox/k", "Leaf-Forwarded: 1", ""},
+	{"HEAD", "/api/sequence/next/inbox/alice", "", ""},
+	{"GET", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, ""},
+	{"GET", "/api/admin/sequences/inbox", "Authorization: Bearer " + fuzzToken, ""},
+	{"POST", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, `{"space":"s2","step":7,"sections":3}`},
+	{"POST", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, `{"space":"inbox","sections":9}`},
+	{"POST", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, `{"space":"a","sections":-1}`},
+	// Ordered and formatted or opaque at once: refused.
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o4","ordered":true,"format":"O-{seq}"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o5","ordered":true,"opaque":63}`},
+	{"PATCH", "/api/admin/tags/ordered", "Authorization: Bearer " + fuzzToken, `{"format":"O-{seq}"}`},
 }
 
 // FuzzHTTP drives the whole API, the real allocator and snowflake
@@ -196,12 +227,31 @@ func FuzzHTTP(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { gen.Close(context.Background()) })
+	seqStore := sequencetest.NewMemStore(time.Now)
+	if _, err := seqStore.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 10, Sections: 4}); err != nil {
+		f.Fatal(err)
+	}
+	// An ordered tag, whose ids are far above the other tags' so that
+	// segIDs holds them all.
+	ordered := sequencetest.NewOrderedTags(seqStore, 10)
+	ordered.Create("ordered", true)
+	ordered.SetMaxID("ordered", 1<<62)
+	seqs, err := sequence.New(sequence.Options{Store: seqStore, Ordered: ordered, Tags: ordered, Addr: "self:1", Lease: time.Hour, Interval: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { seqs.Close(context.Background()) })
+	if err := seqs.Round(context.Background()); err != nil {
+		f.Fatal(err)
+	}
 	e := httpapi.New(httpapi.Config{
 		Segments: alloc, Snowflake: gen, Tags: store, AdminToken: fuzzToken,
+		Sequences: seqs, Spaces: seqStore, Ordered: seqs,
 		Registry: prometheus.NewRegistry(), Biz: issuer, BizTags: biz, OnCreate: alloc.Added,
 	})
 	var segIDs, snowIDs idSet
-	texts := map[string]bool{} // the texts of formatted tags and the opaque ids
+	texts := map[string]bool{}    // the texts of formatted tags and the opaque ids
+	lastSeq := map[string]int64{} // by the escaped path of a next route
 
 	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte) {
 		var head strings.Builder
@@ -226,6 +276,7 @@ func FuzzHTTP(f *testing.F) {
 			t.Fatalf("%s %q took %v", method, target, took)
 		}
 		checkAnswer(t, req, rec, &segIDs, &snowIDs, texts)
+		checkSequence(t, req, rec, lastSeq)
 	})
 }
 
@@ -330,6 +381,41 @@ func increasing(ids []string) bool {
 		prev = id
 	}
 	return true
+}
+
+// checkSequence fails when a key's number did not go up: one key may be
+// sent with several escapings, each path then sees part of its numbers,
+// still increasing.
+func checkSequence(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder, last map[string]int64) {
+	t.Helper()
+	path := req.URL.EscapedPath()
+	if req.Method != http.MethodGet || rec.Code != http.StatusOK || !strings.HasPrefix(path, "/api/sequence/next/") {
+		return
+	}
+	var got []int64
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
+		v, err := strconv.ParseInt(rec.Body.String(), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %q", path, rec.Body)
+		}
+		got = append(got, v)
+	} else {
+		var out struct{ Seqs []string }
+		decodeBody(t, rec, &out)
+		for _, s := range out.Seqs {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", path, rec.Body)
+			}
+			got = append(got, v)
+		}
+	}
+	for _, v := range got {
+		if v <= last[path] {
+			t.Fatalf("%s: %d after %d", path, v, last[path])
+		}
+		last[path] = v
+	}
 }
 
 func TestIDSet(t *testing.T) {

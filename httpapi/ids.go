@@ -41,6 +41,9 @@ func (s *server) segmentGet(c echo.Context) error {
 			return s.bizGet(c, tag, bt, form)
 		}
 	}
+	if served, err := s.serveOrdered(c, tag, 1, form, false); served {
+		return err
+	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
 	if err != nil {
 		return withTag(tag, err)
@@ -68,6 +71,9 @@ func (s *server) segmentBatch(c echo.Context) error {
 		if bt != nil {
 			return s.bizBatch(c, tag, bt, n, form)
 		}
+	}
+	if served, err := s.serveOrdered(c, tag, n, form, true); served {
+		return err
 	}
 	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
 	if err != nil {
@@ -109,6 +115,9 @@ func (s *server) segmentRange(c echo.Context) error {
 			what = "its ids are opaque: a range would be their numbers, which they hide"
 		}
 		return withTag(tag, fmt.Errorf("%w: %s, asked for one at a time or in batches", bizid.ErrNotNumeric, what))
+	}
+	if err := s.refuseOrderedRange(c, tag); err != nil {
+		return err
 	}
 	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/sequence"
 )
 
 // TestLimitsInREADME: the limits the README states are the ones the
@@ -63,6 +64,8 @@ func TestLimitsInREADME(t *testing.T) {
 		case strings.Contains(line, "/batch"):
 			batches++
 			want("a batch", []int{n}, httpapi.MaxCount)
+		case strings.Contains(line, "/api/sequence/next/"):
+			want("a batch of sequence numbers", []int{n}, sequence.MaxCount)
 		default:
 			t.Errorf("a count on a route that is neither a batch nor a range: %.60s…", line)
 		}

@@ -104,6 +104,21 @@ func (s *server) routes(e routes) {
 	e.GET("/api/uuid/decode/:uuid", s.uuidDecode)
 	e.GET("/api/uuid/decode/", s.uuidDecode)
 
+	// A sequence key may be anything of 1..256 bytes: the routes without
+	// it, or without the space, make an empty one a 400.
+	for _, r := range []struct {
+		prefix string
+		h      echo.HandlerFunc
+	}{
+		{"/api/sequence/next/", s.sequenceNext},
+		{"/api/sequence/current/", s.sequenceCurrent},
+	} {
+		e.GET(r.prefix+":space/:key", r.h)
+		e.GET(r.prefix+":space/", r.h)
+		e.GET(r.prefix+":space", r.h)
+		e.GET(r.prefix, r.h)
+	}
+
 	e.GET("/api/convert/:form/:id", s.convert)
 	e.GET("/api/convert/:form/", s.convert)
 	e.GET("/api/snowflake/decode/", s.snowflakeDecode)
@@ -122,4 +137,8 @@ func (s *server) routes(e routes) {
 	}
 	e.GET("/api/admin/tags/:tag/reveal/:id", s.adminReveal, auth)
 	e.GET("/api/admin/segments", s.adminSegments, auth)
+	e.POST("/api/admin/sequences", s.adminCreateSpace, auth)
+	e.GET("/api/admin/sequences", s.adminListSpaces, auth)
+	e.GET("/api/admin/sequences/:space", s.adminGetSpace, auth)
+	e.GET("/api/admin/sequences/", s.adminGetSpace, auth)
 }

@@ -83,6 +83,18 @@ type Config struct {
 	// OnCreate, when set, is called with the name of a tag the admin API
 	// created with settings (the allocator's Added).
 	OnCreate func(tag string)
+	// Sequences serves /api/sequence; nil turns it off (its routes answer
+	// 404 not_found).
+	Sequences Sequences
+	// Spaces backs the admin sequence routes; nil makes them answer 404
+	// not_found.
+	Spaces SpaceAdmin
+	// Ordered serves the ordered segment tags; nil serves every tag from
+	// Segments.
+	Ordered OrderedTags
+	// ForwardTimeout bounds a sequence request forwarded to the owner of
+	// the key's section; DefaultForwardTimeout when 0.
+	ForwardTimeout time.Duration
 	// AdminToken is the bearer token of /api/admin; empty leaves the admin
 	// API unmounted.
 	AdminToken string
@@ -109,6 +121,7 @@ type server struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *httpMetrics
+	fwd     *forwarder
 	// tokenSum is the SHA-256 of the admin token, compared in constant time.
 	tokenSum [32]byte
 	// statusSum is the same for the status token.
@@ -133,6 +146,9 @@ func New(cfg Config) *echo.Echo {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		metrics: newHTTPMetrics(cfg.Registry),
+	}
+	if cfg.Sequences != nil || cfg.Ordered != nil {
+		s.fwd = newForwarder(cfg.Registry, cfg.ForwardTimeout)
 	}
 	if cfg.AdminToken != "" {
 		s.tokenSum = tokenSum(cfg.AdminToken)

@@ -54,7 +54,8 @@ type statusState struct {
 	health  *StoreHealth
 	segment *tagsStatus // nil when segment mode is off
 	snow    *snowflake.Stats
-	uuids   *uint64 // UUIDs made; nil when UUIDs are off
+	uuids   *uint64             // UUIDs made; nil when UUIDs are off
+	seq     *sequenceStatusJSON // nil when sequences are off
 	// rate is the snowflake ids per second over rateOver.
 	rate     float64
 	rateOver time.Duration
@@ -74,6 +75,14 @@ func (s *server) readStatus(tq tagQuery) statusState {
 	if s.cfg.UUIDs != nil {
 		n := s.cfg.UUIDs.Issued()
 		st.uuids = &n
+	}
+	if q := s.cfg.Sequences; q != nil {
+		ss := q.Stats()
+		st.seq = &sequenceStatusJSON{Spaces: ss.Spaces, Sections: ss.Sections, SectionsOwned: ss.SectionsOwned,
+			KeysInMemory: ss.KeysInMemory, Taken: ss.Taken, Dropped: ss.Dropped}
+		for _, r := range []string{forwardOK, forwardFailed, forwardRefused} {
+			st.seq.Forwards += counterValue(s.fwd.forwards.WithLabelValues(r))
+		}
 	}
 	if sn := s.cfg.Snowflake; sn != nil {
 		stats := sn.Stats()

@@ -16,6 +16,19 @@ type statusJSON struct {
 	Segment   *segmentStatusJSON   `json:"segment"`
 	Snowflake *snowflakeStatusJSON `json:"snowflake"`
 	UUID      *uuidStatusJSON      `json:"uuid"`
+	// Sequence is left out when sequences are off.
+	Sequence *sequenceStatusJSON `json:"sequence,omitempty"`
+}
+
+// sequenceStatusJSON is this instance's share of the per-key sequences.
+type sequenceStatusJSON struct {
+	Spaces        int   `json:"spaces"`
+	Sections      int   `json:"sections"`
+	SectionsOwned int   `json:"sections_owned"`
+	KeysInMemory  int64 `json:"keys_in_memory"`
+	Taken         int64 `json:"sections_taken"`
+	Dropped       int64 `json:"sections_dropped"`
+	Forwards      int64 `json:"forwards"`
 }
 
 type uuidStatusJSON struct {
@@ -190,5 +203,6 @@ func (st statusState) json() statusJSON {
 	if st.uuids != nil {
 		out.UUID = &uuidStatusJSON{Issued: strconv.FormatUint(*st.uuids, 10)}
 	}
+	out.Sequence = st.seq
 	return out
 }

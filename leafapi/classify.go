@@ -7,6 +7,7 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -37,8 +38,34 @@ func unwrapTag(err error) error {
 	return err
 }
 
+// spaceError names the sequence space an error of the domain was about.
+type spaceError struct {
+	space string
+	err   error
+}
+
+func (e *spaceError) Error() string { return fmt.Sprintf("space %q: %v", e.space, e.err) }
+func (e *spaceError) Unwrap() error { return e.err }
+
+// WithSpace wraps err with the sequence space it was about; nil stays nil.
+func WithSpace(space string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &spaceError{space: space, err: err}
+}
+
+// unwrapSpace drops the space's wrapper from a message.
+func unwrapSpace(err error) error {
+	var se *spaceError
+	if errors.As(err, &se) {
+		return se.err
+	}
+	return err
+}
+
 // Classify is the one map from an error of the domain (segment,
-// snowflake, a context's end) to the code and message a client sees. It
+// snowflake, sequence, a context's end) to the code and message a client sees. It
 // returns Internal with a fixed message for an error it does not know:
 // such an error is a bug, and its text is not for clients.
 func Classify(err error) (code, message string) {
@@ -50,7 +77,29 @@ func Classify(err error) (code, message string) {
 	if errors.As(err, &te) {
 		tag = te.tag
 	}
+	space := ""
+	var se *spaceError
+	if errors.As(err, &se) {
+		space = se.space
+	}
 	switch {
+	case errors.Is(err, sequence.ErrInvalidSpace):
+		return InvalidSpace, unwrapSpace(err).Error()
+	case errors.Is(err, sequence.ErrInvalidKey):
+		return InvalidKey, unwrapSpace(err).Error()
+	case errors.Is(err, sequence.ErrInvalidStep), errors.Is(err, sequence.ErrInvalidSections):
+		return InvalidRequest, unwrapSpace(err).Error()
+	case errors.Is(err, sequence.ErrUnknownSpace):
+		return UnknownSpace, fmt.Sprintf("sequence space %q does not exist", space)
+	case errors.Is(err, sequence.ErrSpaceExists):
+		return SpaceExists, fmt.Sprintf("sequence space %q already exists; its step and section count stay as they are", space)
+	case errors.Is(err, sequence.ErrExhausted):
+		return SequenceExhausted, fmt.Sprintf("a section of sequence space %q has issued its last number: max_seq is at the int64 maximum", space)
+	case errors.Is(err, sequence.ErrClosed):
+		return Unavailable, "the service is shutting down; retry later"
+	case errors.Is(err, sequence.ErrUnavailable):
+		return Unavailable, "no instance serves the key's section now (the store is unreachable or ownership is moving); retry later"
+
 	case errors.Is(err, segment.ErrInvalidTag):
 		return InvalidTag, err.Error()
 	case errors.Is(err, segment.ErrInvalidStep), errors.Is(err, segment.ErrInvalidMaxID), errors.Is(err, segment.ErrInvalidDescription):

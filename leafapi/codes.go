@@ -35,6 +35,12 @@ const (
 	NotNumeric    = "not_numeric"
 	PeriodClosed  = "period_closed"
 	SequenceFull  = "sequence_full"
+
+	InvalidSpace      = "invalid_space"
+	InvalidKey        = "invalid_key"
+	UnknownSpace      = "unknown_space"
+	SpaceExists       = "space_exists"
+	SequenceExhausted = "sequence_exhausted"
 )
 
 // codeInfo is one row of the table: a code, the HTTP status it is
@@ -78,6 +84,12 @@ var table = [...]codeInfo{
 	{PeriodClosed, http.StatusConflict, connect.CodeFailedPrecondition},
 	// The period's fixed-width numbers are spent until the next one.
 	{SequenceFull, http.StatusConflict, connect.CodeResourceExhausted},
+	{InvalidSpace, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{InvalidKey, http.StatusBadRequest, connect.CodeInvalidArgument},
+	{UnknownSpace, http.StatusNotFound, connect.CodeNotFound},
+	{SpaceExists, http.StatusConflict, connect.CodeAlreadyExists},
+	// A section's max_seq reached the int64 maximum, as tag_exhausted.
+	{SequenceExhausted, http.StatusGone, connect.CodeResourceExhausted},
 }
 
 // Codes returns every code an error answer of the API may carry (README.md,

@@ -60,6 +60,8 @@ type Sources struct {
 	Snowflake Snowflake
 	// UUIDs is read for leaf_ids_issued_total{mode="uuid"}.
 	UUIDs UUIDs
+	// Sequences is read for the leaf_sequence_* metrics.
+	Sequences Sequences
 	// Now is the clock that tells how long ago a tag's waits grew; nil
 	// means time.Now.
 	Now func() time.Time
@@ -94,6 +96,9 @@ func Register(reg prometheus.Registerer, src Sources) error {
 	}
 	if src.UUIDs != nil {
 		cs = append(cs, uuidCollector{src: src.UUIDs})
+	}
+	if src.Sequences != nil {
+		cs = append(cs, sequenceCollector{src: src.Sequences})
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {

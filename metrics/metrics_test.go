@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/uuidv7"
 )
@@ -378,9 +380,10 @@ func TestMetricsDocumented(t *testing.T) {
 		SegmentLoads: loads,
 		Snowflake:    &statsFunc{st: snowflake.Stats{LeaseExpires: time.Now(), Exhausts: time.Now()}},
 		UUIDs:        &uuidCount{},
+		Sequences:    fakeSequences{},
 	})
 	loads.Observe("orders", time.Millisecond, nil)
-	api := httpapi.New(httpapi.Config{Registry: reg})
+	api := httpapi.New(httpapi.Config{Registry: reg, Sequences: fakeSequences{}})
 	api.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
 
 	mfs, err := reg.Gather()
@@ -587,4 +590,17 @@ func TestParseTags(t *testing.T) {
 	if _, err := metrics.ParseTags("\xff"); !errors.Is(err, segment.ErrInvalidTag) {
 		t.Errorf("a bad name: %v, want ErrInvalidTag", err)
 	}
+}
+
+// fakeSequences serves no number, and has figures for the metrics.
+type fakeSequences struct{}
+
+func (fakeSequences) NextN(context.Context, string, string, int) (int64, error) {
+	return 0, sequence.ErrUnavailable
+}
+func (fakeSequences) Current(context.Context, string, string) (int64, error) {
+	return 0, sequence.ErrUnavailable
+}
+func (fakeSequences) Stats() sequence.Stats {
+	return sequence.Stats{Spaces: 1, Sections: 64, SectionsOwned: 20, KeysInMemory: 1000, Taken: 20, Dropped: 2}
 }

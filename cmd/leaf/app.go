@@ -23,6 +23,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -80,6 +81,7 @@ type app struct {
 	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false
 	gen      *snowflake.Generator // nil with --snowflake=false
+	seq      *sequence.Sequencer  // nil with --sequences=false or --store
 	ln       net.Listener
 	srv      *http.Server
 	serving  atomic.Bool // run has handed the listener to the server
@@ -149,6 +151,28 @@ func (a *app) open(ctx context.Context) error {
 			}
 			api.Biz, api.BizTags, api.OnCreate = is, st, a.alloc.Added
 		}
+	}
+
+	api.ForwardTimeout = a.cfg.forwardTimeout
+	if a.cfg.sequences {
+		if a.set != nil {
+			a.log.Warn("sequences are not served with several stores (--store): a section's max_seq and lease live in one store; /api/sequence answers 404 not_found")
+		} else {
+			if a.seq, err = a.newSequencer(); err != nil {
+				return err
+			}
+			api.Sequences, domain.Sequences = a.seq, a.seq
+			api.Spaces = spaceAdmin{SpaceAdmin: a.stores[0].st, seq: a.seq}
+			if a.cfg.segment {
+				api.Ordered = a.seq
+				api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.stores[0].st}
+			}
+		}
+	}
+	if a.cfg.segment && api.Ordered == nil && a.set == nil {
+		// Ordered tags are served only by instances with sequences on;
+		// this one refuses them rather than hand their ids out of order.
+		api.Ordered = &orderedRefuser{st: a.stores[0].st}
 	}
 
 	// UUIDs need no store and no coordination: always served.
@@ -428,6 +452,15 @@ func (a *app) close() error {
 		a.bizWG.Wait()
 		a.biz.Close()
 	}
+	if a.seq != nil {
+		// Stops serving, then clears the leases held here, so that other
+		// instances take the sections at once.
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		if err := a.seq.Close(ctx); err != nil {
+			a.log.Warn("sequences: could not release every section lease; the others take them once they run out", "err", err)
+		}
+		cancel()
+	}
 	if a.alloc != nil {
 		errs = append(errs, a.alloc.Close())
 		a.handBack()
@@ -494,6 +527,79 @@ func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
 	return gen, nil
 }
 
+// newSequencer starts the per-key sequences on the store, advertising
+// --advertise-addr or an address made of the listener's.
+func (a *app) newSequencer() (*sequence.Sequencer, error) {
+	addr := a.cfg.advertiseAddr
+	if addr == "" {
+		addr = defaultAdvertise(a.addr())
+	}
+	// A failing round is logged when it starts failing, then at most once
+	// a minute while the error stays the same (every round fails while
+	// the store is down), and once when a round succeeds again.
+	var (
+		lastErr    string
+		lastLogged time.Time
+	)
+	q, err := sequence.New(sequence.Options{
+		Store:   a.stores[0].st,
+		Ordered: a.stores[0].st,
+		Tags:    a.stores[0].st,
+		Addr:    addr,
+		Lease:   a.cfg.sequenceLease,
+		OnEvent: func(e sequence.Event) {
+			switch e.Kind {
+			case "error":
+				if msg := e.Err.Error(); msg != lastErr || time.Since(lastLogged) >= time.Minute {
+					lastErr, lastLogged = msg, time.Now()
+					a.log.Warn("sequences: ownership round failed; sections whose lease this instance cannot renew stop being served before it ends", "err", e.Err)
+				}
+			case "recovered":
+				lastErr = ""
+				a.log.Info("sequences: ownership rounds succeed again")
+			case "lost":
+				a.log.Warn("sequences: section lost", "space", e.Space, "section", e.Section, "err", e.Err)
+			default:
+				a.log.Info("sequences: section "+e.Kind, "space", e.Space, "section", e.Section)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("sequences ready", "advertise_addr", addr, "member", q.ID(), "lease", q.Lease().String())
+	return q, nil
+}
+
+// defaultAdvertise is the address other instances reach this one at when
+// --advertise-addr is not given: the listen address when it names a host,
+// else the host name and the listen port.
+func defaultAdvertise(listen string) string {
+	host, _, err := net.SplitHostPort(listen)
+	if err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			return listen
+		}
+	}
+	return defaultHolder(listen)
+}
+
+// spaceAdmin is the store's administration of sequence spaces, telling
+// the Sequencer of a created space so that its sections are claimed at
+// once.
+type spaceAdmin struct {
+	httpapi.SpaceAdmin
+	seq *sequence.Sequencer
+}
+
+func (s spaceAdmin) CreateSpace(ctx context.Context, sp sequence.Space) (sequence.Space, error) {
+	created, err := s.SpaceAdmin.CreateSpace(ctx, sp)
+	if err == nil {
+		s.seq.Added(created)
+	}
+	return created, err
+}
+
 // defaultHolder identifies this process to the worker-lease table: the
 // host name and the listen port, the same across restarts of one instance.
 func defaultHolder(addr string) string {
@@ -510,10 +616,48 @@ func defaultHolder(addr string) string {
 
 // tagAdmin is the store's tag administration, telling the allocator of a
 // created tag so that it is served here at once, before the next read of
-// the tag list.
+// the tag list, and the Sequencer of an ordered tag.
 type tagAdmin struct {
 	httpapi.TagAdmin
 	alloc *segment.Allocator
+	seq   *sequence.Sequencer // nil: no ordered tags
+	st    *store.Store
+}
+
+func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+	if t.seq == nil || t.st == nil {
+		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on and one store", sequence.ErrUnavailable)
+	}
+	created, err := t.st.CreateOrderedTag(ctx, tag)
+	if err == nil {
+		t.seq.AddedOrdered(created.Name)
+	}
+	return created, err
+}
+
+// orderedRefuser stands for the Sequencer where sequences are off: it
+// tells ordered tags apart, once per tag, and refuses them.
+type orderedRefuser struct {
+	st    *store.Store
+	plain sync.Map // tags known to exist and not be ordered
+}
+
+func (r *orderedRefuser) Ordered(ctx context.Context, tag string) (bool, error) {
+	if _, ok := r.plain.Load(tag); ok {
+		return false, nil
+	}
+	exists, ordered, err := r.st.TagOrdered(ctx, tag)
+	if err != nil {
+		return false, err
+	}
+	if exists && !ordered {
+		r.plain.Store(tag, struct{}{})
+	}
+	return ordered, nil
+}
+
+func (r *orderedRefuser) NextTag(context.Context, string, int) ([]int64, error) {
+	return nil, fmt.Errorf("%w: ordered tags are served by instances with --sequences on", sequence.ErrUnavailable)
 }
 
 func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {

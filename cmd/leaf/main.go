@@ -8,6 +8,8 @@
 //	leaf migrate  [flags]   apply pending migrations and exit
 //	leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
 //	leaf tag list [flags]
+//	leaf sequence add SPACE [--step N] [--sections N] [flags]
+//	leaf sequence list [flags]
 //	leaf store init|show [flags]
 //	leaf store add NAME=DSN [flags]
 //	leaf store retire NAME [--force] [flags]
@@ -98,6 +100,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		default:
 			fmt.Fprint(stderr, tagUsage)
 			return fmt.Errorf("%w: unknown tag subcommand %s (add, list)", errUsage, quote(rest[0]))
+		}
+	case "sequence":
+		cmd, err = sequenceCmd(ctx, rest, getenv, stdout, stderr)
+		if err == nil || !errors.Is(err, errUsage) || cmd == "sequence" {
+			return err
 		}
 	case "store":
 		if len(rest) == 0 {

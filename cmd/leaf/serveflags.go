@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -37,6 +39,11 @@ type serveConfig struct {
 	metricsTags  tagsFlag
 	opaqueKeys   opaqueKeysFlag
 	periodGrace  periodGraceFlag
+
+	sequences      bool
+	advertiseAddr  string
+	sequenceLease  time.Duration
+	forwardTimeout time.Duration
 }
 
 // flags registers the flags of serve, which set c, each with its default.
@@ -73,7 +80,46 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var(&c.opaqueKeys, "opaque-key", fmt.Sprintf("`keys` of opaque tags, shared by the fleet, at least %d bytes each, separated by commas: the first for new tags, the others for tags made before a rotation; never logged", bizid.MinKeyLen))
 	c.periodGrace = periodGraceFlag(bizid.DefaultGrace)
 	fs.Var(&c.periodGrace, "period-grace", "how long after its end a formatted tag's period keeps its row; older periods are pruned and never issued again")
+	fs.BoolVar(&c.sequences, "sequences", true, "serve per-key sequences (/api/sequence); they need one store: off with --store")
+	fs.Var((*advertiseAddrFlag)(&c.advertiseAddr), "advertise-addr", "`host:port` where other instances reach this one, to forward sequence requests to the owner of a key's section; empty means the host name and the port of --addr")
+	c.sequenceLease = sequence.DefaultLease
+	fs.Var((*positiveDurationFlag)(&c.sequenceLease), "sequence-lease", "lease of a sequence section's owner: an owner that cannot renew stops serving before it ends, and a section whose owner died is served again after it")
+	c.forwardTimeout = httpapi.DefaultForwardTimeout
+	fs.Var((*positiveDurationFlag)(&c.forwardTimeout), "forward-timeout", "bound of a sequence request forwarded to the owner of the key's section")
 	return fs
+}
+
+// advertiseAddrFlag is --advertise-addr: host:port with both parts, since
+// another instance dials it.
+type advertiseAddrFlag string
+
+func (a advertiseAddrFlag) String() string { return string(a) }
+
+func (a *advertiseAddrFlag) Set(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || port == "" {
+		return valueError{s, errors.New("want host:port, an address other instances can dial, e.g. 10.0.0.7:8080")}
+	}
+	*a = advertiseAddrFlag(s)
+	return nil
+}
+
+// positiveDurationFlag is a duration above zero.
+type positiveDurationFlag time.Duration
+
+func (d positiveDurationFlag) String() string { return time.Duration(d).String() }
+func (d positiveDurationFlag) Get() any       { return time.Duration(d) }
+
+func (d *positiveDurationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v <= 0 {
+		return valueError{v.String(), errors.New("want a positive duration")}
+	}
+	*d = positiveDurationFlag(v)
+	return nil
 }
 
 // validate checks what no single flag can, once fs has read them all.

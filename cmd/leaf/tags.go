@@ -20,11 +20,13 @@ import (
 func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
 	var (
-		set   bizid.Settings
-		reset string
-		keys  opaqueKeysFlag
+		set     bizid.Settings
+		reset   string
+		keys    opaqueKeysFlag
+		ordered bool
 	)
 	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on, one store); fixed for good")
 		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
 		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
 		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
@@ -50,6 +52,9 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
 	}
+	if special && ordered {
+		return fmt.Errorf("%w: a tag is either ordered or formatted/opaque, not both: give --ordered, or --format/--reset/--time-zone/--opaque", errUsage)
+	}
 	if special {
 		if err := specialSettings(&set, reset, &keys, getenv, t); err != nil {
 			return err
@@ -59,6 +64,9 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 	}
 	if sf.several() {
+		if ordered {
+			return fmt.Errorf("%w: ordered tags are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
+		}
 		return tagAddStores(ctx, sf, t, stdout, stderr)
 	}
 	st, err := sf.open(ctx, store.Options{})
@@ -86,11 +94,15 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "created %s in %s: %s, step %d\n", printable(created.Name), where, what, created.Step)
 		return nil
 	}
-	created, err := st.CreateTag(ctx, t)
+	create, kind := st.CreateTag, ""
+	if ordered {
+		create, kind = st.CreateOrderedTag, "ordered tag "
+	}
+	created, err := create(ctx, t)
 	if err := createError(where, err); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "created %s in %s: next id %d, step %d\n", printable(created.Name), where, created.MaxID, created.Step)
+	fmt.Fprintf(stdout, "created %s%s in %s: next id %d, step %d\n", kind, printable(created.Name), where, created.MaxID, created.Step)
 	return nil
 }
 

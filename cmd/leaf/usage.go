@@ -16,6 +16,10 @@ Usage:
   leaf tag add NAME [--step N] [--max-id M] [--description D] [--format F --reset R --time-zone Z | --opaque 63|53] [flags]
                           create a tag
   leaf tag list [flags]   list the tags
+  leaf sequence add SPACE [--step N] [--sections N] [flags]
+                          create a space of per-key sequences
+  leaf sequence list [flags]
+                          list the sequence spaces
   leaf store init|show --store NAME=DSN ...
                           make a set of several stores, or show it
   leaf store add NAME=DSN --store NAME=DSN ...
@@ -48,14 +52,16 @@ leaf serve is. Run 'leaf store init -h' and the like for their flags.
 
 // synopses are the first lines of each command's -h.
 var synopses = map[string]string{
-	"leaf serve":        "Usage: leaf serve [flags]\n\nRuns the service; applies pending migrations first unless --migrate=false.\nEvery flag has an environment variable, shown with it; a flag wins over its variable.",
-	"leaf migrate":      "Usage: leaf migrate [flags]\n\nApplies the pending migrations to the store, or to each store of --store,\nsays which, and exits.",
-	"leaf tag add":      "Usage: leaf tag add NAME [flags]\n\nCreates the tag NAME in the store, or in every store of --store (applying\npending migrations first).\nFlags may come before or after NAME; put -- before a NAME that begins with '-'.",
-	"leaf tag list":     "Usage: leaf tag list [flags]\n\nLists the tags of the store, or of every store of --store that answers, each\nonce, with max_id, step, last update and description.\nControl characters in names and descriptions are shown escaped (\\x1b, \\u202e, \\\\).",
-	"leaf store init":   "Usage: leaf store init --store NAME=DSN --store NAME=DSN ... [flags]\n\nMakes the stores given one set, version 1, after applying pending migrations\nto each; the order of --store is the order of their classes. Every store\nmust answer and belong to no set. Prints the set.",
-	"leaf store show":   "Usage: leaf store show --store NAME=DSN ... [flags]\n\nPrints the newest set the stores record, each store's version and state,\nand the stores that did not answer. Only reads: applies no migration and\ncreates no SQLite file.",
-	"leaf store add":    "Usage: leaf store add NAME=DSN --store NAME=DSN ... [flags]\n\nAdds the store NAME to the set given with --store (every store of it), as\nthe last class; its DSN comes as NAME=DSN, or as one more --store NAME=DSN\nwith NAME alone (needed to give its nodes with --store-addrs). Applies pending\nmigrations first. Instances serving keep serving; restart them with the\nnew store in their --store afterwards.",
-	"leaf store retire": "Usage: leaf store retire NAME [--force] --store NAME=DSN ... [flags]\n\nTakes the store NAME out of the set given with --store (every store of it,\nNAME too). Every store must answer; with --force NAME may not, and must then\nnever be given to an instance again. Applies pending migrations first.",
+	"leaf serve":         "Usage: leaf serve [flags]\n\nRuns the service; applies pending migrations first unless --migrate=false.\nEvery flag has an environment variable, shown with it; a flag wins over its variable.",
+	"leaf migrate":       "Usage: leaf migrate [flags]\n\nApplies the pending migrations to the store, or to each store of --store,\nsays which, and exits.",
+	"leaf tag add":       "Usage: leaf tag add NAME [flags]\n\nCreates the tag NAME in the store, or in every store of --store (applying\npending migrations first).\nFlags may come before or after NAME; put -- before a NAME that begins with '-'.",
+	"leaf tag list":      "Usage: leaf tag list [flags]\n\nLists the tags of the store, or of every store of --store that answers, each\nonce, with max_id, step, last update and description.\nControl characters in names and descriptions are shown escaped (\\x1b, \\u202e, \\\\).",
+	"leaf sequence add":  "Usage: leaf sequence add SPACE [flags]\n\nCreates the space of per-key sequences SPACE in the store (applying pending\nmigrations first), with its sections. The section count never changes.",
+	"leaf sequence list": "Usage: leaf sequence list [flags]\n\nLists the sequence spaces of the store with their step and section count.",
+	"leaf store init":    "Usage: leaf store init --store NAME=DSN --store NAME=DSN ... [flags]\n\nMakes the stores given one set, version 1, after applying pending migrations\nto each; the order of --store is the order of their classes. Every store\nmust answer and belong to no set. Prints the set.",
+	"leaf store show":    "Usage: leaf store show --store NAME=DSN ... [flags]\n\nPrints the newest set the stores record, each store's version and state,\nand the stores that did not answer. Only reads: applies no migration and\ncreates no SQLite file.",
+	"leaf store add":     "Usage: leaf store add NAME=DSN --store NAME=DSN ... [flags]\n\nAdds the store NAME to the set given with --store (every store of it), as\nthe last class; its DSN comes as NAME=DSN, or as one more --store NAME=DSN\nwith NAME alone (needed to give its nodes with --store-addrs). Applies pending\nmigrations first. Instances serving keep serving; restart them with the\nnew store in their --store afterwards.",
+	"leaf store retire":  "Usage: leaf store retire NAME [--force] --store NAME=DSN ... [flags]\n\nTakes the store NAME out of the set given with --store (every store of it,\nNAME too). Every store must answer; with --force NAME may not, and must then\nnever be given to an instance again. Applies pending migrations first.",
 }
 
 // printUsage writes the synopsis of fs's command and its flags.

@@ -391,3 +391,18 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
 }
+
+// ExpireMember makes a sequence member and every section lease it holds
+// run out now, as if the process had died a lease ago: the rows stay, so
+// the sections' next owners still wait for nothing but the expiry.
+func ExpireMember(tb testing.TB, s *store.Store, member string) {
+	tb.Helper()
+	for _, q := range []string{
+		`UPDATE leaf_seq_member SET expires_ms = 0 WHERE member = ?`,
+		`UPDATE leaf_seq_section SET expires_ms = 0 WHERE holder = ?`,
+	} {
+		if _, err := s.DB().ExecContext(context.Background(), q, member); err != nil {
+			tb.Fatalf("storetest: expire member %q: %v", member, err)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/store"
+)
+
+const sequenceUsage = `Usage:
+  leaf sequence add SPACE [flags]   create a sequence space
+  leaf sequence list [flags]        list the sequence spaces
+
+Run 'leaf sequence add -h' or 'leaf sequence list -h' for their flags.
+`
+
+// sequenceCmd runs `leaf sequence add|list`.
+func sequenceCmd(ctx context.Context, rest []string, getenv func(string) string, stdout, stderr io.Writer) (string, error) {
+	if len(rest) == 0 {
+		fmt.Fprint(stderr, sequenceUsage)
+		return "sequence", fmt.Errorf("%w: sequence needs a subcommand: add or list", errUsage)
+	}
+	cmd := "sequence " + rest[0]
+	switch rest[0] {
+	case "add":
+		return cmd, sequenceAdd(ctx, rest[1:], getenv, stdout, stderr)
+	case "list":
+		return cmd, sequenceList(ctx, rest[1:], getenv, stdout, stderr)
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, sequenceUsage)
+		return cmd, nil
+	}
+	fmt.Fprint(stderr, sequenceUsage)
+	return cmd, fmt.Errorf("%w: unknown sequence subcommand %s (add, list)", errUsage, quote(rest[0]))
+}
+
+func sequenceAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	sp := sequence.Space{Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
+	sf, rest, err := commandLine("sequence add", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.Int64Var(&sp.Step, "step", sequence.DefaultStep, fmt.Sprintf("how far a section's max_seq is raised at a time (%d..%d)", sequence.MinStep, sequence.MaxStep))
+		fs.IntVar(&sp.Sections, "sections", sequence.DefaultSections, fmt.Sprintf("number of sections, fixed for good (1..%d)", sequence.MaxSections))
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0:
+		return fmt.Errorf("%w: sequence add SPACE: the space is missing", errUsage)
+	case len(rest) > 1:
+		return fmt.Errorf("%w: sequence add takes one SPACE, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
+	}
+	sp.Name = rest[0]
+	if err := sp.Validate(); err != nil {
+		return fmt.Errorf("%w: space %s: %w", errUsage, quote(sp.Name), err)
+	}
+	if sf.several() {
+		return fmt.Errorf("%w: sequences are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
+	}
+	st, err := sf.open(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	where := sf.where(st)
+	applied, err := st.Migrate(ctx)
+	printMigrations(stderr, where, applied)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	created, err := st.CreateSpace(ctx, sp)
+	switch {
+	case errors.Is(err, sequence.ErrSpaceExists):
+		if old, rerr := st.Space(ctx, sp.Name); rerr == nil {
+			return fmt.Errorf("%s: space %s exists with step %d and %d sections; its section count never changes", where, printable(sp.Name), old.Step, old.Sections)
+		}
+		return fmt.Errorf("%s: %w", where, err)
+	case err != nil:
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	fmt.Fprintf(stdout, "created sequence space %s in %s: step %d, %d sections\n", printable(created.Name), where, created.Step, created.Sections)
+	return nil
+}
+
+func sequenceList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	sf, rest, err := commandLine("sequence list", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: sequence list takes no arguments, got %s", errUsage, quoteAll(rest))
+	}
+	if sf.several() {
+		return fmt.Errorf("%w: sequences are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
+	}
+	if sf.mysqlDSN == "" && sf.sqlitePath != ":memory:" {
+		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
+		}
+	}
+	st, err := sf.open(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	spaces, err := st.Spaces(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", sf.where(st), err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-24s  %12s  %8s\n", "SPACE", "STEP", "SECTIONS")
+	for _, sp := range spaces {
+		fmt.Fprintf(&b, "%-24s  %12d  %8d\n", printable(sp.Name), sp.Step, sp.Sections)
+	}
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}

@@ -1,0 +1,270 @@
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Sequencer issues the per-key sequences of every space, serving the
+// sections this instance owns. It is safe for concurrent use.
+type Sequencer struct {
+	opts Options
+
+	mu     sync.RWMutex // protects spaces
+	spaces map[string]*space
+
+	// ordered maps the ordered tags known here to their section; it is
+	// replaced whole under orderedMu and read without a lock. plain holds
+	// the tags known to exist and not be ordered (as many as the tags
+	// served: a sync.Map, whose reads of stable keys take no lock).
+	orderedMu sync.Mutex
+	ordered   atomic.Pointer[map[string]*section]
+	plain     sync.Map
+
+	keysInMemory atomic.Int64
+	taken        atomic.Int64 // sections taken over since the start
+	dropped      atomic.Int64 // sections released or lost since the start
+	closed       atomic.Bool
+
+	roundMu sync.Mutex // one round at a time
+	kick    chan struct{}
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// space is a space and its sections.
+type space struct {
+	Space
+	sections []*section
+}
+
+// New returns a Sequencer and, unless opts.Interval is negative, starts
+// its rounds in the background; Close stops them. The first round runs
+// at once.
+func New(opts Options) (*Sequencer, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	q := &Sequencer{opts: opts, spaces: make(map[string]*space), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	q.ordered.Store(&map[string]*section{})
+	ctx, cancel := context.WithCancel(context.Background())
+	q.stop = cancel
+	if opts.Interval < 0 {
+		close(q.done)
+		return q, nil
+	}
+	go q.loop(ctx)
+	return q, nil
+}
+
+// ID is this member's id.
+func (q *Sequencer) ID() string { return q.opts.ID }
+
+// Lease is the length of a section's lease.
+func (q *Sequencer) Lease() time.Duration { return q.opts.Lease }
+
+func (q *Sequencer) loop(ctx context.Context) {
+	defer close(q.done)
+	t := time.NewTicker(q.opts.Interval)
+	defer t.Stop()
+	failing := false
+	for {
+		rctx, cancel := context.WithTimeout(ctx, q.opts.Interval+q.opts.Margin)
+		err := q.Round(rctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			failing = true
+			q.opts.OnEvent(Event{Kind: "error", Err: err})
+		case failing:
+			failing = false
+			q.opts.OnEvent(Event{Kind: "recovered"})
+		}
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-q.kick:
+		}
+	}
+}
+
+// Next returns the next number of key in the space.
+func (q *Sequencer) Next(ctx context.Context, spaceName, key string) (int64, error) {
+	return q.NextN(ctx, spaceName, key, 1)
+}
+
+// NextN takes n numbers (1..MaxCount) of key and returns the first: they
+// are first..first+n-1, all above every number key was given before.
+func (q *Sequencer) NextN(ctx context.Context, spaceName, key string, n int) (int64, error) {
+	if n < 1 || n > MaxCount {
+		return 0, fmt.Errorf("sequence: count %d outside 1..%d", n, MaxCount)
+	}
+	sec, err := q.section(ctx, spaceName, key)
+	if err != nil {
+		return 0, err
+	}
+	return sec.next(ctx, q, key, int64(n))
+}
+
+// Current returns the last number issued to key, without taking one (see
+// section.current for a key not issued since its section last moved).
+func (q *Sequencer) Current(ctx context.Context, spaceName, key string) (int64, error) {
+	sec, err := q.section(ctx, spaceName, key)
+	if err != nil {
+		return 0, err
+	}
+	return sec.current(q, key)
+}
+
+// section finds key's section, reading a space not known yet from the
+// store.
+func (q *Sequencer) section(ctx context.Context, spaceName, key string) (*section, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	q.mu.RLock()
+	sp := q.spaces[spaceName]
+	q.mu.RUnlock()
+	if sp == nil {
+		if err := ValidateSpace(spaceName); err != nil {
+			return nil, err
+		}
+		if q.closed.Load() {
+			return nil, ErrClosed
+		}
+		s, err := q.opts.Store.Space(ctx, spaceName)
+		if errors.Is(err, ErrUnknownSpace) {
+			return nil, err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: read space %q: %w", ErrUnavailable, spaceName, err)
+		}
+		sp = q.add(s)
+		q.Kick()
+	}
+	return sp.sections[SectionOf(key, len(sp.sections))], nil
+}
+
+// Added tells the Sequencer of a space just created, so that its
+// sections are claimed at once rather than at the next round.
+func (q *Sequencer) Added(s Space) {
+	q.add(s)
+	q.Kick()
+}
+
+// Kick runs a round soon.
+func (q *Sequencer) Kick() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// add knows the space from now on; a space never goes away.
+func (q *Sequencer) add(s Space) *space {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if sp := q.spaces[s.Name]; sp != nil {
+		return sp
+	}
+	sp := &space{Space: s, sections: make([]*section, s.Sections)}
+	for i := range sp.sections {
+		sp.sections[i] = &section{space: s.Name, index: i, step: s.Step}
+	}
+	q.spaces[s.Name] = sp
+	return sp
+}
+
+// lookup is a known section, or nil.
+func (q *Sequencer) lookup(spaceName string, index int) *section {
+	if index == OrderedSection {
+		return (*q.ordered.Load())[spaceName]
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	sp := q.spaces[spaceName]
+	if sp == nil || index < 0 || index >= len(sp.sections) {
+		return nil
+	}
+	return sp.sections[index]
+}
+
+// each calls f with every known section.
+func (q *Sequencer) each(f func(*section)) {
+	q.mu.RLock()
+	all := make([]*space, 0, len(q.spaces))
+	for _, sp := range q.spaces {
+		all = append(all, sp)
+	}
+	q.mu.RUnlock()
+	for _, sp := range all {
+		for _, s := range sp.sections {
+			f(s)
+		}
+	}
+	for _, s := range *q.ordered.Load() {
+		f(s)
+	}
+}
+
+// Close stops the rounds, stops serving, clears the leases held here so
+// that other instances take the sections at once, and leaves the members.
+func (q *Sequencer) Close(ctx context.Context) error {
+	if q.closed.Swap(true) {
+		return nil
+	}
+	q.stop()
+	<-q.done
+	q.roundMu.Lock()
+	defer q.roundMu.Unlock()
+	var errs []error
+	q.each(func(s *section) {
+		s.mu.Lock()
+		owned := s.owned
+		s.dropLocked(q)
+		s.mu.Unlock()
+		if owned {
+			if err := q.opts.Store.ReleaseSection(ctx, s.space, s.index, q.opts.ID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	})
+	if err := q.opts.Store.Leave(ctx, q.opts.ID); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Stats are the Sequencer's figures, for metrics and the status page.
+type Stats struct {
+	Spaces        int
+	Sections      int   // sections of every space, and one per ordered tag
+	SectionsOwned int   // sections (ordered tags included) served here now
+	KeysInMemory  int64 // keys with a counter here
+	Taken         int64 // sections taken over since the start
+	Dropped       int64 // sections released or lost since the start
+}
+
+// Stats reads the figures.
+func (q *Sequencer) Stats() Stats {
+	st := Stats{KeysInMemory: q.keysInMemory.Load(), Taken: q.taken.Load(), Dropped: q.dropped.Load()}
+	q.mu.RLock()
+	st.Spaces = len(q.spaces)
+	q.mu.RUnlock()
+	now := q.opts.Now()
+	q.each(func(s *section) {
+		st.Sections++
+		s.mu.Lock()
+		if s.owned && now.Before(s.deadline) {
+			st.SectionsOwned++
+		}
+		s.mu.Unlock()
+	})
+	return st
+}
