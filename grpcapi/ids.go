@@ -18,6 +18,7 @@ import (
 type idServer struct {
 	cfg Config
 	log *slog.Logger
+	fwd *forwarder
 }
 
 func modeOff(mode string) error {
@@ -76,6 +77,12 @@ func (s *idServer) GetSegmentId(ctx context.Context, req *connect.Request[leafv1
 		}
 		return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: id.N}), nil
 	}
+	if ids, ok, err := s.ordered(ctx, req.Spec().Procedure, tag, 1); ok {
+		if err != nil {
+			return nil, err
+		}
+		return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: ids[0]}), nil
+	}
 	id, err := s.cfg.Segments.Next(ctx, tag)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
@@ -108,6 +115,12 @@ func (s *idServer) BatchSegmentIds(ctx context.Context, req *connect.Request[lea
 		}
 		return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
 	}
+	if ids, ok, err := s.ordered(ctx, req.Spec().Procedure, tag, n); ok {
+		if err != nil {
+			return nil, err
+		}
+		return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
+	}
 	ids, err := s.cfg.Segments.NextN(ctx, tag, n)
 	if err == nil && len(ids) != n {
 		err = errShort(n, len(ids))
@@ -128,6 +141,9 @@ func (s *idServer) GetSegmentRange(ctx context.Context, req *connect.Request[lea
 	}
 	n := int(req.Msg.GetCount())
 	if _, err := s.bizTag(ctx, tag, true); err != nil {
+		return nil, err
+	}
+	if err := s.refuseOrderedRange(ctx, req.Spec().Procedure, tag); err != nil {
 		return nil, err
 	}
 	start, count, err := s.cfg.Segments.NextRange(ctx, tag, n)

@@ -6,10 +6,12 @@
 // with its gRPC code, from package leafapi), asks the same bearer token for
 // the admin calls, and counts its calls in metrics of its own.
 //
-// The package consumes segment, snowflake and uuidv7 through the small
-// interfaces below; it never talks to a store, and it does not import
+// The package consumes segment, snowflake, uuidv7 and sequence through the
+// small interfaces below; it never talks to a store, and it does not import
 // httpapi: New hands every request outside its paths to the handler it is
-// given, which is the HTTP API.
+// given, which is the HTTP API. A sequence call or an ordered tag's call
+// that reaches an instance not owning the key's section or the tag is
+// forwarded to the owner's HTTP API once, as the HTTP routes forward.
 package grpcapi
 
 import (
@@ -18,6 +20,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
@@ -80,6 +83,18 @@ type Config struct {
 	// Biz serves formatted and opaque tags; nil serves every tag as a
 	// plain one.
 	Biz BizIDs
+	// Sequences serves leaf.v1.SequenceService; nil answers its calls with
+	// not_found (Unimplemented), as /api/sequence answers 404.
+	Sequences Sequences
+	// Spaces backs the admin calls of sequence spaces; nil answers them
+	// with not_found.
+	Spaces SpaceAdmin
+	// Ordered serves the ordered segment tags; nil serves every tag from
+	// Segments.
+	Ordered OrderedTags
+	// ForwardTimeout bounds a call forwarded to the owner of a key's
+	// section or of an ordered tag; DefaultForwardTimeout when 0.
+	ForwardTimeout time.Duration
 	// AdminToken is the bearer token of leaf.v1.AdminService; empty leaves
 	// the service unmounted (its calls answer Unimplemented).
 	AdminToken string
@@ -94,9 +109,10 @@ type Config struct {
 
 // Service names, the prefixes of the paths this package answers.
 const (
-	idService     = leafv1connect.IdServiceName
-	adminService  = leafv1connect.AdminServiceName
-	healthService = grpchealth.HealthV1ServiceName
+	idService       = leafv1connect.IdServiceName
+	sequenceService = leafv1connect.SequenceServiceName
+	adminService    = leafv1connect.AdminServiceName
+	healthService   = grpchealth.HealthV1ServiceName
 )
 
 // prefixes are the first parts of every path this package serves: the
@@ -137,9 +153,11 @@ func New(cfg Config, next http.Handler) http.Handler {
 	}
 
 	mux := http.NewServeMux()
-	ids := &idServer{cfg: cfg, log: cfg.Logger}
+	fwd := newForwarder(cfg.ForwardTimeout)
+	ids := &idServer{cfg: cfg, log: cfg.Logger, fwd: fwd}
 	mux.Handle(leafv1connect.NewIdServiceHandler(ids, opts...))
-	services := []string{idService}
+	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{cfg: cfg, log: cfg.Logger, fwd: fwd}, opts...))
+	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
 		admin := &adminServer{cfg: cfg, log: cfg.Logger}
 		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))

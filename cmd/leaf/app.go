@@ -197,9 +197,14 @@ func (a *app) open(ctx context.Context) error {
 		Tags:       api.Tags,
 		Biz:        api.Biz,
 		AdminToken: a.cfg.adminToken,
-		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
-		Registry:   reg,
-		Logger:     a.log,
+		Sequences:  api.Sequences,
+		Spaces:     api.Spaces,
+		Ordered:    api.Ordered,
+		// Forwarded calls go to the owners' HTTP API, with the same bound.
+		ForwardTimeout: a.cfg.forwardTimeout,
+		Ready:          func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Registry:       reg,
+		Logger:         a.log,
 	}
 	a.srv = &http.Server{
 		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
