@@ -25,6 +25,11 @@ var (
 	ErrExhausted        = errors.New("tag exhausted")         // tag_exhausted: the row's max_id is the int64 maximum
 	ErrMisconfigured    = errors.New("tag misconfigured")     // tag_misconfigured: the row's step is below 1
 	ErrInternal         = errors.New("internal server error") // internal, or an answer that makes no sense
+	ErrInvalidFormat    = errors.New("invalid format")        // invalid_format: a formatted or opaque tag's settings refused
+	ErrPeriodClosed     = errors.New("period closed")         // period_closed: the period ended longer ago than the grace
+	ErrSequenceFull     = errors.New("sequence full")         // sequence_full: a fixed-width sequence is full for this period
+	ErrNotNumeric       = errors.New("not numeric")           // not_numeric: no ranges of a formatted or opaque tag
+	ErrFormatFixed      = errors.New("format fixed")          // format_fixed: a change of settings that could repeat ids
 
 	ErrInvalidSpace      = errors.New("invalid sequence space")     // invalid_space
 	ErrInvalidKey        = errors.New("invalid sequence key")       // invalid_key: empty, over 256 bytes or not UTF-8
@@ -55,6 +60,11 @@ var sentinels = map[string]error{
 	"tag_misconfigured":  ErrMisconfigured,
 	"unavailable":        ErrUnavailable,
 	"internal":           ErrInternal,
+	"invalid_format":     ErrInvalidFormat,
+	"period_closed":      ErrPeriodClosed,
+	"sequence_full":      ErrSequenceFull,
+	"not_numeric":        ErrNotNumeric,
+	"format_fixed":       ErrFormatFixed,
 	"invalid_space":      ErrInvalidSpace,
 	"invalid_key":        ErrInvalidKey,
 	"unknown_space":      ErrUnknownSpace,

@@ -15,8 +15,8 @@ func TestRooms(t *testing.T) {
 	}
 	const mod = "github.com/leafid/leaf/"
 	for pkg, allowed := range map[string][]string{
-		mod + "grpcapi": {"grpcapi", "leafapi", "segment", "sequence", "snowflake", "uuidv7", "proto/leaf/v1", "proto/leaf/v1/leafv1connect"},
-		mod + "leafapi": {"leafapi", "segment", "sequence", "snowflake"},
+		mod + "grpcapi": {"grpcapi", "leafapi", "bizid", "segment", "sequence", "snowflake", "uuidv7", "proto/leaf/v1", "proto/leaf/v1/leafv1connect"},
+		mod + "leafapi": {"leafapi", "bizid", "segment", "sequence", "snowflake"},
 	} {
 		out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", pkg).CombinedOutput()
 		if err != nil {

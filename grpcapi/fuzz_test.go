@@ -27,15 +27,16 @@ var procedures = func() []string {
 
 // FuzzConnect sends random bodies, as JSON or protobuf, to every call of
 // leaf.v1 over the Connect protocol, with and without the admin token,
-// through the real allocator and generators. It fails on a panic, an
+// through the real allocator, generators and Sequencer. It fails on a panic, an
 // internal error, or an answer that is neither a message nor an error in
 // Connect's shape.
 func FuzzConnect(f *testing.F) {
-	fx := newFixture(f, nil)
+	fx := newFixture(f, withSequences(f))
 	h := grpcapi.New(fx.cfg, http.NotFoundHandler())
 	for i := range procedures {
 		for _, body := range []string{`{}`, `{"tag":"orders","count":3}`, `{"tag":"","count":-1}`, `{"id":"123"}`,
-			`{"uuid":"01890a5d-ac96-774b-bcce-b302099a8057"}`, `{"tag":"orders","step":"10","maxId":"5"}`, "\x0a\x06orders\x10\x05", "not json"} {
+			`{"uuid":"01890a5d-ac96-774b-bcce-b302099a8057"}`, `{"tag":"orders","step":"10","maxId":"5"}`, "\x0a\x06orders\x10\x05", "not json",
+			`{"space":"inbox","key":"k","count":3}`, `{"space":"inbox","key":"","count":0}`, `{"space":"outbox","sections":5}`} {
 			f.Add(uint8(i), []byte(body), strings.HasPrefix(body, "{") || body == "not json", true)
 		}
 	}

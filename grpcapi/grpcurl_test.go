@@ -52,7 +52,7 @@ func TestGrpcurl(t *testing.T) {
 	if err != nil {
 		t.Fatalf("grpcurl list: %v\n%s", err, out)
 	}
-	for _, svc := range []string{"leaf.v1.IdService", "leaf.v1.AdminService", "grpc.health.v1.Health"} {
+	for _, svc := range []string{"leaf.v1.IdService", "leaf.v1.SequenceService", "leaf.v1.AdminService", "grpc.health.v1.Health"} {
 		if !strings.Contains(out, svc+"\n") {
 			t.Errorf("grpcurl list does not show %s:\n%s", svc, out)
 		}

@@ -2,11 +2,13 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/leafapi"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/segment"
@@ -17,6 +19,7 @@ import (
 type idServer struct {
 	cfg Config
 	log *slog.Logger
+	fwd *forwarder
 }
 
 func modeOff(mode string) error {
@@ -41,12 +44,48 @@ func (s *idServer) segments(tag string) error {
 	return nil
 }
 
+// bizTag returns the tag when it is opaque, nil when it is plain, and
+// not_numeric when it is formatted (or ranges is set and it is opaque).
+func (s *idServer) bizTag(ctx context.Context, tag string, ranges bool) (*bizid.Tag, error) {
+	if s.cfg.Biz == nil {
+		return nil, nil
+	}
+	bt, err := s.cfg.Biz.Lookup(ctx, tag)
+	switch {
+	case err != nil:
+		return nil, withCode(leafapi.Classify(leafapi.WithTag(tag, err)))
+	case bt == nil:
+		return nil, nil
+	case bt.Formatted():
+		return nil, fail(leafapi.NotNumeric, "biz tag %q is formatted: its ids are texts, which the HTTP API serves (GET /api/segment/get/{tag})", tag)
+	case ranges:
+		return nil, fail(leafapi.NotNumeric, "biz tag %q is opaque: a range would be its numbers, which its ids hide; ask for ids one at a time or in batches", tag)
+	}
+	return bt, nil
+}
+
 func (s *idServer) GetSegmentId(ctx context.Context, req *connect.Request[leafv1.GetSegmentIdRequest]) (*connect.Response[leafv1.GetSegmentIdResponse], error) {
 	tag := req.Msg.GetTag()
 	if err := s.segments(tag); err != nil {
 		return nil, err
 	}
+	if bt, err := s.bizTag(ctx, tag, false); err != nil {
+		return nil, err
+	} else if bt != nil {
+		id, err := s.cfg.Biz.Next(ctx, bt)
+		if err != nil {
+			return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		}
+		return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: id.N}), nil
+	}
 	id, err := s.cfg.Segments.Next(ctx, tag)
+	if errors.Is(err, segment.ErrNotPlain) {
+		ids, err := s.ordered(ctx, req.Spec().Procedure, tag, 1)
+		if err != nil {
+			return nil, err
+		}
+		return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: ids[0]}), nil
+	}
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
 	}
@@ -62,7 +101,29 @@ func (s *idServer) BatchSegmentIds(ctx context.Context, req *connect.Request[lea
 		return nil, err
 	}
 	n := int(req.Msg.GetCount())
+	if bt, err := s.bizTag(ctx, tag, false); err != nil {
+		return nil, err
+	} else if bt != nil {
+		got, err := s.cfg.Biz.NextN(ctx, bt, n)
+		if err == nil && len(got) != n {
+			err = errShort(n, len(got))
+		}
+		if err != nil {
+			return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		}
+		ids := make([]int64, n)
+		for i, id := range got {
+			ids[i] = id.N
+		}
+		return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
+	}
 	ids, err := s.cfg.Segments.NextN(ctx, tag, n)
+	if errors.Is(err, segment.ErrNotPlain) {
+		if ids, err = s.ordered(ctx, req.Spec().Procedure, tag, n); err != nil {
+			return nil, err
+		}
+		return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
+	}
 	if err == nil && len(ids) != n {
 		err = errShort(n, len(ids))
 	}
@@ -81,7 +142,13 @@ func (s *idServer) GetSegmentRange(ctx context.Context, req *connect.Request[lea
 		return nil, err
 	}
 	n := int(req.Msg.GetCount())
+	if _, err := s.bizTag(ctx, tag, true); err != nil {
+		return nil, err
+	}
 	start, count, err := s.cfg.Segments.NextRange(ctx, tag, n)
+	if errors.Is(err, segment.ErrNotPlain) {
+		return nil, s.refuseOrderedRange(ctx, req.Spec().Procedure, tag)
+	}
 	if err == nil && (count < 1 || count > n) {
 		err = errShort(n, count)
 	}

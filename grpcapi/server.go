@@ -6,10 +6,12 @@
 // with its gRPC code, from package leafapi), asks the same bearer token for
 // the admin calls, and counts its calls in metrics of its own.
 //
-// The package consumes segment, snowflake and uuidv7 through the small
-// interfaces below; it never talks to a store, and it does not import
+// The package consumes segment, snowflake, uuidv7 and sequence through the
+// small interfaces below; it never talks to a store, and it does not import
 // httpapi: New hands every request outside its paths to the handler it is
-// given, which is the HTTP API.
+// given, which is the HTTP API. A sequence call or an ordered tag's call
+// that reaches an instance not owning the key's section or the tag is
+// forwarded to the owner's HTTP API once, as the HTTP routes forward.
 package grpcapi
 
 import (
@@ -18,12 +20,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
@@ -51,6 +55,16 @@ type UUIDs interface {
 	New() uuidv7.UUID
 }
 
+// BizIDs tells formatted and opaque tags from plain ones and issues the
+// ids of opaque ones (bizid.Issuer implements it). A formatted tag's ids
+// are texts, which leaf.v1's int64 ids cannot carry: its calls answer
+// not_numeric (FailedPrecondition) and the HTTP API serves it.
+type BizIDs interface {
+	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
+	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
+	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
+}
+
 // TagAdmin manages the rows of leaf_alloc for the admin calls.
 type TagAdmin interface {
 	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
@@ -66,6 +80,21 @@ type Config struct {
 	Snowflake SnowflakeIDs
 	UUIDs     UUIDs
 	Tags      TagAdmin
+	// Biz serves formatted and opaque tags; nil serves every tag as a
+	// plain one.
+	Biz BizIDs
+	// Sequences serves leaf.v1.SequenceService; nil answers its calls with
+	// not_found (Unimplemented), as /api/sequence answers 404.
+	Sequences Sequences
+	// Spaces backs the admin calls of sequence spaces; nil answers them
+	// with not_found.
+	Spaces SpaceAdmin
+	// Ordered serves the ordered segment tags; nil serves every tag from
+	// Segments.
+	Ordered OrderedTags
+	// ForwardTimeout bounds a call forwarded to the owner of a key's
+	// section or of an ordered tag; DefaultForwardTimeout when 0.
+	ForwardTimeout time.Duration
 	// AdminToken is the bearer token of leaf.v1.AdminService; empty leaves
 	// the service unmounted (its calls answer Unimplemented).
 	AdminToken string
@@ -80,9 +109,10 @@ type Config struct {
 
 // Service names, the prefixes of the paths this package answers.
 const (
-	idService     = leafv1connect.IdServiceName
-	adminService  = leafv1connect.AdminServiceName
-	healthService = grpchealth.HealthV1ServiceName
+	idService       = leafv1connect.IdServiceName
+	sequenceService = leafv1connect.SequenceServiceName
+	adminService    = leafv1connect.AdminServiceName
+	healthService   = grpchealth.HealthV1ServiceName
 )
 
 // prefixes are the first parts of every path this package serves: the
@@ -123,9 +153,11 @@ func New(cfg Config, next http.Handler) http.Handler {
 	}
 
 	mux := http.NewServeMux()
-	ids := &idServer{cfg: cfg, log: cfg.Logger}
+	fwd := newForwarder(cfg.ForwardTimeout)
+	ids := &idServer{cfg: cfg, log: cfg.Logger, fwd: fwd}
 	mux.Handle(leafv1connect.NewIdServiceHandler(ids, opts...))
-	services := []string{idService}
+	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{cfg: cfg, log: cfg.Logger, fwd: fwd}, opts...))
+	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
 		admin := &adminServer{cfg: cfg, log: cfg.Logger}
 		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -48,11 +50,16 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if s.cfg.Tags == nil {
 		return s.tagsOff()
 	}
-	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription, fieldOrdered)
+	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription, fieldOrdered,
+		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
 	if err != nil {
 		return err
 	}
 	ordered, err := body.bool(fieldOrdered)
+	if err != nil {
+		return err
+	}
+	set, special, err := readSettings(body)
 	if err != nil {
 		return err
 	}
@@ -75,6 +82,16 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	}
 	if err := t.Validate(); err != nil {
 		return err
+	}
+	if ordered && special {
+		// Refused rather than half served: an ordered tag's numbers come
+		// from its owner, and formatted or opaque ids from the period rows
+		// or the keyed bijection of every instance (docs/business-ids.md).
+		return newError(http.StatusBadRequest, codeInvalidFormat,
+			"a tag is either ordered or formatted/opaque, not both: give ordered, or format/reset/time_zone/opaque")
+	}
+	if special {
+		return s.createSpecialTag(c, t, set)
 	}
 	if ordered {
 		oa, ok := s.cfg.Tags.(OrderedTagAdmin)
@@ -104,11 +121,22 @@ func (s *server) adminListTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	sets := map[string]bizid.Settings{}
+	if s.cfg.BizTags != nil {
+		all, err := s.cfg.BizTags.TagSettings(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		for _, set := range all {
+			sets[set.Tag] = set
+		}
+	}
 	out := struct {
-		Tags []tagJSON `json:"tags"`
-	}{Tags: make([]tagJSON, 0, len(tags))}
+		Tags []any `json:"tags"`
+	}{Tags: make([]any, 0, len(tags))}
 	for _, t := range tags {
-		out.Tags = append(out.Tags, toTagJSON(t))
+		set, ok := sets[t.Name]
+		out.Tags = append(out.Tags, toSpecialJSON(t, set, ok))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -125,7 +153,17 @@ func (s *server) adminGetTag(c echo.Context) error {
 	if err != nil {
 		return withTag(name, err)
 	}
-	return c.JSON(http.StatusOK, toTagJSON(t))
+	return c.JSON(http.StatusOK, s.tagWithSettings(c.Request().Context(), t))
+}
+
+// tagWithSettings is t as the API shows it, with its settings when it has
+// some. A failed read of them shows the tag without.
+func (s *server) tagWithSettings(ctx context.Context, t segment.Tag) any {
+	if s.cfg.BizTags == nil {
+		return toTagJSON(t)
+	}
+	set, kind, err := s.cfg.BizTags.LookupTag(ctx, t.Name)
+	return toSpecialJSON(t, set, err == nil && kind == bizid.Special)
 }
 
 func (s *server) adminUpdateTag(c echo.Context) error {
@@ -136,7 +174,12 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription)
+	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription,
+		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
+	if err != nil {
+		return err
+	}
+	set, special, err := readSettings(body)
 	if err != nil {
 		return err
 	}
@@ -156,17 +199,28 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	} else if ok {
 		u.Description = &v
 	}
-	if u.Step == nil && u.MaxID == nil && u.Description == nil {
-		return newError(http.StatusBadRequest, codeInvalidRequest, "nothing to update: give step, max_id or description")
+	if u.Step == nil && u.MaxID == nil && u.Description == nil && !special {
+		return newError(http.StatusBadRequest, codeInvalidRequest, "nothing to update: give step, max_id, description, format, reset, time_zone or opaque")
 	}
 	if err := u.Validate(); err != nil {
 		return err
 	}
-	t, err := s.cfg.Tags.UpdateTag(c.Request().Context(), name, u)
+	ctx := c.Request().Context()
+	if special {
+		if err := s.updateSettings(ctx, name, set, body); err != nil {
+			return withTag(name, err)
+		}
+	}
+	var t segment.Tag
+	if u.Step == nil && u.MaxID == nil && u.Description == nil {
+		t, err = s.cfg.Tags.Tag(ctx, name)
+	} else {
+		t, err = s.cfg.Tags.UpdateTag(ctx, name, u)
+	}
 	if err != nil {
 		return withTag(name, err)
 	}
-	return c.JSON(http.StatusOK, toTagJSON(t))
+	return c.JSON(http.StatusOK, s.tagWithSettings(ctx, t))
 }
 
 // segmentJSON is one half of a tag's buffer.

@@ -15,6 +15,7 @@ const (
 	codeMethodNotAllowed = leafapi.MethodNotAllowed
 	codeUnavailable      = leafapi.Unavailable
 	codeInternal         = leafapi.Internal
+	codeInvalidFormat    = leafapi.InvalidFormat
 )
 
 // ErrorCodes returns every code an error answer of the API may carry

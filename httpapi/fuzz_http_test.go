@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/segment"
@@ -126,6 +129,26 @@ var httpSeeds = [][4]string{
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"max_id":"9000000000000000000"}`},
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"step":1000000}`},
 	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer wrong", `{"step":1}`},
+	// Formatted and opaque tags.
+	{"GET", "/api/segment/get/fmt", "", ""},
+	{"GET", "/api/segment/batch/fmt?count=100", "", ""},
+	{"GET", "/api/segment/get/fmt?format=base62", "", ""},
+	{"GET", "/api/segment/range/fmt?count=10", "", ""},
+	{"GET", "/api/segment/get/opq", "", ""},
+	{"GET", "/api/segment/batch/opq?count=50&format=base62", "", ""},
+	{"GET", "/api/segment/range/opq?count=10", "", ""},
+	{"GET", "/api/admin/tags/opq/reveal/12345", "Authorization: Bearer " + fuzzToken, ""},
+	{"GET", "/api/admin/tags/opq/reveal/0", "Authorization: Bearer " + fuzzToken, ""},
+	{"GET", "/api/admin/tags/fmt/reveal/1", "Authorization: Bearer " + fuzzToken, ""},
+	{"GET", "/api/admin/tags/fmt", "Authorization: Bearer " + fuzzToken, ""},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"inv","format":"INV{date:200601}-{seq:3!}","reset":"month","time_zone":"Europe/Paris"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"x","format":"{date:2006}{seq}","reset":"day"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"x","format":"{seq","reset":"week"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"y","opaque":53,"max_id":"9007199254740993"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"z","format":"Z-{seq}","opaque":63}`},
+	{"PATCH", "/api/admin/tags/orders", "Authorization: Bearer " + fuzzToken, `{"format":"O-{seq:2!}"}`},
+	{"PATCH", "/api/admin/tags/fmt", "Authorization: Bearer " + fuzzToken, `{"time_zone":"America/New_York"}`},
+	{"PATCH", "/api/admin/tags/fmt", "Authorization: Bearer " + fuzzToken, `{"format":"G-{seq}"}`},
 	{"GET", "/api/segment/get/ordered", "", ""},
 	{"GET", "/api/segment/batch/ordered?count=25", "", ""},
 	{"GET", "/api/segment/range/ordered?count=5", "", ""},
@@ -151,6 +174,10 @@ var httpSeeds = [][4]string{
 	{"POST", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, `{"space":"s2","step":7,"sections":3}`},
 	{"POST", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, `{"space":"inbox","sections":9}`},
 	{"POST", "/api/admin/sequences", "Authorization: Bearer " + fuzzToken, `{"space":"a","sections":-1}`},
+	// Ordered and formatted or opaque at once: refused.
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o4","ordered":true,"format":"O-{seq}"}`},
+	{"POST", "/api/admin/tags", "Authorization: Bearer " + fuzzToken, `{"tag":"o5","ordered":true,"opaque":63}`},
+	{"PATCH", "/api/admin/tags/ordered", "Authorization: Bearer " + fuzzToken, `{"format":"O-{seq}"}`},
 }
 
 // FuzzHTTP drives the whole API, the real allocator and snowflake
@@ -180,6 +207,21 @@ func FuzzHTTP(f *testing.F) {
 	store.SetNow(func() time.Time { return fakeNow })
 	alloc := segment.New(store, segment.Options{RefreshInterval: -1})
 	f.Cleanup(func() { alloc.Close() })
+	biz := bizidtest.New(store)
+	for _, s := range []bizid.Settings{
+		{Format: "F-{date:20060102}-{seq:4}", Reset: bizid.Day, TimeZone: "Asia/Shanghai"},
+		{OpaqueBits: bizid.Bits63, KeyID: bizid.KeyID([]byte(testOpaqueKey))},
+	} {
+		name := map[bool]string{true: "fmt", false: "opq"}[s.Formatted()]
+		if _, err := biz.CreateSpecialTag(context.Background(), segment.Tag{Name: name, MaxID: 1, Step: 100}, s); err != nil {
+			f.Fatal(err)
+		}
+	}
+	issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: [][]byte{[]byte(testOpaqueKey)},
+		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
+	if err != nil {
+		f.Fatal(err)
+	}
 	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: 1})
 	if err != nil {
 		f.Fatal(err)
@@ -205,9 +247,10 @@ func FuzzHTTP(f *testing.F) {
 	e := httpapi.New(httpapi.Config{
 		Segments: alloc, Snowflake: gen, Tags: store, AdminToken: fuzzToken,
 		Sequences: seqs, Spaces: seqStore, Ordered: seqs,
-		Registry: prometheus.NewRegistry(),
+		Registry: prometheus.NewRegistry(), Biz: issuer, BizTags: biz, OnCreate: alloc.Added,
 	})
 	var segIDs, snowIDs idSet
+	texts := map[string]bool{}    // the texts of formatted tags and the opaque ids
 	lastSeq := map[string]int64{} // by the escaped path of a next route
 
 	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte) {
@@ -232,12 +275,15 @@ func FuzzHTTP(f *testing.F) {
 		if took := time.Since(start); took > 2*time.Second {
 			t.Fatalf("%s %q took %v", method, target, took)
 		}
-		checkAnswer(t, req, rec, &segIDs, &snowIDs)
+		checkAnswer(t, req, rec, &segIDs, &snowIDs, texts)
 		checkSequence(t, req, rec, lastSeq)
 	})
 }
 
-func checkAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder, segIDs, snowIDs *idSet) {
+// checkAnswer checks one answer. Segment ids that are not numbers are
+// texts of formatted tags, and batches of numbers not in order are opaque
+// ids: each is kept in texts, where none may be seen twice.
+func checkAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder, segIDs, snowIDs *idSet, texts map[string]bool) {
 	t.Helper()
 	what := req.Method + " " + req.RequestURI
 	path := req.URL.Path
@@ -275,6 +321,10 @@ func checkAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder
 	switch {
 	case strings.HasPrefix(path, "/api/segment/get/"):
 		id, err := strconv.ParseInt(rec.Body.String(), 10, 64)
+		if err != nil && rec.Body.Len() > 0 && !texts[rec.Body.String()] {
+			texts[rec.Body.String()] = true
+			return
+		}
 		if err != nil || id < 1 || !segIDs.add(id, id) {
 			t.Fatalf("%s: id %q (%v) bad or issued before", what, rec.Body, err)
 		}
@@ -286,6 +336,15 @@ func checkAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder
 	case strings.HasPrefix(path, "/api/segment/batch/"), strings.HasPrefix(path, "/api/snowflake/batch"):
 		var out struct{ IDs []string }
 		decodeBody(t, rec, &out)
+		if strings.HasPrefix(path, "/api/segment/") && !increasing(out.IDs) {
+			for _, s := range out.IDs {
+				if s == "" || texts[s] {
+					t.Fatalf("%s: id %q empty or issued before", what, s)
+				}
+				texts[s] = true
+			}
+			return
+		}
 		ids := make([]int64, len(out.IDs))
 		for i, s := range out.IDs {
 			id, err := strconv.ParseInt(s, 10, 64)
@@ -309,6 +368,19 @@ func checkAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder
 			t.Fatalf("%s: range %+v bad or issued before", what, out)
 		}
 	}
+}
+
+// increasing reports whether ids are decimal numbers in increasing order.
+func increasing(ids []string) bool {
+	prev := int64(0)
+	for _, s := range ids {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= prev {
+			return false
+		}
+		prev = id
+	}
+	return true
 }
 
 // checkSequence fails when a key's number did not go up: one key may be

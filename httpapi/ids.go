@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -32,6 +34,15 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.cfg.Biz != nil {
+		bt, err := s.bizTag(c, tag)
+		if err != nil {
+			return err
+		}
+		if bt != nil {
+			return s.bizGet(c, tag, bt, form)
+		}
+	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
 	if errors.Is(err, segment.ErrNotPlain) {
 		return s.serveNotPlain(c, tag, 1, form, false)
@@ -53,6 +64,15 @@ func (s *server) segmentBatch(c echo.Context) error {
 	n, form, err := batchQuery(c, MaxCount)
 	if err != nil {
 		return err
+	}
+	if s.cfg.Biz != nil {
+		bt, err := s.bizTag(c, tag)
+		if err != nil {
+			return err
+		}
+		if bt != nil {
+			return s.bizBatch(c, tag, bt, n, form)
+		}
 	}
 	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
 	if errors.Is(err, segment.ErrNotPlain) {
@@ -88,6 +108,15 @@ func (s *server) segmentRange(c echo.Context) error {
 	n, err := queryCount(q, MaxRangeCount)
 	if err != nil {
 		return err
+	}
+	if bt, err := s.bizTag(c, tag); err != nil {
+		return err
+	} else if bt != nil {
+		what := "its ids are texts"
+		if bt.Opaque() {
+			what = "its ids are opaque: a range would be their numbers, which they hide"
+		}
+		return withTag(tag, fmt.Errorf("%w: %s, asked for one at a time or in batches", bizid.ErrNotNumeric, what))
 	}
 	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
 	if errors.Is(err, segment.ErrNotPlain) {

@@ -135,6 +135,7 @@ func (s *server) routes(e routes) {
 		e.GET(path, s.adminGetTag, auth)
 		e.PATCH(path, s.adminUpdateTag, auth)
 	}
+	e.GET("/api/admin/tags/:tag/reveal/:id", s.adminReveal, auth)
 	e.GET("/api/admin/segments", s.adminSegments, auth)
 	e.POST("/api/admin/sequences", s.adminCreateSpace, auth)
 	e.GET("/api/admin/sequences", s.adminListSpaces, auth)

@@ -38,7 +38,7 @@ type SpaceAdmin interface {
 // the owner of the key's section. An instance that gets one for a section
 // it does not own answers 503 with Retry-After rather than forward it
 // again: a request hops at most once.
-const HeaderForwarded = "Leaf-Forwarded"
+const HeaderForwarded = leafapi.HeaderForwarded
 
 // DefaultForwardTimeout bounds a forwarded request when
 // Config.ForwardTimeout is 0.

@@ -74,6 +74,15 @@ type Config struct {
 	UUIDs UUIDs
 	// Tags backs the admin tag routes; nil makes them answer 404 not_found.
 	Tags TagAdmin
+	// Biz serves formatted and opaque tags on the id routes; nil serves
+	// every tag as a plain one.
+	Biz BizIDs
+	// BizTags keeps their settings for the admin API; nil (or a nil Biz)
+	// refuses settings with a 400.
+	BizTags BizAdmin
+	// OnCreate, when set, is called with the name of a tag the admin API
+	// created with settings (the allocator's Added).
+	OnCreate func(tag string)
 	// Sequences serves /api/sequence; nil turns it off (its routes answer
 	// 404 not_found).
 	Sequences Sequences

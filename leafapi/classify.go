@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
@@ -110,6 +111,26 @@ func Classify(err error) (code, message string) {
 	case errors.Is(err, segment.ErrTagExists):
 		return TagExists, fmt.Sprintf("biz tag %q already exists", tag)
 
+	// Formatted and opaque tags (package bizid).
+	case errors.Is(err, bizid.ErrInvalidFormat):
+		return InvalidFormat, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrFixed):
+		return FormatFixed, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrPeriodClosed):
+		return PeriodClosed, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrSequenceFull):
+		return SequenceFull, fmt.Sprintf("biz tag %q: %v", tag, unwrapTag(err))
+	case errors.Is(err, bizid.ErrNotNumeric):
+		return NotNumeric, fmt.Sprintf("biz tag %q: %v", tag, unwrapTag(err))
+	case errors.Is(err, bizid.ErrNotOpaque):
+		return InvalidRequest, fmt.Sprintf("biz tag %q is not opaque: its ids are their numbers", tag)
+	case errors.Is(err, bizid.ErrOutOfDomain):
+		return InvalidID, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrNoKey):
+		return Unavailable, unwrapTag(err).Error()
+	case errors.Is(err, bizid.ErrExhausted):
+		return TagExhausted, fmt.Sprintf("biz tag %q has issued its last id: %v", tag, unwrapTag(err))
+
 	// The server's own data is wrong or spent: no retry helps, so these
 	// are not unavailable; an operator has to act.
 	case errors.Is(err, segment.ErrExhausted):
@@ -132,7 +153,7 @@ func Classify(err error) (code, message string) {
 		return Unavailable, snowflake.Reason(err)
 	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
 		return Unavailable, snowflake.Reason(err) + "; retry later"
-	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed):
+	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed), errors.Is(err, bizid.ErrClosed):
 		return Unavailable, "the service is shutting down; retry later"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return Unavailable, "the request timed out; retry later"

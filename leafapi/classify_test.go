@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
@@ -31,6 +32,15 @@ func TestClassify(t *testing.T) {
 		{"closed", segment.ErrClosed, leafapi.Unavailable, "shutting down"},
 		{"deadline", context.DeadlineExceeded, leafapi.Unavailable, "timed out"},
 		{"bug", errors.New("dial tcp 10.0.0.1:3306: secret"), leafapi.Internal, "internal error"},
+		{"invalid format", fmt.Errorf("%w: no {seq}", bizid.ErrInvalidFormat), leafapi.InvalidFormat, "no {seq}"},
+		{"format fixed", leafapi.WithTag("orders", bizid.ErrFixed), leafapi.FormatFixed, bizid.ErrFixed.Error()},
+		{"not numeric", leafapi.WithTag("orders", bizid.ErrNotNumeric), leafapi.NotNumeric, `"orders"`},
+		{"period closed", leafapi.WithTag("orders", bizid.ErrPeriodClosed), leafapi.PeriodClosed, "period closed"},
+		{"sequence full", leafapi.WithTag("orders", bizid.ErrSequenceFull), leafapi.SequenceFull, `"orders"`},
+		{"opaque exhausted", leafapi.WithTag("u", bizid.ErrExhausted), leafapi.TagExhausted, "last id"},
+		{"no key", leafapi.WithTag("u", bizid.ErrNoKey), leafapi.Unavailable, "key"},
+		{"not opaque", leafapi.WithTag("orders", bizid.ErrNotOpaque), leafapi.InvalidRequest, "not opaque"},
+		{"issuer closed", bizid.ErrClosed, leafapi.Unavailable, "shutting down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, msg := leafapi.Classify(tc.err)

@@ -29,6 +29,12 @@ const (
 	TagMisconfigured = "tag_misconfigured"
 	Unavailable      = "unavailable"
 	Internal         = "internal"
+	// Formatted and opaque tags (package bizid).
+	InvalidFormat = "invalid_format"
+	FormatFixed   = "format_fixed"
+	NotNumeric    = "not_numeric"
+	PeriodClosed  = "period_closed"
+	SequenceFull  = "sequence_full"
 
 	InvalidSpace      = "invalid_space"
 	InvalidKey        = "invalid_key"
@@ -69,6 +75,15 @@ var table = [...]codeInfo{
 	{TagMisconfigured, http.StatusInternalServerError, connect.CodeFailedPrecondition},
 	{Unavailable, http.StatusServiceUnavailable, connect.CodeUnavailable},
 	{Internal, http.StatusInternalServerError, connect.CodeInternal},
+	// A formatted or opaque tag's settings refused: the request is wrong.
+	{InvalidFormat, http.StatusBadRequest, connect.CodeInvalidArgument},
+	// The request is sound, but the tag's state forbids it: a change of
+	// settings that could repeat ids, a range of texts, a period closed.
+	{FormatFixed, http.StatusConflict, connect.CodeFailedPrecondition},
+	{NotNumeric, http.StatusConflict, connect.CodeFailedPrecondition},
+	{PeriodClosed, http.StatusConflict, connect.CodeFailedPrecondition},
+	// The period's fixed-width numbers are spent until the next one.
+	{SequenceFull, http.StatusConflict, connect.CodeResourceExhausted},
 	{InvalidSpace, http.StatusBadRequest, connect.CodeInvalidArgument},
 	{InvalidKey, http.StatusBadRequest, connect.CodeInvalidArgument},
 	{UnknownSpace, http.StatusNotFound, connect.CodeNotFound},

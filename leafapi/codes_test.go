@@ -76,6 +76,11 @@ func TestStatusAndGRPCCode(t *testing.T) {
 		leafapi.UnknownSpace:      {http.StatusNotFound, connect.CodeNotFound},
 		leafapi.SpaceExists:       {http.StatusConflict, connect.CodeAlreadyExists},
 		leafapi.SequenceExhausted: {http.StatusGone, connect.CodeResourceExhausted},
+		leafapi.InvalidFormat:     {http.StatusBadRequest, connect.CodeInvalidArgument},
+		leafapi.FormatFixed:       {http.StatusConflict, connect.CodeFailedPrecondition},
+		leafapi.NotNumeric:        {http.StatusConflict, connect.CodeFailedPrecondition},
+		leafapi.PeriodClosed:      {http.StatusConflict, connect.CodeFailedPrecondition},
+		leafapi.SequenceFull:      {http.StatusConflict, connect.CodeResourceExhausted},
 	}
 	for _, code := range leafapi.Codes() {
 		w, ok := want[code]

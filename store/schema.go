@@ -21,6 +21,7 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 		for _, q := range []string{
 			`SELECT biz_tag, max_id, step, description, update_time FROM leaf_alloc WHERE 1 = 0`,
 			`SELECT worker_id, holder, instance, expires_ms, last_timestamp_ms FROM leaf_worker_lease WHERE 1 = 0`,
+			`SELECT biz_tag, format, reset, time_zone, opaque_bits, key_id, pruned_before FROM leaf_tag_format WHERE 1 = 0`,
 			`SELECT space, step, sections FROM leaf_seq_space WHERE 1 = 0`,
 			`SELECT space, section, max_seq, holder, addr, expires_ms FROM leaf_seq_section WHERE 1 = 0`,
 			`SELECT member, addr, expires_ms FROM leaf_seq_member WHERE 1 = 0`,

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
@@ -92,6 +93,11 @@ type app struct {
 	schemaErr atomic.Pointer[error]
 	watchStop context.CancelFunc
 	watchWG   sync.WaitGroup
+
+	// The issuer of formatted and opaque tags and its loop (newIssuer).
+	biz     *bizid.Issuer
+	bizStop context.CancelFunc
+	bizWG   sync.WaitGroup
 }
 
 // open starts every part, bounded by ctx. On error the parts opened so far
@@ -137,6 +143,14 @@ func (a *app) open(ctx context.Context) error {
 		a.alloc = a.newAllocator(domain.SegmentLoads)
 		api.Segments, domain.Segments = a.alloc, a.alloc
 		api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
+		if a.set == nil {
+			st := a.stores[0].st
+			is, err := a.newIssuer(st)
+			if err != nil {
+				return err
+			}
+			api.Biz, api.BizTags, api.OnCreate = is, st, a.alloc.Added
+		}
 	}
 
 	api.ForwardTimeout = a.cfg.forwardTimeout
@@ -176,10 +190,16 @@ func (a *app) open(ctx context.Context) error {
 		Snowflake:  api.Snowflake,
 		UUIDs:      uuids,
 		Tags:       api.Tags,
+		Biz:        api.Biz,
 		AdminToken: a.cfg.adminToken,
-		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
-		Registry:   reg,
-		Logger:     a.log,
+		Sequences:  api.Sequences,
+		Spaces:     api.Spaces,
+		Ordered:    api.Ordered,
+		// Forwarded calls go to the owners' HTTP API, with the same bound.
+		ForwardTimeout: a.cfg.forwardTimeout,
+		Ready:          func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Registry:       reg,
+		Logger:         a.log,
 	}
 	a.srv = &http.Server{
 		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
@@ -395,7 +415,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	a.log.Info("serving", "addr", a.addr(), "version", version, "tls", tlsOn,
 		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
-		"status_token", a.cfg.statusToken != "")
+		"status_token", a.cfg.statusToken != "", "opaque_keys", len(a.cfg.opaqueKeys.keys))
 
 	select {
 	case err := <-served:
@@ -426,6 +446,11 @@ func (a *app) close() error {
 	var errs []error
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
 		_ = a.ln.Close()
+	}
+	if a.bizStop != nil {
+		a.bizStop()
+		a.bizWG.Wait()
+		a.biz.Close()
 	}
 	if a.seq != nil {
 		// Stops serving, then clears the leases held here, so that other

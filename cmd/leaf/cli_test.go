@@ -114,6 +114,22 @@ func TestTagAddDescriptionMySQLRefuses(t *testing.T) {
 	}
 }
 
+// An ordered tag is never formatted or opaque: asking for both is a
+// usage error, before any store is opened.
+func TestTagAddOrderedAndFormattedRefused(t *testing.T) {
+	inEmptyDir(t)
+	for _, extra := range [][]string{{"--format", "O-{seq}"}, {"--opaque", "63"}} {
+		args := append([]string{"tag", "add", "o", "--ordered", "--sqlite-path", "leaf.db"}, extra...)
+		_, _, err := runSplit(t, env{}, args...)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "either ordered or formatted/opaque") {
+			t.Fatalf("%q = %v, want a usage error", args, err)
+		}
+	}
+	if _, err := os.Stat("leaf.db"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the database was created: %v", err)
+	}
+}
+
 func TestWhereHidesThePassword(t *testing.T) {
 	sf := storeFlags{mysqlDSN: "leaf:s3cret@tcp(db.example:3306)/ids?parseTime=true", sqlitePath: "leaf.db"}
 	if err := sf.validate(); err != nil {
@@ -296,7 +312,8 @@ func TestMigrateSaysWhatItApplied(t *testing.T) {
 		"applied 00003_leaf_worker_lease_instance.sql (version 3) to sqlite " + path + "\n" +
 		"applied 00004_leaf_store.sql (version 4) to sqlite " + path + "\n" +
 		"applied 00005_leaf_worker_lease_16_bit_ids.sql (version 5) to sqlite " + path + "\n" +
-		"applied 00006_leaf_sequence.sql (version 6) to sqlite " + path + "\n"
+		"applied 00006_leaf_sequence.sql (version 6) to sqlite " + path + "\n" +
+		"applied 00007_leaf_tag_format.sql (version 7) to sqlite " + path + "\n"
 	if out != want {
 		t.Fatalf("first migrate said\n%s\nwant\n%s", out, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
@@ -36,6 +37,8 @@ type serveConfig struct {
 	refreshTags  time.Duration
 	failoverJump int64
 	metricsTags  tagsFlag
+	opaqueKeys   opaqueKeysFlag
+	periodGrace  periodGraceFlag
 
 	sequences      bool
 	advertiseAddr  string
@@ -74,6 +77,9 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*failoverJumpFlag)(&c.failoverJump), "failover-jump", "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
 	fs.Var(&c.metricsTags, "metrics-tags", fmt.Sprintf("comma-separated biz `tags` that always have series of their own at /metrics once used, up to %d; "+
 		"other tags have them only while they need attention or are among the %d busiest", metrics.MaxNamedTags, metrics.TopTags))
+	fs.Var(&c.opaqueKeys, "opaque-key", fmt.Sprintf("`keys` of opaque tags, shared by the fleet, at least %d bytes each, separated by commas: the first for new tags, the others for tags made before a rotation; never logged", bizid.MinKeyLen))
+	c.periodGrace = periodGraceFlag(bizid.DefaultGrace)
+	fs.Var(&c.periodGrace, "period-grace", "how long after its end a formatted tag's period keeps its row; older periods are pruned and never issued again")
 	fs.BoolVar(&c.sequences, "sequences", true, "serve per-key sequences (/api/sequence); they need one store: off with --store")
 	fs.Var((*advertiseAddrFlag)(&c.advertiseAddr), "advertise-addr", "`host:port` where other instances reach this one, to forward sequence requests to the owner of a key's section; empty means the host name and the port of --addr")
 	c.sequenceLease = sequence.DefaultLease

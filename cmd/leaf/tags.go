@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -11,22 +12,34 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 )
 
 func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
-	var ordered bool
+	var (
+		set     bizid.Settings
+		reset   string
+		keys    opaqueKeysFlag
+		ordered bool
+	)
 	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on, one store); fixed for good")
 		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
 		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
 		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
+		fs.StringVar(&set.Format, "format", "", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
+		fs.StringVar(&reset, "reset", "", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
+		fs.StringVar(&set.TimeZone, "time-zone", "", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
+		fs.IntVar(&set.OpaqueBits, "opaque", 0, "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
+		fs.Var(&keys, "opaque-key", "the fleet's opaque `keys`, as leaf serve's; read from LEAF_OPAQUE_KEY when not given")
 	})
 	if err != nil {
 		return err
 	}
+	special := set.Format != "" || reset != "" || set.TimeZone != "" || set.OpaqueBits != 0
 	switch {
 	case len(rest) == 0:
 		return fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
@@ -38,6 +51,17 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	// database file and applies no migration.
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
+	}
+	if special && ordered {
+		return fmt.Errorf("%w: a tag is either ordered or formatted/opaque, not both: give --ordered, or --format/--reset/--time-zone/--opaque", errUsage)
+	}
+	if special {
+		if err := specialSettings(&set, reset, &keys, getenv, t); err != nil {
+			return err
+		}
+		if sf.several() {
+			return fmt.Errorf("%w: formatted and opaque tags need one store, not --store", errUsage)
+		}
 	}
 	if sf.several() {
 		if ordered {
@@ -58,6 +82,18 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
+	if special {
+		created, err := st.CreateSpecialTag(ctx, t, set)
+		if err := createError(where, err); err != nil {
+			return err
+		}
+		what := fmt.Sprintf("format %s, reset %s, time zone %s", set.Format, set.Reset, cmp.Or(set.TimeZone, "UTC"))
+		if set.Opaque() {
+			what = fmt.Sprintf("opaque over %d bits, key id %s", set.OpaqueBits, set.KeyID)
+		}
+		fmt.Fprintf(stdout, "created %s in %s: %s, step %d\n", printable(created.Name), where, what, created.Step)
+		return nil
+	}
 	create, kind := st.CreateTag, ""
 	if ordered {
 		create, kind = st.CreateOrderedTag, "ordered tag "
@@ -67,6 +103,36 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	fmt.Fprintf(stdout, "created %s%s in %s: next id %d, step %d\n", kind, printable(created.Name), where, created.MaxID, created.Step)
+	return nil
+}
+
+// specialSettings completes and checks the settings of a formatted or
+// opaque tag from the command line, before any store is opened.
+func specialSettings(set *bizid.Settings, reset string, keys *opaqueKeysFlag, getenv func(string) string, t segment.Tag) error {
+	set.Tag = t.Name
+	set.Reset = bizid.Reset(reset)
+	if set.Formatted() && set.Reset == "" {
+		set.Reset = bizid.Never
+	}
+	if set.Opaque() {
+		if len(keys.keys) == 0 {
+			if v := getenv(envName("opaque-key")); v != "" {
+				if err := keys.Set(v); err != nil {
+					return fmt.Errorf("%w: %s: %w", errUsage, envName("opaque-key"), err)
+				}
+			}
+		}
+		if len(keys.keys) == 0 {
+			return fmt.Errorf("%w: an opaque tag needs the fleet's key: --opaque-key or %s", errUsage, envName("opaque-key"))
+		}
+		set.KeyID = bizid.KeyID(keys.keys[0])
+		if t.MaxID > int64(1)<<min(set.OpaqueBits, 63)-1 {
+			return fmt.Errorf("%w: max-id %d is outside the %d bits of the tag's opaque ids", errUsage, t.MaxID, set.OpaqueBits)
+		}
+	}
+	if err := set.Validate(); err != nil {
+		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
+	}
 	return nil
 }
 

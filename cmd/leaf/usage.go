@@ -13,7 +13,7 @@ const usage = `leaf: unique, time-ordered ids over HTTP
 Usage:
   leaf serve    [flags]   run the service (migrates first unless --migrate=false)
   leaf migrate  [flags]   apply pending migrations and exit
-  leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
+  leaf tag add NAME [--step N] [--max-id M] [--description D] [--format F --reset R --time-zone Z | --opaque 63|53] [flags]
                           create a tag
   leaf tag list [flags]   list the tags
   leaf sequence add SPACE [--step N] [--sections N] [flags]

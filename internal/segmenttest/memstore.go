@@ -33,6 +33,8 @@ type MemStore struct {
 	fold bool
 	now  func() time.Time
 
+	notPlain map[string]bool // tags NotPlain names (ordered ones, say)
+
 	fail      error
 	failTag   map[string]error // Allocate's error for one tag
 	failAbove error
@@ -54,6 +56,7 @@ type MemStore struct {
 var (
 	_ segment.Store      = (*MemStore)(nil)
 	_ segment.HandBacker = (*MemStore)(nil)
+	_ segment.Classifier = (*MemStore)(nil)
 )
 
 // New returns a store holding rows, each with its own max_id, as the
@@ -520,4 +523,30 @@ func (s *MemStore) nowLocked() time.Time {
 		return s.now()
 	}
 	return time.Now().UTC().Truncate(time.Second)
+}
+
+// SetNotPlain makes NotPlain name tags from now on, as a real store names
+// the ordered tags.
+func (s *MemStore) SetNotPlain(tags ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.notPlain == nil {
+		s.notPlain = make(map[string]bool)
+	}
+	for _, t := range tags {
+		s.notPlain[t] = true
+	}
+}
+
+// NotPlain returns those of tags that SetNotPlain named.
+func (s *MemStore) NotPlain(_ context.Context, tags []string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, t := range tags {
+		if s.notPlain[t] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }

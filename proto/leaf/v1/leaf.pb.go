@@ -912,6 +912,245 @@ func (x *DecodeUuidResponse) GetTimestampMs() int64 {
 	return 0
 }
 
+type NextRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The space: 1 to 128 characters of UTF-8, created by CreateSpace.
+	Space string `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	// The key: any UTF-8 string of 1 to 256 bytes.
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// 1 to 10000; one number when absent.
+	Count         *int32 `protobuf:"varint,3,opt,name=count,proto3,oneof" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextRequest) Reset() {
+	*x = NextRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextRequest) ProtoMessage() {}
+
+func (x *NextRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextRequest.ProtoReflect.Descriptor instead.
+func (*NextRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *NextRequest) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+func (x *NextRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *NextRequest) GetCount() int32 {
+	if x != nil && x.Count != nil {
+		return *x.Count
+	}
+	return 0
+}
+
+type NextResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Space string                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	Key   string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The numbers taken, consecutive and increasing: one, or count.
+	Seqs          []int64 `protobuf:"varint,3,rep,packed,name=seqs,proto3" json:"seqs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextResponse) Reset() {
+	*x = NextResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextResponse) ProtoMessage() {}
+
+func (x *NextResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextResponse.ProtoReflect.Descriptor instead.
+func (*NextResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *NextResponse) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+func (x *NextResponse) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *NextResponse) GetSeqs() []int64 {
+	if x != nil {
+		return x.Seqs
+	}
+	return nil
+}
+
+type CurrentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Space         string                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CurrentRequest) Reset() {
+	*x = CurrentRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CurrentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CurrentRequest) ProtoMessage() {}
+
+func (x *CurrentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CurrentRequest.ProtoReflect.Descriptor instead.
+func (*CurrentRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CurrentRequest) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+func (x *CurrentRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type CurrentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Space string                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	Key   string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The last number issued to the key; for a key not issued since its
+	// section last changed owner, the section's max_seq then (0 in a new
+	// space).
+	Seq           int64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CurrentResponse) Reset() {
+	*x = CurrentResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CurrentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CurrentResponse) ProtoMessage() {}
+
+func (x *CurrentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CurrentResponse.ProtoReflect.Descriptor instead.
+func (*CurrentResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *CurrentResponse) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+func (x *CurrentResponse) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *CurrentResponse) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // Tag is a row of leaf_alloc.
 type Tag struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -926,7 +1165,7 @@ type Tag struct {
 
 func (x *Tag) Reset() {
 	*x = Tag{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1177,7 @@ func (x *Tag) String() string {
 func (*Tag) ProtoMessage() {}
 
 func (x *Tag) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1190,7 @@ func (x *Tag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tag.ProtoReflect.Descriptor instead.
 func (*Tag) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{18}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Tag) GetTag() string {
@@ -1003,7 +1242,7 @@ type CreateTagRequest struct {
 
 func (x *CreateTagRequest) Reset() {
 	*x = CreateTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1254,7 @@ func (x *CreateTagRequest) String() string {
 func (*CreateTagRequest) ProtoMessage() {}
 
 func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1267,7 @@ func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagRequest.ProtoReflect.Descriptor instead.
 func (*CreateTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{19}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateTagRequest) GetTag() string {
@@ -1068,7 +1307,7 @@ type CreateTagResponse struct {
 
 func (x *CreateTagResponse) Reset() {
 	*x = CreateTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1319,7 @@ func (x *CreateTagResponse) String() string {
 func (*CreateTagResponse) ProtoMessage() {}
 
 func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1332,7 @@ func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagResponse.ProtoReflect.Descriptor instead.
 func (*CreateTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{20}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CreateTagResponse) GetTag() *Tag {
@@ -1111,7 +1350,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1362,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1375,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{21}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{25}
 }
 
 type ListTagsResponse struct {
@@ -1148,7 +1387,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1399,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1412,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{22}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListTagsResponse) GetTags() []*Tag {
@@ -1192,7 +1431,7 @@ type GetTagRequest struct {
 
 func (x *GetTagRequest) Reset() {
 	*x = GetTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1443,7 @@ func (x *GetTagRequest) String() string {
 func (*GetTagRequest) ProtoMessage() {}
 
 func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1456,7 @@ func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagRequest.ProtoReflect.Descriptor instead.
 func (*GetTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{23}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetTagRequest) GetTag() string {
@@ -1236,7 +1475,7 @@ type GetTagResponse struct {
 
 func (x *GetTagResponse) Reset() {
 	*x = GetTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1487,7 @@ func (x *GetTagResponse) String() string {
 func (*GetTagResponse) ProtoMessage() {}
 
 func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1500,7 @@ func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagResponse.ProtoReflect.Descriptor instead.
 func (*GetTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{24}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetTagResponse) GetTag() *Tag {
@@ -1283,7 +1522,7 @@ type UpdateTagRequest struct {
 
 func (x *UpdateTagRequest) Reset() {
 	*x = UpdateTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1534,7 @@ func (x *UpdateTagRequest) String() string {
 func (*UpdateTagRequest) ProtoMessage() {}
 
 func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1547,7 @@ func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{25}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UpdateTagRequest) GetTag() string {
@@ -1348,7 +1587,7 @@ type UpdateTagResponse struct {
 
 func (x *UpdateTagResponse) Reset() {
 	*x = UpdateTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1599,7 @@ func (x *UpdateTagResponse) String() string {
 func (*UpdateTagResponse) ProtoMessage() {}
 
 func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1612,7 @@ func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{26}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UpdateTagResponse) GetTag() *Tag {
@@ -1391,7 +1630,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1642,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1655,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{27}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
 }
 
 type ListSegmentsResponse struct {
@@ -1428,7 +1667,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1679,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1692,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{28}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListSegmentsResponse) GetBuffers() []*Buffer {
@@ -1477,7 +1716,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1728,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1741,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{29}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Segment) GetStart() int64 {
@@ -1566,7 +1805,7 @@ type Buffer struct {
 
 func (x *Buffer) Reset() {
 	*x = Buffer{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1817,7 @@ func (x *Buffer) String() string {
 func (*Buffer) ProtoMessage() {}
 
 func (x *Buffer) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1830,7 @@ func (x *Buffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Buffer.ProtoReflect.Descriptor instead.
 func (*Buffer) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{30}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Buffer) GetTag() string {
@@ -1699,6 +1938,343 @@ func (x *Buffer) GetRegressions() uint64 {
 	return 0
 }
 
+// Space is a space of per-key sequences.
+type Space struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Space string                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	// Numbers reserved per raise of a section's max_seq.
+	Step int64 `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	// How many sections its keys are spread over; never changes.
+	Sections      int32 `protobuf:"varint,3,opt,name=sections,proto3" json:"sections,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Space) Reset() {
+	*x = Space{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Space) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Space) ProtoMessage() {}
+
+func (x *Space) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Space.ProtoReflect.Descriptor instead.
+func (*Space) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Space) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+func (x *Space) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *Space) GetSections() int32 {
+	if x != nil {
+		return x.Sections
+	}
+	return 0
+}
+
+type CreateSpaceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Space string                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	// 1 to 1000000000; 10000 when absent.
+	Step *int64 `protobuf:"varint,2,opt,name=step,proto3,oneof" json:"step,omitempty"`
+	// 1 to 4096; 64 when absent.
+	Sections      *int32 `protobuf:"varint,3,opt,name=sections,proto3,oneof" json:"sections,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateSpaceRequest) Reset() {
+	*x = CreateSpaceRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateSpaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateSpaceRequest) ProtoMessage() {}
+
+func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateSpaceRequest.ProtoReflect.Descriptor instead.
+func (*CreateSpaceRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CreateSpaceRequest) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+func (x *CreateSpaceRequest) GetStep() int64 {
+	if x != nil && x.Step != nil {
+		return *x.Step
+	}
+	return 0
+}
+
+func (x *CreateSpaceRequest) GetSections() int32 {
+	if x != nil && x.Sections != nil {
+		return *x.Sections
+	}
+	return 0
+}
+
+type CreateSpaceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Space         *Space                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateSpaceResponse) Reset() {
+	*x = CreateSpaceResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateSpaceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateSpaceResponse) ProtoMessage() {}
+
+func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateSpaceResponse.ProtoReflect.Descriptor instead.
+func (*CreateSpaceResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *CreateSpaceResponse) GetSpace() *Space {
+	if x != nil {
+		return x.Space
+	}
+	return nil
+}
+
+type ListSpacesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSpacesRequest) Reset() {
+	*x = ListSpacesRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSpacesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSpacesRequest) ProtoMessage() {}
+
+func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSpacesRequest.ProtoReflect.Descriptor instead.
+func (*ListSpacesRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
+}
+
+type ListSpacesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spaces        []*Space               `protobuf:"bytes,1,rep,name=spaces,proto3" json:"spaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSpacesResponse) Reset() {
+	*x = ListSpacesResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSpacesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSpacesResponse) ProtoMessage() {}
+
+func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSpacesResponse.ProtoReflect.Descriptor instead.
+func (*ListSpacesResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListSpacesResponse) GetSpaces() []*Space {
+	if x != nil {
+		return x.Spaces
+	}
+	return nil
+}
+
+type GetSpaceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Space         string                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSpaceRequest) Reset() {
+	*x = GetSpaceRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSpaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSpaceRequest) ProtoMessage() {}
+
+func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSpaceRequest.ProtoReflect.Descriptor instead.
+func (*GetSpaceRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetSpaceRequest) GetSpace() string {
+	if x != nil {
+		return x.Space
+	}
+	return ""
+}
+
+type GetSpaceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Space         *Space                 `protobuf:"bytes,1,opt,name=space,proto3" json:"space,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSpaceResponse) Reset() {
+	*x = GetSpaceResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSpaceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSpaceResponse) ProtoMessage() {}
+
+func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSpaceResponse.ProtoReflect.Descriptor instead.
+func (*GetSpaceResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetSpaceResponse) GetSpace() *Space {
+	if x != nil {
+		return x.Space
+	}
+	return nil
+}
+
 var File_leaf_v1_leaf_proto protoreflect.FileDescriptor
 
 const file_leaf_v1_leaf_proto_rawDesc = "" +
@@ -1749,7 +2325,23 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12.\n" +
 	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12!\n" +
-	"\ftimestamp_ms\x18\x04 \x01(\x03R\vtimestampMs\"\xa1\x01\n" +
+	"\ftimestamp_ms\x18\x04 \x01(\x03R\vtimestampMs\"Z\n" +
+	"\vNextRequest\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x19\n" +
+	"\x05count\x18\x03 \x01(\x05H\x00R\x05count\x88\x01\x01B\b\n" +
+	"\x06_count\"J\n" +
+	"\fNextResponse\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x12\n" +
+	"\x04seqs\x18\x03 \x03(\x03R\x04seqs\"8\n" +
+	"\x0eCurrentRequest\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\"K\n" +
+	"\x0fCurrentResponse\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x03R\x03seq\"\xa1\x01\n" +
 	"\x03Tag\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x15\n" +
 	"\x06max_id\x18\x02 \x01(\x03R\x05maxId\x12\x12\n" +
@@ -1809,7 +2401,26 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\rload_failures\x18\f \x01(\x04R\floadFailures\x12\x14\n" +
 	"\x05waits\x18\r \x01(\x04R\x05waits\x12\x1e\n" +
 	"\vhigh_max_id\x18\x0e \x01(\x03R\thighMaxId\x12 \n" +
-	"\vregressions\x18\x0f \x01(\x04R\vregressions2\xdb\x05\n" +
+	"\vregressions\x18\x0f \x01(\x04R\vregressions\"M\n" +
+	"\x05Space\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\x12\x12\n" +
+	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x1a\n" +
+	"\bsections\x18\x03 \x01(\x05R\bsections\"z\n" +
+	"\x12CreateSpaceRequest\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\x12\x17\n" +
+	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12\x1f\n" +
+	"\bsections\x18\x03 \x01(\x05H\x01R\bsections\x88\x01\x01B\a\n" +
+	"\x05_stepB\v\n" +
+	"\t_sections\";\n" +
+	"\x13CreateSpaceResponse\x12$\n" +
+	"\x05space\x18\x01 \x01(\v2\x0e.leaf.v1.SpaceR\x05space\"\x13\n" +
+	"\x11ListSpacesRequest\"<\n" +
+	"\x12ListSpacesResponse\x12&\n" +
+	"\x06spaces\x18\x01 \x03(\v2\x0e.leaf.v1.SpaceR\x06spaces\"'\n" +
+	"\x0fGetSpaceRequest\x12\x14\n" +
+	"\x05space\x18\x01 \x01(\tR\x05space\"8\n" +
+	"\x10GetSpaceResponse\x12$\n" +
+	"\x05space\x18\x01 \x01(\v2\x0e.leaf.v1.SpaceR\x05space2\xdb\x05\n" +
 	"\tIdService\x12K\n" +
 	"\fGetSegmentId\x12\x1c.leaf.v1.GetSegmentIdRequest\x1a\x1d.leaf.v1.GetSegmentIdResponse\x12T\n" +
 	"\x0fBatchSegmentIds\x12\x1f.leaf.v1.BatchSegmentIdsRequest\x1a .leaf.v1.BatchSegmentIdsResponse\x12T\n" +
@@ -1821,13 +2432,20 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\n" +
 	"BatchUuids\x12\x1a.leaf.v1.BatchUuidsRequest\x1a\x1b.leaf.v1.BatchUuidsResponse\x12E\n" +
 	"\n" +
-	"DecodeUuid\x12\x1a.leaf.v1.DecodeUuidRequest\x1a\x1b.leaf.v1.DecodeUuidResponse2\xdf\x02\n" +
+	"DecodeUuid\x12\x1a.leaf.v1.DecodeUuidRequest\x1a\x1b.leaf.v1.DecodeUuidResponse2\x84\x01\n" +
+	"\x0fSequenceService\x123\n" +
+	"\x04Next\x12\x14.leaf.v1.NextRequest\x1a\x15.leaf.v1.NextResponse\x12<\n" +
+	"\aCurrent\x12\x17.leaf.v1.CurrentRequest\x1a\x18.leaf.v1.CurrentResponse2\xb1\x04\n" +
 	"\fAdminService\x12B\n" +
 	"\tCreateTag\x12\x19.leaf.v1.CreateTagRequest\x1a\x1a.leaf.v1.CreateTagResponse\x12?\n" +
 	"\bListTags\x12\x18.leaf.v1.ListTagsRequest\x1a\x19.leaf.v1.ListTagsResponse\x129\n" +
 	"\x06GetTag\x12\x16.leaf.v1.GetTagRequest\x1a\x17.leaf.v1.GetTagResponse\x12B\n" +
 	"\tUpdateTag\x12\x19.leaf.v1.UpdateTagRequest\x1a\x1a.leaf.v1.UpdateTagResponse\x12K\n" +
-	"\fListSegments\x12\x1c.leaf.v1.ListSegmentsRequest\x1a\x1d.leaf.v1.ListSegmentsResponseB-Z+github.com/leafid/leaf/proto/leaf/v1;leafv1b\x06proto3"
+	"\fListSegments\x12\x1c.leaf.v1.ListSegmentsRequest\x1a\x1d.leaf.v1.ListSegmentsResponse\x12H\n" +
+	"\vCreateSpace\x12\x1b.leaf.v1.CreateSpaceRequest\x1a\x1c.leaf.v1.CreateSpaceResponse\x12E\n" +
+	"\n" +
+	"ListSpaces\x12\x1a.leaf.v1.ListSpacesRequest\x1a\x1b.leaf.v1.ListSpacesResponse\x12?\n" +
+	"\bGetSpace\x12\x18.leaf.v1.GetSpaceRequest\x1a\x19.leaf.v1.GetSpaceResponseB-Z+github.com/leafid/leaf/proto/leaf/v1;leafv1b\x06proto3"
 
 var (
 	file_leaf_v1_leaf_proto_rawDescOnce sync.Once
@@ -1841,7 +2459,7 @@ func file_leaf_v1_leaf_proto_rawDescGZIP() []byte {
 	return file_leaf_v1_leaf_proto_rawDescData
 }
 
-var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_leaf_v1_leaf_proto_goTypes = []any{
 	(*GetSegmentIdRequest)(nil),       // 0: leaf.v1.GetSegmentIdRequest
 	(*GetSegmentIdResponse)(nil),      // 1: leaf.v1.GetSegmentIdResponse
@@ -1861,67 +2479,91 @@ var file_leaf_v1_leaf_proto_goTypes = []any{
 	(*BatchUuidsResponse)(nil),        // 15: leaf.v1.BatchUuidsResponse
 	(*DecodeUuidRequest)(nil),         // 16: leaf.v1.DecodeUuidRequest
 	(*DecodeUuidResponse)(nil),        // 17: leaf.v1.DecodeUuidResponse
-	(*Tag)(nil),                       // 18: leaf.v1.Tag
-	(*CreateTagRequest)(nil),          // 19: leaf.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),         // 20: leaf.v1.CreateTagResponse
-	(*ListTagsRequest)(nil),           // 21: leaf.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),          // 22: leaf.v1.ListTagsResponse
-	(*GetTagRequest)(nil),             // 23: leaf.v1.GetTagRequest
-	(*GetTagResponse)(nil),            // 24: leaf.v1.GetTagResponse
-	(*UpdateTagRequest)(nil),          // 25: leaf.v1.UpdateTagRequest
-	(*UpdateTagResponse)(nil),         // 26: leaf.v1.UpdateTagResponse
-	(*ListSegmentsRequest)(nil),       // 27: leaf.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),      // 28: leaf.v1.ListSegmentsResponse
-	(*Segment)(nil),                   // 29: leaf.v1.Segment
-	(*Buffer)(nil),                    // 30: leaf.v1.Buffer
-	(*timestamppb.Timestamp)(nil),     // 31: google.protobuf.Timestamp
+	(*NextRequest)(nil),               // 18: leaf.v1.NextRequest
+	(*NextResponse)(nil),              // 19: leaf.v1.NextResponse
+	(*CurrentRequest)(nil),            // 20: leaf.v1.CurrentRequest
+	(*CurrentResponse)(nil),           // 21: leaf.v1.CurrentResponse
+	(*Tag)(nil),                       // 22: leaf.v1.Tag
+	(*CreateTagRequest)(nil),          // 23: leaf.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),         // 24: leaf.v1.CreateTagResponse
+	(*ListTagsRequest)(nil),           // 25: leaf.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),          // 26: leaf.v1.ListTagsResponse
+	(*GetTagRequest)(nil),             // 27: leaf.v1.GetTagRequest
+	(*GetTagResponse)(nil),            // 28: leaf.v1.GetTagResponse
+	(*UpdateTagRequest)(nil),          // 29: leaf.v1.UpdateTagRequest
+	(*UpdateTagResponse)(nil),         // 30: leaf.v1.UpdateTagResponse
+	(*ListSegmentsRequest)(nil),       // 31: leaf.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),      // 32: leaf.v1.ListSegmentsResponse
+	(*Segment)(nil),                   // 33: leaf.v1.Segment
+	(*Buffer)(nil),                    // 34: leaf.v1.Buffer
+	(*Space)(nil),                     // 35: leaf.v1.Space
+	(*CreateSpaceRequest)(nil),        // 36: leaf.v1.CreateSpaceRequest
+	(*CreateSpaceResponse)(nil),       // 37: leaf.v1.CreateSpaceResponse
+	(*ListSpacesRequest)(nil),         // 38: leaf.v1.ListSpacesRequest
+	(*ListSpacesResponse)(nil),        // 39: leaf.v1.ListSpacesResponse
+	(*GetSpaceRequest)(nil),           // 40: leaf.v1.GetSpaceRequest
+	(*GetSpaceResponse)(nil),          // 41: leaf.v1.GetSpaceResponse
+	(*timestamppb.Timestamp)(nil),     // 42: google.protobuf.Timestamp
 }
 var file_leaf_v1_leaf_proto_depIdxs = []int32{
-	31, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
-	31, // 1: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
-	31, // 2: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
-	18, // 3: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
-	18, // 4: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
-	18, // 5: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
-	18, // 6: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
-	30, // 7: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
-	31, // 8: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
-	29, // 9: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
-	29, // 10: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
-	31, // 11: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
-	0,  // 12: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
-	2,  // 13: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
-	4,  // 14: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
-	6,  // 15: leaf.v1.IdService.GetSnowflakeId:input_type -> leaf.v1.GetSnowflakeIdRequest
-	8,  // 16: leaf.v1.IdService.BatchSnowflakeIds:input_type -> leaf.v1.BatchSnowflakeIdsRequest
-	10, // 17: leaf.v1.IdService.DecodeSnowflakeId:input_type -> leaf.v1.DecodeSnowflakeIdRequest
-	12, // 18: leaf.v1.IdService.GetUuid:input_type -> leaf.v1.GetUuidRequest
-	14, // 19: leaf.v1.IdService.BatchUuids:input_type -> leaf.v1.BatchUuidsRequest
-	16, // 20: leaf.v1.IdService.DecodeUuid:input_type -> leaf.v1.DecodeUuidRequest
-	19, // 21: leaf.v1.AdminService.CreateTag:input_type -> leaf.v1.CreateTagRequest
-	21, // 22: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
-	23, // 23: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
-	25, // 24: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
-	27, // 25: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
-	1,  // 26: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
-	3,  // 27: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
-	5,  // 28: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
-	7,  // 29: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
-	9,  // 30: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
-	11, // 31: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
-	13, // 32: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
-	15, // 33: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
-	17, // 34: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
-	20, // 35: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
-	22, // 36: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
-	24, // 37: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
-	26, // 38: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
-	28, // 39: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
-	26, // [26:40] is the sub-list for method output_type
-	12, // [12:26] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	42, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
+	42, // 1: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
+	42, // 2: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
+	22, // 3: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
+	22, // 4: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
+	22, // 5: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
+	22, // 6: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
+	34, // 7: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
+	42, // 8: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
+	33, // 9: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
+	33, // 10: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
+	42, // 11: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
+	35, // 12: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
+	35, // 13: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
+	35, // 14: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
+	0,  // 15: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
+	2,  // 16: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
+	4,  // 17: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
+	6,  // 18: leaf.v1.IdService.GetSnowflakeId:input_type -> leaf.v1.GetSnowflakeIdRequest
+	8,  // 19: leaf.v1.IdService.BatchSnowflakeIds:input_type -> leaf.v1.BatchSnowflakeIdsRequest
+	10, // 20: leaf.v1.IdService.DecodeSnowflakeId:input_type -> leaf.v1.DecodeSnowflakeIdRequest
+	12, // 21: leaf.v1.IdService.GetUuid:input_type -> leaf.v1.GetUuidRequest
+	14, // 22: leaf.v1.IdService.BatchUuids:input_type -> leaf.v1.BatchUuidsRequest
+	16, // 23: leaf.v1.IdService.DecodeUuid:input_type -> leaf.v1.DecodeUuidRequest
+	18, // 24: leaf.v1.SequenceService.Next:input_type -> leaf.v1.NextRequest
+	20, // 25: leaf.v1.SequenceService.Current:input_type -> leaf.v1.CurrentRequest
+	23, // 26: leaf.v1.AdminService.CreateTag:input_type -> leaf.v1.CreateTagRequest
+	25, // 27: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
+	27, // 28: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
+	29, // 29: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
+	31, // 30: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
+	36, // 31: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
+	38, // 32: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
+	40, // 33: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
+	1,  // 34: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
+	3,  // 35: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
+	5,  // 36: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
+	7,  // 37: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
+	9,  // 38: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
+	11, // 39: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
+	13, // 40: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
+	15, // 41: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
+	17, // 42: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
+	19, // 43: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
+	21, // 44: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
+	24, // 45: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
+	26, // 46: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
+	28, // 47: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
+	30, // 48: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
+	32, // 49: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
+	37, // 50: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
+	39, // 51: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
+	41, // 52: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
+	34, // [34:53] is the sub-list for method output_type
+	15, // [15:34] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_leaf_v1_leaf_proto_init() }
@@ -1929,17 +2571,19 @@ func file_leaf_v1_leaf_proto_init() {
 	if File_leaf_v1_leaf_proto != nil {
 		return
 	}
-	file_leaf_v1_leaf_proto_msgTypes[19].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[25].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[18].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[23].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[29].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[36].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_leaf_v1_leaf_proto_rawDesc), len(file_leaf_v1_leaf_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   42,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_leaf_v1_leaf_proto_goTypes,
 		DependencyIndexes: file_leaf_v1_leaf_proto_depIdxs,

@@ -31,6 +31,8 @@ const _ = connect.IsAtLeastVersion1_13_0
 const (
 	// IdServiceName is the fully-qualified name of the IdService service.
 	IdServiceName = "leaf.v1.IdService"
+	// SequenceServiceName is the fully-qualified name of the SequenceService service.
+	SequenceServiceName = "leaf.v1.SequenceService"
 	// AdminServiceName is the fully-qualified name of the AdminService service.
 	AdminServiceName = "leaf.v1.AdminService"
 )
@@ -66,6 +68,10 @@ const (
 	IdServiceBatchUuidsProcedure = "/leaf.v1.IdService/BatchUuids"
 	// IdServiceDecodeUuidProcedure is the fully-qualified name of the IdService's DecodeUuid RPC.
 	IdServiceDecodeUuidProcedure = "/leaf.v1.IdService/DecodeUuid"
+	// SequenceServiceNextProcedure is the fully-qualified name of the SequenceService's Next RPC.
+	SequenceServiceNextProcedure = "/leaf.v1.SequenceService/Next"
+	// SequenceServiceCurrentProcedure is the fully-qualified name of the SequenceService's Current RPC.
+	SequenceServiceCurrentProcedure = "/leaf.v1.SequenceService/Current"
 	// AdminServiceCreateTagProcedure is the fully-qualified name of the AdminService's CreateTag RPC.
 	AdminServiceCreateTagProcedure = "/leaf.v1.AdminService/CreateTag"
 	// AdminServiceListTagsProcedure is the fully-qualified name of the AdminService's ListTags RPC.
@@ -77,6 +83,13 @@ const (
 	// AdminServiceListSegmentsProcedure is the fully-qualified name of the AdminService's ListSegments
 	// RPC.
 	AdminServiceListSegmentsProcedure = "/leaf.v1.AdminService/ListSegments"
+	// AdminServiceCreateSpaceProcedure is the fully-qualified name of the AdminService's CreateSpace
+	// RPC.
+	AdminServiceCreateSpaceProcedure = "/leaf.v1.AdminService/CreateSpace"
+	// AdminServiceListSpacesProcedure is the fully-qualified name of the AdminService's ListSpaces RPC.
+	AdminServiceListSpacesProcedure = "/leaf.v1.AdminService/ListSpaces"
+	// AdminServiceGetSpaceProcedure is the fully-qualified name of the AdminService's GetSpace RPC.
+	AdminServiceGetSpaceProcedure = "/leaf.v1.AdminService/GetSpace"
 )
 
 // IdServiceClient is a client for the leaf.v1.IdService service.
@@ -377,6 +390,108 @@ func (UnimplementedIdServiceHandler) DecodeUuid(context.Context, *connect.Reques
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.DecodeUuid is not implemented"))
 }
 
+// SequenceServiceClient is a client for the leaf.v1.SequenceService service.
+type SequenceServiceClient interface {
+	// Next takes the key's next number, or count consecutive numbers.
+	Next(context.Context, *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error)
+	// Current returns the last number issued to the key, without taking
+	// one.
+	Current(context.Context, *connect.Request[v1.CurrentRequest]) (*connect.Response[v1.CurrentResponse], error)
+}
+
+// NewSequenceServiceClient constructs a client for the leaf.v1.SequenceService service. By default,
+// it uses the Connect protocol with the binary Protobuf Codec, asks for gzipped responses, and
+// sends uncompressed requests. To use the gRPC or gRPC-Web protocols, supply the connect.WithGRPC()
+// or connect.WithGRPCWeb() options.
+//
+// The URL supplied here should be the base URL for the Connect or gRPC server (for example,
+// http://api.acme.com or https://acme.com/grpc).
+func NewSequenceServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOption) SequenceServiceClient {
+	baseURL = strings.TrimRight(baseURL, "/")
+	sequenceServiceMethods := v1.File_leaf_v1_leaf_proto.Services().ByName("SequenceService").Methods()
+	return &sequenceServiceClient{
+		next: connect.NewClient[v1.NextRequest, v1.NextResponse](
+			httpClient,
+			baseURL+SequenceServiceNextProcedure,
+			connect.WithSchema(sequenceServiceMethods.ByName("Next")),
+			connect.WithClientOptions(opts...),
+		),
+		current: connect.NewClient[v1.CurrentRequest, v1.CurrentResponse](
+			httpClient,
+			baseURL+SequenceServiceCurrentProcedure,
+			connect.WithSchema(sequenceServiceMethods.ByName("Current")),
+			connect.WithClientOptions(opts...),
+		),
+	}
+}
+
+// sequenceServiceClient implements SequenceServiceClient.
+type sequenceServiceClient struct {
+	next    *connect.Client[v1.NextRequest, v1.NextResponse]
+	current *connect.Client[v1.CurrentRequest, v1.CurrentResponse]
+}
+
+// Next calls leaf.v1.SequenceService.Next.
+func (c *sequenceServiceClient) Next(ctx context.Context, req *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error) {
+	return c.next.CallUnary(ctx, req)
+}
+
+// Current calls leaf.v1.SequenceService.Current.
+func (c *sequenceServiceClient) Current(ctx context.Context, req *connect.Request[v1.CurrentRequest]) (*connect.Response[v1.CurrentResponse], error) {
+	return c.current.CallUnary(ctx, req)
+}
+
+// SequenceServiceHandler is an implementation of the leaf.v1.SequenceService service.
+type SequenceServiceHandler interface {
+	// Next takes the key's next number, or count consecutive numbers.
+	Next(context.Context, *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error)
+	// Current returns the last number issued to the key, without taking
+	// one.
+	Current(context.Context, *connect.Request[v1.CurrentRequest]) (*connect.Response[v1.CurrentResponse], error)
+}
+
+// NewSequenceServiceHandler builds an HTTP handler from the service implementation. It returns the
+// path on which to mount the handler and the handler itself.
+//
+// By default, handlers support the Connect, gRPC, and gRPC-Web protocols with the binary Protobuf
+// and JSON codecs. They also support gzip compression.
+func NewSequenceServiceHandler(svc SequenceServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
+	sequenceServiceMethods := v1.File_leaf_v1_leaf_proto.Services().ByName("SequenceService").Methods()
+	sequenceServiceNextHandler := connect.NewUnaryHandler(
+		SequenceServiceNextProcedure,
+		svc.Next,
+		connect.WithSchema(sequenceServiceMethods.ByName("Next")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sequenceServiceCurrentHandler := connect.NewUnaryHandler(
+		SequenceServiceCurrentProcedure,
+		svc.Current,
+		connect.WithSchema(sequenceServiceMethods.ByName("Current")),
+		connect.WithHandlerOptions(opts...),
+	)
+	return "/leaf.v1.SequenceService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case SequenceServiceNextProcedure:
+			sequenceServiceNextHandler.ServeHTTP(w, r)
+		case SequenceServiceCurrentProcedure:
+			sequenceServiceCurrentHandler.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// UnimplementedSequenceServiceHandler returns CodeUnimplemented from all methods.
+type UnimplementedSequenceServiceHandler struct{}
+
+func (UnimplementedSequenceServiceHandler) Next(context.Context, *connect.Request[v1.NextRequest]) (*connect.Response[v1.NextResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.SequenceService.Next is not implemented"))
+}
+
+func (UnimplementedSequenceServiceHandler) Current(context.Context, *connect.Request[v1.CurrentRequest]) (*connect.Response[v1.CurrentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.SequenceService.Current is not implemented"))
+}
+
 // AdminServiceClient is a client for the leaf.v1.AdminService service.
 type AdminServiceClient interface {
 	// CreateTag creates a biz tag; step defaults to 1000, max_id to 1.
@@ -390,6 +505,14 @@ type AdminServiceClient interface {
 	UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error)
 	// ListSegments shows the allocator's double buffer of every tag in use.
 	ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error)
+	// CreateSpace creates a space of per-key sequences; step defaults to
+	// 10000, sections to 64 (fixed for good). ALREADY_EXISTS for a space
+	// that exists, whose settings stay as they are.
+	CreateSpace(context.Context, *connect.Request[v1.CreateSpaceRequest]) (*connect.Response[v1.CreateSpaceResponse], error)
+	// ListSpaces lists every sequence space.
+	ListSpaces(context.Context, *connect.Request[v1.ListSpacesRequest]) (*connect.Response[v1.ListSpacesResponse], error)
+	// GetSpace returns one sequence space.
+	GetSpace(context.Context, *connect.Request[v1.GetSpaceRequest]) (*connect.Response[v1.GetSpaceResponse], error)
 }
 
 // NewAdminServiceClient constructs a client for the leaf.v1.AdminService service. By default, it
@@ -433,6 +556,24 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("ListSegments")),
 			connect.WithClientOptions(opts...),
 		),
+		createSpace: connect.NewClient[v1.CreateSpaceRequest, v1.CreateSpaceResponse](
+			httpClient,
+			baseURL+AdminServiceCreateSpaceProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("CreateSpace")),
+			connect.WithClientOptions(opts...),
+		),
+		listSpaces: connect.NewClient[v1.ListSpacesRequest, v1.ListSpacesResponse](
+			httpClient,
+			baseURL+AdminServiceListSpacesProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListSpaces")),
+			connect.WithClientOptions(opts...),
+		),
+		getSpace: connect.NewClient[v1.GetSpaceRequest, v1.GetSpaceResponse](
+			httpClient,
+			baseURL+AdminServiceGetSpaceProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("GetSpace")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -443,6 +584,9 @@ type adminServiceClient struct {
 	getTag       *connect.Client[v1.GetTagRequest, v1.GetTagResponse]
 	updateTag    *connect.Client[v1.UpdateTagRequest, v1.UpdateTagResponse]
 	listSegments *connect.Client[v1.ListSegmentsRequest, v1.ListSegmentsResponse]
+	createSpace  *connect.Client[v1.CreateSpaceRequest, v1.CreateSpaceResponse]
+	listSpaces   *connect.Client[v1.ListSpacesRequest, v1.ListSpacesResponse]
+	getSpace     *connect.Client[v1.GetSpaceRequest, v1.GetSpaceResponse]
 }
 
 // CreateTag calls leaf.v1.AdminService.CreateTag.
@@ -470,6 +614,21 @@ func (c *adminServiceClient) ListSegments(ctx context.Context, req *connect.Requ
 	return c.listSegments.CallUnary(ctx, req)
 }
 
+// CreateSpace calls leaf.v1.AdminService.CreateSpace.
+func (c *adminServiceClient) CreateSpace(ctx context.Context, req *connect.Request[v1.CreateSpaceRequest]) (*connect.Response[v1.CreateSpaceResponse], error) {
+	return c.createSpace.CallUnary(ctx, req)
+}
+
+// ListSpaces calls leaf.v1.AdminService.ListSpaces.
+func (c *adminServiceClient) ListSpaces(ctx context.Context, req *connect.Request[v1.ListSpacesRequest]) (*connect.Response[v1.ListSpacesResponse], error) {
+	return c.listSpaces.CallUnary(ctx, req)
+}
+
+// GetSpace calls leaf.v1.AdminService.GetSpace.
+func (c *adminServiceClient) GetSpace(ctx context.Context, req *connect.Request[v1.GetSpaceRequest]) (*connect.Response[v1.GetSpaceResponse], error) {
+	return c.getSpace.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the leaf.v1.AdminService service.
 type AdminServiceHandler interface {
 	// CreateTag creates a biz tag; step defaults to 1000, max_id to 1.
@@ -483,6 +642,14 @@ type AdminServiceHandler interface {
 	UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error)
 	// ListSegments shows the allocator's double buffer of every tag in use.
 	ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error)
+	// CreateSpace creates a space of per-key sequences; step defaults to
+	// 10000, sections to 64 (fixed for good). ALREADY_EXISTS for a space
+	// that exists, whose settings stay as they are.
+	CreateSpace(context.Context, *connect.Request[v1.CreateSpaceRequest]) (*connect.Response[v1.CreateSpaceResponse], error)
+	// ListSpaces lists every sequence space.
+	ListSpaces(context.Context, *connect.Request[v1.ListSpacesRequest]) (*connect.Response[v1.ListSpacesResponse], error)
+	// GetSpace returns one sequence space.
+	GetSpace(context.Context, *connect.Request[v1.GetSpaceRequest]) (*connect.Response[v1.GetSpaceResponse], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -522,6 +689,24 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("ListSegments")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceCreateSpaceHandler := connect.NewUnaryHandler(
+		AdminServiceCreateSpaceProcedure,
+		svc.CreateSpace,
+		connect.WithSchema(adminServiceMethods.ByName("CreateSpace")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceListSpacesHandler := connect.NewUnaryHandler(
+		AdminServiceListSpacesProcedure,
+		svc.ListSpaces,
+		connect.WithSchema(adminServiceMethods.ByName("ListSpaces")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceGetSpaceHandler := connect.NewUnaryHandler(
+		AdminServiceGetSpaceProcedure,
+		svc.GetSpace,
+		connect.WithSchema(adminServiceMethods.ByName("GetSpace")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/leaf.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceCreateTagProcedure:
@@ -534,6 +719,12 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceUpdateTagHandler.ServeHTTP(w, r)
 		case AdminServiceListSegmentsProcedure:
 			adminServiceListSegmentsHandler.ServeHTTP(w, r)
+		case AdminServiceCreateSpaceProcedure:
+			adminServiceCreateSpaceHandler.ServeHTTP(w, r)
+		case AdminServiceListSpacesProcedure:
+			adminServiceListSpacesHandler.ServeHTTP(w, r)
+		case AdminServiceGetSpaceProcedure:
+			adminServiceGetSpaceHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -561,4 +752,16 @@ func (UnimplementedAdminServiceHandler) UpdateTag(context.Context, *connect.Requ
 
 func (UnimplementedAdminServiceHandler) ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.AdminService.ListSegments is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) CreateSpace(context.Context, *connect.Request[v1.CreateSpaceRequest]) (*connect.Response[v1.CreateSpaceResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.AdminService.CreateSpace is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListSpaces(context.Context, *connect.Request[v1.ListSpacesRequest]) (*connect.Response[v1.ListSpacesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.AdminService.ListSpaces is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) GetSpace(context.Context, *connect.Request[v1.GetSpaceRequest]) (*connect.Response[v1.GetSpaceResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.AdminService.GetSpace is not implemented"))
 }

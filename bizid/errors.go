@@ -1,0 +1,35 @@
+package bizid
+
+import "errors"
+
+// Errors of formatted and opaque tags.
+var (
+	// ErrInvalidFormat: a format, reset period, time zone or opaque
+	// width that is refused; the message says why.
+	ErrInvalidFormat = errors.New("invalid format")
+	// ErrPeriodClosed: the period asked for ended longer ago than the
+	// grace and its row may have been pruned: its numbers are never
+	// issued again.
+	ErrPeriodClosed = errors.New("period closed")
+	// ErrSequenceFull: a fixed-width sequence ({seq:N!}) has shown its
+	// largest number for this period.
+	ErrSequenceFull = errors.New("sequence full for this period")
+	// ErrNotNumeric: the tag's ids are texts or opaque numbers, which a
+	// contiguous range cannot give.
+	ErrNotNumeric = errors.New("tag does not issue contiguous numbers")
+	// ErrNotOpaque: revealing the number of an id of a tag that is not
+	// opaque.
+	ErrNotOpaque = errors.New("tag is not opaque")
+	// ErrNoKey: no opaque key is configured, or not the one a tag's ids
+	// were made with.
+	ErrNoKey = errors.New("opaque key missing")
+	// ErrOutOfDomain: a number outside an opaque tag's domain.
+	ErrOutOfDomain = errors.New("number outside the opaque domain")
+	// ErrFixed: a change to the format or reset of a tag that has them.
+	ErrFixed = errors.New("format fixed")
+	// ErrExhausted: an opaque tag's row passed the largest number of its
+	// domain (2^53-1 for 53 bits): it issues no more ids.
+	ErrExhausted = errors.New("opaque tag has issued the last id of its domain")
+	// ErrClosed: the Issuer was closed.
+	ErrClosed = errors.New("issuer closed")
+)

@@ -1,0 +1,318 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+)
+
+var _ bizid.Store = (*Store)(nil)
+
+// leaf_tag_format: the settings of formatted and opaque tags, and the
+// period rows of leaf_alloc (bizid's package comment).
+const (
+	settingsColumns = `biz_tag, format, reset, time_zone, opaque_bits, key_id, pruned_before`
+
+	// lookupTag reads a tag's row and its settings in one statement, so
+	// that a tag created with settings (one transaction) is never seen
+	// without them. Args: tag, tag.
+	lookupTag = `SELECT a.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before
+FROM leaf_alloc a LEFT JOIN leaf_tag_format f ON f.biz_tag = ?
+WHERE a.biz_tag = ?`
+
+	selectSettings = `SELECT ` + settingsColumns + ` FROM leaf_tag_format`
+	insertSettings = `INSERT INTO leaf_tag_format (` + settingsColumns + `) VALUES (?, ?, ?, ?, ?, ?, '')`
+	// setTimeZone changes the zone of a formatted tag whose format and
+	// reset are still those the change was checked against. Args: zone,
+	// tag, format, reset.
+	setTimeZone = `UPDATE leaf_tag_format SET time_zone = ? WHERE biz_tag = ? AND format = ? AND reset = ?`
+
+	// ensurePeriod* create a period's row from its tag's row (its step,
+	// max_id 1) unless it exists, and only while the period is not
+	// before the tag's pruned mark: one statement, which reads the mark
+	// with a lock (InnoDB's INSERT ... SELECT; SQLite's one writer), so
+	// that a prune that raised it first is seen. An existing row is left
+	// as it is: no write over its numbers. Args: row, description, tag,
+	// tag, key.
+	ensurePeriodMySQL = `INSERT INTO leaf_alloc (biz_tag, max_id, step, description)
+SELECT ?, 1, a.step, ? FROM leaf_alloc a, leaf_tag_format f
+WHERE a.biz_tag = ? AND f.biz_tag = ? AND f.pruned_before <= ?
+ON DUPLICATE KEY UPDATE max_id = leaf_alloc.max_id`
+	ensurePeriodSQLite = `INSERT INTO leaf_alloc (biz_tag, max_id, step, description)
+SELECT ?, 1, a.step, ? FROM leaf_alloc a, leaf_tag_format f
+WHERE a.biz_tag = ? AND f.biz_tag = ? AND f.pruned_before <= ?
+ON CONFLICT(biz_tag) DO NOTHING`
+
+	selectPruned = `SELECT pruned_before FROM leaf_tag_format WHERE biz_tag = ?`
+	// raisePruned raises the mark, never lowers it. Args: key, tag, key.
+	raisePruned = `UPDATE leaf_tag_format SET pruned_before = ? WHERE biz_tag = ? AND pruned_before < ?`
+	// selectRowsBetween reads the names of the rows in [from, to) by the
+	// column's collation; the caller keeps those of exactly its prefix.
+	selectRowsBetween = `SELECT biz_tag FROM leaf_alloc WHERE biz_tag >= ? AND biz_tag < ?`
+	// deleteRow* delete the row of exactly this name: MySQL's collations
+	// would match "ORDERS@20261123" to "orders@20261123".
+	deleteRowMySQL  = `DELETE FROM leaf_alloc WHERE biz_tag = ? AND CAST(biz_tag AS BINARY) = CAST(? AS BINARY)`
+	deleteRowSQLite = `DELETE FROM leaf_alloc WHERE biz_tag = ? AND biz_tag = ?`
+)
+
+type settingsRow struct {
+	Tag          string         `db:"biz_tag"`
+	Format       sql.NullString `db:"format"`
+	Reset        sql.NullString `db:"reset"`
+	TimeZone     sql.NullString `db:"time_zone"`
+	OpaqueBits   sql.NullInt64  `db:"opaque_bits"`
+	KeyID        sql.NullString `db:"key_id"`
+	PrunedBefore sql.NullString `db:"pruned_before"`
+}
+
+func (r settingsRow) settings() bizid.Settings {
+	return bizid.Settings{
+		Tag: r.Tag, Format: r.Format.String, Reset: bizid.Reset(r.Reset.String), TimeZone: r.TimeZone.String,
+		OpaqueBits: int(r.OpaqueBits.Int64), KeyID: r.KeyID.String, PrunedBefore: r.PrunedBefore.String,
+	}
+}
+
+// LookupTag says whether tag has a row and settings (bizid.Store).
+func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizid.Kind, error) {
+	var rows []settingsRow
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		rows = rows[:0]
+		err := s.db.SelectContext(ctx, &rows, lookupTag, tag, tag)
+		if isCharsetMismatch(err) {
+			return nil // a name the table cannot hold has no row
+		}
+		return err
+	})
+	if err != nil {
+		return bizid.Settings{}, bizid.NoRow, fmt.Errorf("look up tag %q: %w", tag, err)
+	}
+	for _, r := range rows {
+		if r.Tag != tag {
+			continue // a row only the collation matches
+		}
+		if !r.Format.Valid {
+			return bizid.Settings{}, bizid.Plain, nil
+		}
+		return r.settings(), bizid.Special, nil
+	}
+	return bizid.Settings{}, bizid.NoRow, nil
+}
+
+// TagSettings returns the settings of every formatted or opaque tag
+// (bizid.Store).
+func (s *Store) TagSettings(ctx context.Context) ([]bizid.Settings, error) {
+	var rows []settingsRow
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		rows = rows[:0]
+		return s.db.SelectContext(ctx, &rows, selectSettings)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read tag settings: %w", err)
+	}
+	out := make([]bizid.Settings, len(rows))
+	for i, r := range rows {
+		out[i] = r.settings()
+	}
+	return out, nil
+}
+
+// CreateSpecialTag creates a tag and its settings in one transaction,
+// after t.Validate and set.Validate. It returns segment.ErrTagExists when
+// the name is taken, and refuses a tag that resets when rows named like
+// its periods (tag@...) exist already: they would be taken for its
+// periods.
+func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.Settings) (segment.Tag, error) {
+	set.Tag = t.Name
+	if err := t.Validate(); err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	if err := set.Validate(); err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		if set.Formatted() && set.Reset != bizid.Never {
+			names, err := s.rowsWithPrefix(ctx, t.Name+bizid.RowSep, "")
+			if err != nil {
+				return err
+			}
+			if len(names) > 0 {
+				return fmt.Errorf("%w: rows named like this tag's periods exist already (%q)", bizid.ErrInvalidFormat, names[0])
+			}
+		}
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
+			if isDuplicateKey(err) {
+				return segment.ErrTagExists
+			}
+			return unstorable(err)
+		}
+		if _, err := tx.ExecContext(ctx, insertSettings, t.Name, set.Format, string(set.Reset), set.TimeZone, set.OpaqueBits, set.KeyID); err != nil {
+			if isDuplicateKey(err) {
+				return segment.ErrTagExists
+			}
+			return unstorable(err)
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	return s.Tag(ctx, t.Name)
+}
+
+// SetTagSettings gives a tag settings by a change that bizid.CheckChange
+// allowed: settings for a tag that had none, or a formatted tag's new time
+// zone. A change that raced with another is refused with bizid.ErrFixed.
+func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool, set bizid.Settings) error {
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		if _, err := s.readTag(ctx, set.Tag); err != nil {
+			return err
+		}
+		if !had {
+			if set.Formatted() && set.Reset != bizid.Never {
+				names, err := s.rowsWithPrefix(ctx, set.Tag+bizid.RowSep, "")
+				if err != nil {
+					return err
+				}
+				if len(names) > 0 {
+					return fmt.Errorf("%w: rows named like this tag's periods exist already (%q)", bizid.ErrInvalidFormat, names[0])
+				}
+			}
+			_, err := s.db.ExecContext(ctx, insertSettings, set.Tag, set.Format, string(set.Reset), set.TimeZone, set.OpaqueBits, set.KeyID)
+			if isDuplicateKey(err) {
+				return fmt.Errorf("%w: the tag was given settings meanwhile", bizid.ErrFixed)
+			}
+			return err
+		}
+		res, err := s.db.ExecContext(ctx, setTimeZone, set.TimeZone, set.Tag, old.Format, string(old.Reset))
+		if err != nil {
+			return err
+		}
+		if n, err := rowsAffected(res); err != nil {
+			return err
+		} else if n == 0 && old.TimeZone != set.TimeZone {
+			return fmt.Errorf("%w: the tag's settings changed meanwhile", bizid.ErrFixed)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("set settings of tag %q: %w", set.Tag, err)
+	}
+	return nil
+}
+
+// EnsurePeriod creates the row of the tag's period key unless it exists
+// (bizid.Store).
+func (s *Store) EnsurePeriod(ctx context.Context, tag, key string) error {
+	q := ensurePeriodSQLite
+	if s.dialect == MySQL {
+		q = ensurePeriodMySQL
+	}
+	row := bizid.RowName(tag, key)
+	desc := "period " + key + " of " + tag
+	if len(desc) > segment.MaxDescriptionLen {
+		desc = "period " + key
+	}
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		res, err := s.db.ExecContext(ctx, q, row, desc, tag, tag, key)
+		if err != nil {
+			return unstorable(err)
+		}
+		if n, err := rowsAffected(res); err != nil || n > 0 {
+			return err
+		}
+		// Nothing written: the row exists, or the period is closed.
+		var pruned string
+		if err := s.db.GetContext(ctx, &pruned, selectPruned, tag); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: %q has no settings", segment.ErrUnknownTag, tag)
+			}
+			return err
+		}
+		if key < pruned {
+			return fmt.Errorf("%w: %s is before %s", bizid.ErrPeriodClosed, key, pruned)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ensure period %q: %w", row, err)
+	}
+	return nil
+}
+
+// PrunePeriods raises the tag's pruned mark to before, then deletes the
+// rows of its periods below it (bizid.Store). The mark is raised first,
+// by a statement of its own: from then on no statement creates those rows
+// again.
+func (s *Store) PrunePeriods(ctx context.Context, tag, before string) (int, error) {
+	deleted := 0
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		if _, err := s.db.ExecContext(ctx, raisePruned, before, tag, before); err != nil {
+			return err
+		}
+		var pruned string
+		if err := s.db.GetContext(ctx, &pruned, selectPruned, tag); err != nil {
+			return err
+		}
+		names, err := s.rowsWithPrefix(ctx, tag+bizid.RowSep, pruned)
+		if err != nil {
+			return err
+		}
+		q := deleteRowSQLite
+		if s.dialect == MySQL {
+			q = deleteRowMySQL
+		}
+		for _, name := range names {
+			key := name[len(tag)+len(bizid.RowSep):]
+			if len(key) != len(pruned) || key >= pruned || strings.Trim(key, "0123456789") != "" {
+				continue
+			}
+			res, err := s.db.ExecContext(ctx, q, name, name)
+			if err != nil {
+				return err
+			}
+			n, err := rowsAffected(res)
+			if err != nil {
+				return err
+			}
+			deleted += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return deleted, fmt.Errorf("prune periods of %q: %w", tag, err)
+	}
+	return deleted, nil
+}
+
+// rowsWithPrefix returns the names of the rows that begin with exactly
+// prefix and, when upTo is not "", sort below prefix+upTo.
+func (s *Store) rowsWithPrefix(ctx context.Context, prefix, upTo string) ([]string, error) {
+	to := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
+	if upTo != "" {
+		to = prefix + upTo
+	}
+	var names []string
+	if err := s.db.SelectContext(ctx, &names, selectRowsBetween, prefix, to); err != nil {
+		if isCharsetMismatch(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	kept := names[:0]
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			kept = append(kept, n)
+		}
+	}
+	return kept, nil
+}
