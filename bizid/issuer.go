@@ -63,6 +63,11 @@ type Options struct {
 	// Grace is how long after its end a period's row is kept; below
 	// MinGrace it is DefaultGrace.
 	Grace time.Duration
+	// OnSpecial, when set, is called with each formatted or opaque tag
+	// whose settings the Issuer takes in (created, changed, read), so that
+	// the allocator hands out its numbers only to the Issuer
+	// (segment.Allocator.MarkSpecial).
+	OnSpecial func(tag string)
 }
 
 // Grace limits.
@@ -270,6 +275,9 @@ func (is *Issuer) Put(s Settings) *Tag {
 	}
 	t := is.compile(s)
 	is.tags.Store(s.Tag, t)
+	if is.opts.OnSpecial != nil && (s.Formatted() || s.OpaqueBits != 0) {
+		is.opts.OnSpecial(s.Tag)
+	}
 	return t
 }
 

@@ -35,7 +35,7 @@ func TestBusinessTags(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		is, err := bizid.New(bizid.Options{Store: biz, IDs: cfg.Segments.(*segment.Allocator), Keys: [][]byte{[]byte(opaqueKey)}})
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: cfg.Segments.(*segment.Allocator).Specials(), Keys: [][]byte{[]byte(opaqueKey)}})
 		if err != nil {
 			t.Fatal(err)
 		}

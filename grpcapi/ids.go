@@ -44,6 +44,15 @@ func (s *idServer) segments(tag string) error {
 	return nil
 }
 
+// special reports whether the allocator serves tag only transformed (a
+// formatted or opaque tag it has loaded: segment.Allocator.Special), as
+// the HTTP edge asks; a tag's first call learns it from the allocator's
+// segment.ErrSpecial.
+func (s *idServer) special(tag string) bool {
+	sp, ok := s.cfg.Segments.(interface{ Special(tag string) bool })
+	return ok && sp.Special(tag)
+}
+
 // bizTag returns the tag when it is opaque, nil when it is plain, and
 // not_numeric when it is formatted (or ranges is set and it is opaque).
 func (s *idServer) bizTag(ctx context.Context, tag string, ranges bool) (*bizid.Tag, error) {
@@ -69,6 +78,16 @@ func (s *idServer) GetSegmentId(ctx context.Context, req *connect.Request[leafv1
 	if err := s.segments(tag); err != nil {
 		return nil, err
 	}
+	if !s.special(tag) {
+		id, err := s.cfg.Segments.Next(ctx, tag)
+		switch {
+		case err == nil:
+			return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: id}), nil
+		case !errors.Is(err, segment.ErrNotPlain):
+			return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		}
+	}
+	// Not plain: an opaque tag, or an ordered one.
 	if bt, err := s.bizTag(ctx, tag, false); err != nil {
 		return nil, err
 	} else if bt != nil {
@@ -78,18 +97,11 @@ func (s *idServer) GetSegmentId(ctx context.Context, req *connect.Request[leafv1
 		}
 		return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: id.N}), nil
 	}
-	id, err := s.cfg.Segments.Next(ctx, tag)
-	if errors.Is(err, segment.ErrNotPlain) {
-		ids, err := s.ordered(ctx, req.Spec().Procedure, tag, 1)
-		if err != nil {
-			return nil, err
-		}
-		return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: ids[0]}), nil
-	}
+	ids, err := s.ordered(ctx, req.Spec().Procedure, tag, 1)
 	if err != nil {
-		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		return nil, err
 	}
-	return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: id}), nil
+	return connect.NewResponse(&leafv1.GetSegmentIdResponse{Id: ids[0]}), nil
 }
 
 func (s *idServer) BatchSegmentIds(ctx context.Context, req *connect.Request[leafv1.BatchSegmentIdsRequest]) (*connect.Response[leafv1.BatchSegmentIdsResponse], error) {
@@ -101,6 +113,19 @@ func (s *idServer) BatchSegmentIds(ctx context.Context, req *connect.Request[lea
 		return nil, err
 	}
 	n := int(req.Msg.GetCount())
+	if !s.special(tag) {
+		ids, err := s.cfg.Segments.NextN(ctx, tag, n)
+		if err == nil && len(ids) != n {
+			err = errShort(n, len(ids))
+		}
+		switch {
+		case err == nil:
+			return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
+		case !errors.Is(err, segment.ErrNotPlain):
+			return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		}
+	}
+	// Not plain: an opaque tag, or an ordered one.
 	if bt, err := s.bizTag(ctx, tag, false); err != nil {
 		return nil, err
 	} else if bt != nil {
@@ -117,18 +142,9 @@ func (s *idServer) BatchSegmentIds(ctx context.Context, req *connect.Request[lea
 		}
 		return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
 	}
-	ids, err := s.cfg.Segments.NextN(ctx, tag, n)
-	if errors.Is(err, segment.ErrNotPlain) {
-		if ids, err = s.ordered(ctx, req.Spec().Procedure, tag, n); err != nil {
-			return nil, err
-		}
-		return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
-	}
-	if err == nil && len(ids) != n {
-		err = errShort(n, len(ids))
-	}
+	ids, err := s.ordered(ctx, req.Spec().Procedure, tag, n)
 	if err != nil {
-		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		return nil, err
 	}
 	return connect.NewResponse(&leafv1.BatchSegmentIdsResponse{Tag: tag, Ids: ids}), nil
 }
@@ -142,20 +158,23 @@ func (s *idServer) GetSegmentRange(ctx context.Context, req *connect.Request[lea
 		return nil, err
 	}
 	n := int(req.Msg.GetCount())
+	if !s.special(tag) {
+		start, count, err := s.cfg.Segments.NextRange(ctx, tag, n)
+		if err == nil && (count < 1 || count > n) {
+			err = errShort(n, count)
+		}
+		switch {
+		case err == nil:
+			return connect.NewResponse(&leafv1.GetSegmentRangeResponse{Tag: tag, Start: start, Count: int32(count)}), nil
+		case !errors.Is(err, segment.ErrNotPlain):
+			return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
+		}
+	}
+	// Not plain: no range of a formatted, opaque or ordered tag.
 	if _, err := s.bizTag(ctx, tag, true); err != nil {
 		return nil, err
 	}
-	start, count, err := s.cfg.Segments.NextRange(ctx, tag, n)
-	if errors.Is(err, segment.ErrNotPlain) {
-		return nil, s.refuseOrderedRange(ctx, req.Spec().Procedure, tag)
-	}
-	if err == nil && (count < 1 || count > n) {
-		err = errShort(n, count)
-	}
-	if err != nil {
-		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(tag, err))
-	}
-	return connect.NewResponse(&leafv1.GetSegmentRangeResponse{Tag: tag, Start: start, Count: int32(count)}), nil
+	return nil, s.refuseOrderedRange(ctx, req.Spec().Procedure, tag)
 }
 
 func (s *idServer) GetSnowflakeId(ctx context.Context, req *connect.Request[leafv1.GetSnowflakeIdRequest]) (*connect.Response[leafv1.GetSnowflakeIdResponse], error) {

@@ -43,7 +43,7 @@ func newBizEnv(tb testing.TB, keys ...string) *bizEnv {
 		seg.anyTag = true
 		b.biz = bizidtest.New(cfg.Tags.(*segmenttest.MemStore))
 		var err error
-		b.is, err = bizid.New(bizid.Options{Store: b.biz, IDs: seg, Now: b.now, Keys: ks,
+		b.is, err = bizid.New(bizid.Options{Store: b.biz, IDs: seg, Now: b.now, Keys: ks, OnSpecial: seg.markSpecial,
 			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			tb.Fatal(err)

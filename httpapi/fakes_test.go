@@ -35,6 +35,24 @@ type fakeSegments struct {
 	rangeCap int
 	issued   map[string]uint64
 	seen     []string
+	special  map[string]bool // tags served only through the business ids
+}
+
+// Special is segment.Allocator.Special: tags markSpecial named.
+func (f *fakeSegments) Special(tag string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.special[tag]
+}
+
+// markSpecial is segment.Allocator.MarkSpecial.
+func (f *fakeSegments) markSpecial(tag string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.special == nil {
+		f.special = map[string]bool{}
+	}
+	f.special[tag] = true
 }
 
 func newFakeSegments(tags ...string) *fakeSegments {

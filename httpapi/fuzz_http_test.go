@@ -217,7 +217,7 @@ func FuzzHTTP(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: [][]byte{[]byte(testOpaqueKey)},
+	issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: [][]byte{[]byte(testOpaqueKey)},
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 	if err != nil {
 		f.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -34,14 +33,8 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.Biz != nil {
-		bt, err := s.bizTag(c, tag)
-		if err != nil {
-			return err
-		}
-		if bt != nil {
-			return s.bizGet(c, tag, bt, form)
-		}
+	if s.special(tag) {
+		return s.serveNotPlain(c, tag, 1, form, false)
 	}
 	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
 	if errors.Is(err, segment.ErrNotPlain) {
@@ -65,14 +58,8 @@ func (s *server) segmentBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.Biz != nil {
-		bt, err := s.bizTag(c, tag)
-		if err != nil {
-			return err
-		}
-		if bt != nil {
-			return s.bizBatch(c, tag, bt, n, form)
-		}
+	if s.special(tag) {
+		return s.serveNotPlain(c, tag, n, form, true)
 	}
 	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
 	if errors.Is(err, segment.ErrNotPlain) {
@@ -109,18 +96,12 @@ func (s *server) segmentRange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if bt, err := s.bizTag(c, tag); err != nil {
-		return err
-	} else if bt != nil {
-		what := "its ids are texts"
-		if bt.Opaque() {
-			what = "its ids are opaque: a range would be their numbers, which they hide"
-		}
-		return withTag(tag, fmt.Errorf("%w: %s, asked for one at a time or in batches", bizid.ErrNotNumeric, what))
+	if s.special(tag) {
+		return s.refuseNotPlainRange(c, tag)
 	}
 	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
 	if errors.Is(err, segment.ErrNotPlain) {
-		return s.refuseOrderedRange(c.Request().Context(), tag)
+		return s.refuseNotPlainRange(c, tag)
 	}
 	if err != nil {
 		return withTag(tag, err)

@@ -137,7 +137,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 				tb.Fatal(err)
 			}
 		}
-		issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: [][]byte{[]byte(testOpaqueKey)},
+		issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: [][]byte{[]byte(testOpaqueKey)},
 			Now: func() time.Time { return fakeNow }, IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			tb.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 )
@@ -27,12 +28,33 @@ type OrderedTagAdmin interface {
 	CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
 }
 
+// special reports whether the allocator serves tag only transformed (a
+// formatted or opaque tag it has loaded: segment.Allocator.Special). It is
+// asked before the allocator's Next, whose hot path does not look; a
+// tag's first request learns it from Next's segment.ErrSpecial.
+func (s *server) special(tag string) bool {
+	sp, ok := s.cfg.Segments.(interface{ Special(tag string) bool })
+	return ok && sp.Special(tag)
+}
+
 // serveNotPlain answers a get (batch false) or a batch of n ids of a tag
-// the segment allocator refused as not plain (segment.ErrNotPlain): an
-// ordered tag, from this instance if it owns the tag, else by forwarding
-// the request to the owner once. Only such tags get here, so a plain tag's
-// request costs nothing for the tags that are not.
+// the segment allocator does not serve as plain numbers: a formatted or
+// opaque tag (segment.ErrSpecial), from the business ids; an ordered tag
+// (segment.ErrNotPlain), from this instance if it owns the tag, else by
+// forwarding the request to the owner once. Only such tags get here, so a
+// plain tag's request costs nothing for the tags that are not.
 func (s *server) serveNotPlain(c echo.Context, tag string, n int, form idForm, batch bool) error {
+	if s.cfg.Biz != nil {
+		bt, err := s.bizTag(c, tag)
+		switch {
+		case err != nil:
+			return err
+		case bt != nil && batch:
+			return s.bizBatch(c, tag, bt, n, form)
+		case bt != nil:
+			return s.bizGet(c, tag, bt, form)
+		}
+	}
 	ctx := c.Request().Context()
 	if err := s.checkOrdered(ctx, tag); err != nil {
 		return err
@@ -76,11 +98,24 @@ func (s *server) checkOrdered(ctx context.Context, tag string) error {
 	return nil
 }
 
-// refuseOrderedRange answers a range of a tag the allocator refused as
-// not plain: a range of an ordered tag handed out whole would be used out
-// of order with the owner's later ids.
-func (s *server) refuseOrderedRange(ctx context.Context, tag string) error {
-	if err := s.checkOrdered(ctx, tag); err != nil {
+// refuseNotPlainRange answers a range of a tag the allocator does not
+// serve as plain numbers: a formatted tag's ids are texts, an opaque
+// tag's range would show the numbers its ids hide, and a range of an
+// ordered tag handed out whole would be used out of order with the
+// owner's later ids.
+func (s *server) refuseNotPlainRange(c echo.Context, tag string) error {
+	if s.cfg.Biz != nil {
+		if bt, err := s.bizTag(c, tag); err != nil {
+			return err
+		} else if bt != nil {
+			what := "its ids are texts"
+			if bt.Opaque() {
+				what = "its ids are opaque: a range would be their numbers, which they hide"
+			}
+			return withTag(tag, fmt.Errorf("%w: %s, asked for one at a time or in batches", bizid.ErrNotNumeric, what))
+		}
+	}
+	if err := s.checkOrdered(c.Request().Context(), tag); err != nil {
 		return err
 	}
 	return newError(http.StatusBadRequest, codeInvalidRequest,

@@ -36,7 +36,8 @@ type Allocator struct {
 	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
 	adds     uint64            // tags Added or found
 	born     uint64            // buffers published; stamps each buffer for Refresh
-	notPlain map[string]bool   // tags the store's Classifier says are not plain
+	notPlain map[string]bool   // tags the store's Classifier refuses (Kind Refused)
+	specials map[string]bool   // tags of Kind Special: their buffers are marked so
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
 
@@ -59,7 +60,7 @@ type Allocator struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
-		added: make(map[string]uint64), notPlain: make(map[string]bool), marks: make(map[string]*mark), failed: make(map[string]*FailedTag)}
+		added: make(map[string]uint64), notPlain: make(map[string]bool), specials: make(map[string]bool), marks: make(map[string]*mark), failed: make(map[string]*FailedTag)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(0))

@@ -86,6 +86,7 @@ type buffer struct {
 	tag string
 
 	wantNext atomic.Bool  // no next segment and no load in flight
+	special  atomic.Bool  // its ids go out only through NextSpecial (Kind Special)
 	retryAt  atomic.Int64 // no load starts before it (after a failure); see Allocator.since
 	waits    atomic.Uint64
 	born     uint64 // when it was published, for Refresh; set before publishing

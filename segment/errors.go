@@ -38,6 +38,9 @@ var (
 	// store says another part of the service serves it (an ordered,
 	// formatted or opaque tag; see Classifier).
 	ErrNotPlain = errors.New("biz tag is not served by the segment allocator")
+	// ErrSpecial: the tag's ids are handed out only once transformed (a
+	// formatted or opaque tag; see Kind Special).
+	ErrSpecial = fmt.Errorf("%w as plain numbers", ErrNotPlain)
 )
 
 // NotMigratedError says that a table or column the store needs does not

@@ -19,21 +19,25 @@ import (
 type classified struct {
 	segment.Store
 	notPlain map[string]bool
+	special  map[string]bool
 	calls    atomic.Int32
 	asked    atomic.Int32
 	fail     atomic.Pointer[error]
 }
 
-func (c *classified) NotPlain(_ context.Context, tags []string) ([]string, error) {
+func (c *classified) Classify(_ context.Context, tags []string) (map[string]segment.Kind, error) {
 	c.calls.Add(1)
 	c.asked.Add(int32(len(tags)))
 	if err := c.fail.Load(); err != nil {
 		return nil, *err
 	}
-	var out []string
+	out := map[string]segment.Kind{}
 	for _, tag := range tags {
 		if c.notPlain[tag] {
-			out = append(out, tag)
+			out[tag] = segment.Refused
+		}
+		if c.special[tag] {
+			out[tag] = segment.Special
 		}
 	}
 	return out, nil
@@ -177,5 +181,50 @@ func TestNotPlainBatched(t *testing.T) {
 	}
 	if len(slices.Compact(ids)) != 88 {
 		t.Errorf("%d different first ids for the 88 plain tags of the second batch", len(ids))
+	}
+}
+
+// TestSpecialTags: a tag the store says is special is refused by Next on
+// the call that loads it, and served by NextSpecial; Special tells it
+// apart once it has a buffer. MarkSpecial does the same for a tag that
+// became special.
+func TestSpecialTags(t *testing.T) {
+	st := segmenttest.New(segment.Tag{Name: "opaque", MaxID: 1, Step: 10}, segment.Tag{Name: "plain", MaxID: 1, Step: 10})
+	c := &classified{Store: st, special: map[string]bool{"opaque": true}}
+	a := newAllocator(t, c, newClock())
+	ctx := context.Background()
+	if a.Special("opaque") {
+		t.Fatal("Special before the tag was loaded")
+	}
+	if _, err := a.Next(ctx, "opaque"); !errors.Is(err, segment.ErrSpecial) || !errors.Is(err, segment.ErrNotPlain) {
+		t.Fatalf("Next of a special tag: %v, want ErrSpecial", err)
+	}
+	if !a.Special("opaque") {
+		t.Fatal("Special is false after the first load")
+	}
+	for want := int64(1); want <= 3; want++ {
+		if id, err := a.NextSpecial(ctx, "opaque"); err != nil || id != want {
+			t.Fatalf("NextSpecial = %d, %v; want %d", id, err, want)
+		}
+	}
+	if ids, err := a.NextNSpecial(ctx, "opaque", 2); err != nil || !slices.Equal(ids, []int64{4, 5}) {
+		t.Fatalf("NextNSpecial = %v, %v", ids, err)
+	}
+	// A tag never loaded: NextNSpecial loads it and serves it.
+	c.special["plain2"] = true
+	st.Put(segment.Tag{Name: "plain2", MaxID: 100, Step: 10})
+	if ids, err := a.NextNSpecial(ctx, "plain2", 2); err != nil || !slices.Equal(ids, []int64{100, 101}) {
+		t.Fatalf("NextNSpecial of an unloaded special tag = %v, %v", ids, err)
+	}
+	take(t, a, "plain", 1, 3)
+	if a.Special("plain") {
+		t.Fatal("a plain tag is special")
+	}
+	a.MarkSpecial("plain")
+	if !a.Special("plain") {
+		t.Fatal("MarkSpecial did not mark the loaded tag")
+	}
+	if id, err := a.NextSpecial(ctx, "plain"); err != nil || id != 4 {
+		t.Fatalf("NextSpecial after MarkSpecial = %d, %v", id, err)
 	}
 }

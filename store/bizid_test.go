@@ -44,6 +44,10 @@ func TestSpecialTags(t *testing.T) {
 		if err != nil || len(all) != 1 || all[0].Tag != "orders" {
 			t.Fatalf("TagSettings = %+v, %v", all, err)
 		}
+		// The allocator's question, with its first loads.
+		if kinds, err := s.Classify(ctx, []string{"orders", "plain", "none", "ORDERS"}); err != nil || len(kinds) != 1 || kinds["orders"] != segment.Special {
+			t.Fatalf("Classify = %v, %v; want orders special", kinds, err)
+		}
 		if _, err := s.CreateSpecialTag(ctx, segment.Tag{Name: "orders", MaxID: 1, Step: 10}, daily); !errors.Is(err, segment.ErrTagExists) {
 			t.Fatalf("second create: %v", err)
 		}
@@ -57,6 +61,9 @@ func TestSpecialTags(t *testing.T) {
 		next := bizid.Settings{Tag: "plain", Format: "P-{seq}", Reset: bizid.Never}
 		if err := s.SetTagSettings(ctx, bizid.Settings{}, false, next); err != nil {
 			t.Fatal(err)
+		}
+		if kinds, err := s.Classify(ctx, []string{"plain"}); err != nil || kinds["plain"] != segment.Special {
+			t.Fatalf("Classify after the format = %v, %v", kinds, err)
 		}
 		if err := s.SetTagSettings(ctx, bizid.Settings{}, false, next); !errors.Is(err, bizid.ErrFixed) {
 			t.Fatalf("settings given twice: %v", err)
@@ -170,7 +177,7 @@ func TestTwoInstancesAcrossMidnight(t *testing.T) {
 			alloc := segment.New(s, segment.Options{RefreshInterval: -1, Now: clock.now})
 			t.Cleanup(func() { alloc.Close() })
 			is, err := bizid.New(bizid.Options{
-				Store: s, IDs: alloc, Now: clock.now,
+				Store: s, IDs: alloc.Specials(), Now: clock.now,
 				IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
 			})
 			if err != nil {

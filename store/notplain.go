@@ -11,17 +11,22 @@ import (
 
 var _ segment.Classifier = (*Store)(nil)
 
-// selectNotPlain lists those of the names (an IN list) that are ordered
-// tags: they have the lease row of section -1 in leaf_seq_section.
-const selectNotPlain = `SELECT space FROM leaf_seq_section WHERE section = -1 AND space IN (?)`
+// selectKinds lists those of the names (two IN lists of the same names)
+// that are not plain: the ordered tags, which have the lease row of
+// section -1 in leaf_seq_section (kind 2, segment.Refused), and the
+// formatted and opaque tags, which have settings in leaf_tag_format (kind
+// 1, segment.Special).
+const selectKinds = `SELECT space AS name, 2 AS kind FROM leaf_seq_section WHERE section = -1 AND space IN (?)
+UNION ALL
+SELECT biz_tag AS name, 1 AS kind FROM leaf_tag_format WHERE (format <> '' OR opaque_bits <> 0) AND biz_tag IN (?)`
 
-// maxNotPlainNames is the most names one read of NotPlain takes.
-const maxNotPlainNames = 500
+// maxClassifyNames is the most names one read of Classify takes.
+const maxClassifyNames = 500
 
-// NotPlain returns those of tags whose ids the segment allocator must not
-// hand out: the ordered tags. The allocator asks once per tag, with its
-// first load: one read for up to 500 names.
-func (s *Store) NotPlain(ctx context.Context, tags []string) ([]string, error) {
+// Classify says which of tags are not plain, and what they are. The
+// segment allocator asks once per tag, with its first load: one read for
+// up to 500 names.
+func (s *Store) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
 	if len(tags) == 0 {
 		return nil, nil
 	}
@@ -29,22 +34,25 @@ func (s *Store) NotPlain(ctx context.Context, tags []string) ([]string, error) {
 	for _, t := range tags {
 		asked[t] = true
 	}
-	var out []string
+	var out map[string]segment.Kind
 	err := s.call(ctx, true, func(ctx context.Context) error {
-		out = out[:0]
+		out = make(map[string]segment.Kind)
 		for rest := tags; len(rest) > 0; {
-			n := min(len(rest), maxNotPlainNames)
-			query, args, err := sqlx.In(selectNotPlain, rest[:n])
+			n := min(len(rest), maxClassifyNames)
+			query, args, err := sqlx.In(selectKinds, rest[:n], rest[:n])
 			if err != nil {
 				return err
 			}
-			var names []string
-			if err := sqlx.SelectContext(ctx, s.db, &names, query, args...); err != nil {
+			var rows []struct {
+				Name string `db:"name"`
+				Kind int    `db:"kind"`
+			}
+			if err := sqlx.SelectContext(ctx, s.db, &rows, query, args...); err != nil {
 				return err
 			}
-			for _, name := range names {
-				if asked[name] { // exactly the name, not one a collation matches
-					out = append(out, name)
+			for _, r := range rows {
+				if asked[r.Name] { // exactly the name, not one a collation matches
+					out[r.Name] = max(out[r.Name], segment.Kind(r.Kind))
 				}
 			}
 			rest = rest[n:]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -195,8 +194,8 @@ func TestOrderedTags(t *testing.T) {
 		if names, err := s.OrderedTags(ctx); err != nil || len(names) != 1 || names[0] != "orders" {
 			t.Fatalf("ordered tags = %q, %v", names, err)
 		}
-		if names, err := s.NotPlain(ctx, []string{"plain", "orders", "nope", "ORDERS"}); err != nil || !slices.Equal(names, []string{"orders"}) {
-			t.Fatalf("NotPlain = %q, %v; want [orders]", names, err)
+		if kinds, err := s.Classify(ctx, []string{"plain", "orders", "nope", "ORDERS"}); err != nil || len(kinds) != 1 || kinds["orders"] != segment.Refused {
+			t.Fatalf("Classify = %v, %v; want orders refused", kinds, err)
 		}
 		for _, tc := range []struct {
 			tag             string

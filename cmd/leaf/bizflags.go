@@ -67,7 +67,8 @@ const pruneEvery = time.Hour
 // they are off: a period's row would have to be made in every store.
 func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	is, err := bizid.New(bizid.Options{
-		Store: st, IDs: a.alloc, Keys: a.cfg.opaqueKeys.keys, Grace: time.Duration(a.cfg.periodGrace),
+		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.opaqueKeys.keys, Grace: time.Duration(a.cfg.periodGrace),
+		OnSpecial: a.alloc.MarkSpecial,
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
 	})
 	if err != nil {

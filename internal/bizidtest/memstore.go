@@ -125,6 +125,7 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 	if err != nil {
 		return segment.Tag{}, err
 	}
+	s.Rows.SetSpecial(t.Name) // as the real store's Classify says
 	s.mu.Lock()
 	s.settings[t.Name] = set
 	s.mu.Unlock()
@@ -148,5 +149,6 @@ func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool
 		return nil
 	}
 	s.settings[set.Tag] = set
+	s.Rows.SetSpecial(set.Tag)
 	return nil
 }

@@ -33,7 +33,7 @@ type MemStore struct {
 	fold bool
 	now  func() time.Time
 
-	notPlain map[string]bool // tags NotPlain names (ordered ones, say)
+	kinds map[string]segment.Kind // what Classify says of the tags that are not plain
 
 	fail      error
 	failTag   map[string]error // Allocate's error for one tag
@@ -525,27 +525,33 @@ func (s *MemStore) nowLocked() time.Time {
 	return time.Now().UTC().Truncate(time.Second)
 }
 
-// SetNotPlain makes NotPlain name tags from now on, as a real store names
-// the ordered tags.
-func (s *MemStore) SetNotPlain(tags ...string) {
+// SetNotPlain makes Classify call tags refused from now on, as a real
+// store calls the ordered tags.
+func (s *MemStore) SetNotPlain(tags ...string) { s.setKind(segment.Refused, tags) }
+
+// SetSpecial makes Classify call tags special from now on, as a real store
+// calls the formatted and opaque tags.
+func (s *MemStore) SetSpecial(tags ...string) { s.setKind(segment.Special, tags) }
+
+func (s *MemStore) setKind(k segment.Kind, tags []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.notPlain == nil {
-		s.notPlain = make(map[string]bool)
+	if s.kinds == nil {
+		s.kinds = make(map[string]segment.Kind)
 	}
 	for _, t := range tags {
-		s.notPlain[t] = true
+		s.kinds[t] = k
 	}
 }
 
-// NotPlain returns those of tags that SetNotPlain named.
-func (s *MemStore) NotPlain(_ context.Context, tags []string) ([]string, error) {
+// Classify returns the kinds SetNotPlain and SetSpecial gave those of tags.
+func (s *MemStore) Classify(_ context.Context, tags []string) (map[string]segment.Kind, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
+	out := make(map[string]segment.Kind)
 	for _, t := range tags {
-		if s.notPlain[t] {
-			out = append(out, t)
+		if k, ok := s.kinds[t]; ok {
+			out[t] = k
 		}
 	}
 	return out, nil
