@@ -392,7 +392,9 @@ func (a *Allocator) Specials() Specials { return Specials{a} }
 type Specials struct{ a *Allocator }
 
 // Next is Allocator.NextSpecial.
-func (s Specials) Next(ctx context.Context, tag string) (int64, error) { return s.a.NextSpecial(ctx, tag) }
+func (s Specials) Next(ctx context.Context, tag string) (int64, error) {
+	return s.a.NextSpecial(ctx, tag)
+}
 
 // NextN is Allocator.NextNSpecial.
 func (s Specials) NextN(ctx context.Context, tag string, n int) ([]int64, error) {
