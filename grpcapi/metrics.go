@@ -2,13 +2,13 @@ package grpcapi
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/leafid/leaf/leafapi"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -45,28 +45,13 @@ func newCallMetrics(reg prometheus.Registerer) *callMetrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "leaf_rpc_request_duration_seconds",
 			Help:    "gRPC, gRPC-Web and Connect call latency by procedure and gRPC code.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+			Buckets: leafapi.LatencyBuckets,
 		}, callLabels),
 	}
-	m.requests = register(reg, m.requests)
-	m.duration = register(reg, m.duration)
+	m.requests = leafapi.Register(reg, m.requests)
+	m.duration = leafapi.Register(reg, m.duration)
 	m.series.Store(&map[callKey]callSeries{})
 	return m
-}
-
-// register registers c, or returns the collector already registered in its
-// place (New may be called twice with one registry, as tests do).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic(err)
-	}
-	return c
 }
 
 func (m *callMetrics) observe(procedure string, err error, took time.Duration) {

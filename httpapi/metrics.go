@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"maps"
 	"net/http"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/leafid/leaf/leafapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -51,28 +51,13 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "leaf_http_request_duration_seconds",
 			Help:    "HTTP request latency by route pattern, method and status.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+			Buckets: leafapi.LatencyBuckets,
 		}, httpLabels),
 	}
-	m.requests = register(reg, m.requests)
-	m.duration = register(reg, m.duration)
+	m.requests = leafapi.Register(reg, m.requests)
+	m.duration = leafapi.Register(reg, m.duration)
 	m.series.Store(&map[seriesKey]seriesPair{})
 	return m
-}
-
-// register registers c, or returns the collector already registered in its
-// place (New may be called twice with one registry, as tests do).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic(err)
-	}
-	return c
 }
 
 func (m *httpMetrics) observe(route, method string, status int, took time.Duration) {

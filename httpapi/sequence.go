@@ -79,7 +79,7 @@ func newForwarder(reg prometheus.Registerer, timeout time.Duration) *forwarder {
 			Help: "Sequence requests sent on to the owner of the key's section, by result: ok (the owner answered), failed (it did not), refused (a forwarded request that reached an instance not owning the section, answered 503).",
 		}, []string{"result"}),
 	}
-	f.forwards = register(reg, f.forwards)
+	f.forwards = leafapi.Register(reg, f.forwards)
 	for _, r := range []string{forwardOK, forwardFailed, forwardRefused} {
 		f.forwards.WithLabelValues(r)
 	}
