@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/leafid/leaf/sequence"
@@ -99,12 +97,7 @@ func sequenceList(ctx context.Context, args []string, getenv func(string) string
 	if sf.several() {
 		return fmt.Errorf("%w: sequences are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
 	}
-	if sf.mysqlDSN == "" && sf.sqlitePath != ":memory:" {
-		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
-		}
-	}
-	st, err := sf.open(ctx, store.Options{})
+	st, err := sf.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -105,6 +107,18 @@ func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store
 	}
 	opts.Addrs = f.mysqlAddrs.addrs
 	return openMySQL(ctx, f.mysqlDSN, f.mysqlConfig(), opts)
+}
+
+// openExisting opens the configured store for a command that only reads:
+// a SQLite file that does not exist is an error, not an empty database
+// left behind.
+func (f *storeFlags) openExisting(ctx context.Context) (*store.Store, error) {
+	if f.mysqlDSN == "" && f.sqlitePath != ":memory:" {
+		if _, err := os.Stat(f.sqlitePath); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", f.sqlitePath)
+		}
+	}
+	return f.open(ctx, store.Options{})
 }
 
 // openMySQL opens the MySQL store of dsn, parsed as cfg (nil if it could

@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -201,12 +199,7 @@ func tagList(ctx context.Context, args []string, getenv func(string) string, std
 	if sf.several() {
 		return tagListStores(ctx, sf, stdout, stderr)
 	}
-	if sf.mysqlDSN == "" && sf.sqlitePath != ":memory:" {
-		if _, err := os.Stat(sf.sqlitePath); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", sf.sqlitePath)
-		}
-	}
-	st, err := sf.open(ctx, store.Options{})
+	st, err := sf.openExisting(ctx)
 	if err != nil {
 		return err
 	}
