@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
+)
+
+// pruneEvery is how often each instance closes and prunes the periods past
+// the grace; the work is idempotent, so instances need not agree on who
+// does it.
+const pruneEvery = time.Hour
+
+// newIssuer serves formatted and opaque tags over the store and the
+// allocator, and starts the loop that re-reads their settings every
+// --tag-refresh and prunes old periods every hour. With several stores
+// they are off: a period's row would have to be made in every store.
+func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
+	is, err := bizid.New(bizid.Options{
+		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.opaqueKeys.keys, Grace: time.Duration(a.cfg.periodGrace),
+		OnSpecial: a.alloc.MarkSpecial,
+		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	a.biz, a.bizStop = is, stop
+	a.bizWG.Go(func() { a.runIssuer(ctx, is) })
+	return is, nil
+}
+
+// runIssuer refreshes and prunes until ctx ends.
+func (a *app) runIssuer(ctx context.Context, is *bizid.Issuer) {
+	refresh := time.NewTicker(a.cfg.refreshTags)
+	defer refresh.Stop()
+	prune := time.NewTicker(pruneEvery)
+	defer prune.Stop()
+	a.pruneOnce(ctx, is) // at the start too: a fleet that restarts often still prunes
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-refresh.C:
+			if err := is.Refresh(ctx); err != nil && ctx.Err() == nil {
+				a.log.Debug("formatted tags: refresh failed", "err", err)
+			}
+		case <-prune.C:
+			a.pruneOnce(ctx, is)
+		}
+	}
+}
+
+// pruneOnce closes and prunes the periods past the grace, and logs what
+// it did.
+func (a *app) pruneOnce(ctx context.Context, is *bizid.Issuer) {
+	n, err := is.Prune(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		a.log.Warn("formatted tags: pruning old periods failed", "err", err)
+	case n > 0:
+		a.log.Info("formatted tags: pruned the rows of old periods", "rows", n)
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/store"
+)
+
+// newAllocator starts the segment allocator, timing its loads in times
+// and logging them.
+func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
+	loads := newLoadLimiters()
+	opts := segment.Options{
+		// A load is one call of the store, or two when it fences.
+		LoadTimeout:     2*a.stores[0].st.Timeout() + time.Second,
+		RefreshInterval: a.cfg.refreshTags,
+		FailoverJump:    a.cfg.failoverJump,
+		OnLoad: func(tag string, took time.Duration, err error) {
+			times.Observe(tag, took, err)
+			a.logLoad(loads, tag, err)
+		},
+		OnRegression: a.logRegression,
+	}
+	if a.set != nil {
+		// Ranges come from whichever store answers, each in its own part
+		// of the number space: asking for one above the last received
+		// keeps a tag's ids in order here. A load may try every store,
+		// each call bounded by the set's call timeout, and read the marks
+		// of the others.
+		opts.AboveReceived = true
+		call := a.cfg.storeTimeout
+		if call <= 0 {
+			call = segment.DefaultLoadTimeout / 3 // the set's default
+		}
+		opts.LoadTimeout = time.Duration(2*len(a.stores))*call + time.Second
+	}
+	return segment.New(a.segmentStore(), opts)
+}
+
+// handBack returns the unused tails of the segments to their rows, so that
+// a restart does not skip them, and logs what it did. A set of stores
+// takes nothing back: its ranges come from several rows.
+func (a *app) handBack() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	for _, r := range a.alloc.HandBack(ctx) {
+		switch {
+		case r.Err != nil:
+			a.log.Warn("segment: could not hand back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs, "err", r.Err)
+		case r.Moved:
+			a.log.Info("segment: unused ids not handed back, another instance took a range after them",
+				"tag", r.Tag, "from", r.From, "ids", r.IDs)
+		default:
+			a.log.Info("segment: handed back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs)
+		}
+	}
+}
+
+// tagAdmin is the store's tag administration, telling the allocator of a
+// created tag so that it is served here at once, before the next read of
+// the tag list, and the Sequencer of an ordered tag.
+type tagAdmin struct {
+	httpapi.TagAdmin
+	alloc *segment.Allocator
+	seq   *sequence.Sequencer // nil: no ordered tags
+	st    *store.Store
+}
+
+func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+	if t.seq == nil || t.st == nil {
+		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on and one store", sequence.ErrUnavailable)
+	}
+	created, err := t.st.CreateOrderedTag(ctx, tag)
+	if err == nil {
+		t.alloc.MarkNotPlain(created.Name)
+		t.seq.AddedOrdered(created.Name)
+	}
+	return created, err
+}
+
+func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+	created, err := t.TagAdmin.CreateTag(ctx, tag)
+	if err == nil {
+		t.alloc.Added(created.Name)
+	}
+	return created, err
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/sequence"
+)
+
+// newSequencer starts the per-key sequences on the store, advertising
+// --advertise-addr or an address made of the listener's.
+func (a *app) newSequencer() (*sequence.Sequencer, error) {
+	addr := a.cfg.advertiseAddr
+	if addr == "" {
+		addr = defaultAdvertise(a.addr())
+	}
+	// A failing round is logged when it starts failing, then at most once
+	// a minute while the error stays the same (every round fails while
+	// the store is down), and once when a round succeeds again.
+	var (
+		lastErr    string
+		lastLogged time.Time
+	)
+	q, err := sequence.New(sequence.Options{
+		Store:   a.stores[0].st,
+		Ordered: a.stores[0].st,
+		Tags:    a.stores[0].st,
+		Addr:    addr,
+		Lease:   a.cfg.sequenceLease,
+		OnEvent: func(e sequence.Event) {
+			switch e.Kind {
+			case "error":
+				if msg := e.Err.Error(); msg != lastErr || time.Since(lastLogged) >= time.Minute {
+					lastErr, lastLogged = msg, time.Now()
+					a.log.Warn("sequences: ownership round failed; sections whose lease this instance cannot renew stop being served before it ends", "err", e.Err)
+				}
+			case "recovered":
+				lastErr = ""
+				a.log.Info("sequences: ownership rounds succeed again")
+			case "lost":
+				a.log.Warn("sequences: section lost", "space", e.Space, "section", e.Section, "err", e.Err)
+			default:
+				a.log.Info("sequences: section "+e.Kind, "space", e.Space, "section", e.Section)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("sequences ready", "advertise_addr", addr, "member", q.ID(), "lease", q.Lease().String())
+	return q, nil
+}
+
+// defaultAdvertise is the address other instances reach this one at when
+// --advertise-addr is not given: the listen address when it names a host,
+// else the host name and the listen port.
+func defaultAdvertise(listen string) string {
+	host, _, err := net.SplitHostPort(listen)
+	if err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			return listen
+		}
+	}
+	return defaultHolder(listen)
+}
+
+// spaceAdmin is the store's administration of sequence spaces, telling
+// the Sequencer of a created space so that its sections are claimed at
+// once.
+type spaceAdmin struct {
+	httpapi.SpaceAdmin
+	seq *sequence.Sequencer
+}
+
+func (s spaceAdmin) CreateSpace(ctx context.Context, sp sequence.Space) (sequence.Space, error) {
+	created, err := s.SpaceAdmin.CreateSpace(ctx, sp)
+	if err == nil {
+		s.seq.Added(created)
+	}
+	return created, err
+}

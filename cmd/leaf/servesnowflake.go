@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/leafid/leaf/snowflake"
+)
+
+// newGenerator starts the snowflake generator with a fixed or leased worker
+// id and warns when the layout's range from the epoch runs out within a
+// year.
+func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
+	s := snowflake.Settings{EpochMs: a.cfg.epochMs, Layout: a.cfg.layout}
+	if a.cfg.workerID >= 0 {
+		s.WorkerID = a.cfg.workerID
+	} else {
+		s.Leases, s.Holder = a.leaseStore(), a.cfg.holder
+		if s.Holder == "" {
+			s.Holder = defaultHolder(a.addr())
+		}
+		s.OnLease = a.leaseLogger()
+	}
+	gen, err := snowflake.New(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("snowflake: %w", err)
+	}
+	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder,
+		"layout", gen.Layout().String(), "runs_out", gen.Exhausts().Format(time.RFC3339))
+	if ends := gen.Exhausts(); time.Until(ends) < snowflake.EndingSoon {
+		a.log.Warn("the snowflake time field's range from the epoch runs out within a year: plan a later --snowflake-epoch or a wider time field before then",
+			"runs_out", ends.UTC().Format(time.RFC3339), "layout", gen.Layout().String())
+	}
+	return gen, nil
+}
+
+// defaultHolder identifies this process to the worker-lease table: the
+// host name and the listen port, the same across restarts of one instance.
+func defaultHolder(addr string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		port = addr
+	}
+	return host + ":" + port
+}
