@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,13 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
-	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
@@ -97,129 +91,37 @@ type app struct {
 	bizWG   sync.WaitGroup
 }
 
-// open starts every part, bounded by ctx. On error the parts opened so far
-// stay for close to stop.
+// open starts every part, bounded by ctx, in the order the type's comment
+// gives. Each part adds what it serves to e, from which the edges are made
+// last. On error the parts opened so far stay for close to stop.
 func (a *app) open(ctx context.Context) error {
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}
-
-	// Bound before anything is leased, so a port in use fails the start
-	// at once, and the holder name has the port really listened on.
-	var err error
-	if a.ln, err = net.Listen("tcp", a.cfg.addr); err != nil {
+	if err := a.listen(); err != nil {
 		return err
 	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	domain := metrics.Sources{Version: version, StoreUp: a.storesUp, SegmentTags: a.cfg.metricsTags.tags}
-	api := httpapi.Config{
-		AdminToken:  a.cfg.adminToken,
-		StatusToken: a.cfg.statusToken,
-		Instance: httpapi.Instance{
-			Version:     version,
-			Started:     time.Now(),
-			Store:       a.cfg.kind(),
-			StoreHealth: a.storeHealth,
-		},
-		Registry: reg,
-		Logger:   a.log,
-		Checks: append([]httpapi.Check{
-			{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
-			{Name: "schema", Func: a.schemaCheck, ShowReason: true},
-		}, a.storeChecks()...),
-	}
-	if a.set != nil {
-		api.Instance.Store = a.cfg.setKind()
-		api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
-	}
-
-	if a.cfg.segment {
-		domain.SegmentLoads = metrics.NewLoadTimes()
-		a.alloc = a.newAllocator(domain.SegmentLoads)
-		api.Segments, domain.Segments = a.alloc, a.alloc
-		api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
-		if a.set == nil {
-			st := a.stores[0].st
-			is, err := a.newIssuer(st)
-			if err != nil {
-				return err
-			}
-			api.Biz, api.BizTags, api.OnCreate = is, st, a.alloc.Added
-		}
-	}
-
-	api.ForwardTimeout = a.cfg.forwardTimeout
-	if a.cfg.sequences {
-		if a.set != nil {
-			a.log.Warn("sequences are not served with several stores (--store): a section's max_seq and lease live in one store; /api/sequence answers 404 not_found")
-		} else {
-			if a.seq, err = a.newSequencer(); err != nil {
-				return err
-			}
-			api.Sequences, domain.Sequences = a.seq, a.seq
-			api.Spaces = spaceAdmin{SpaceAdmin: a.stores[0].st, seq: a.seq}
-			if a.cfg.segment {
-				api.Ordered = a.seq
-				api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.stores[0].st}
-			}
-		}
-	}
-
-	// UUIDs need no store and no coordination: always served.
-	uuids := uuidv7.New(uuidv7.Options{})
-	api.UUIDs, domain.UUIDs = uuids, uuids
-
-	if a.cfg.snowflake {
-		if a.gen, err = a.newGenerator(ctx); err != nil {
-			return err
-		}
-		api.Snowflake, domain.Snowflake = a.gen, a.gen
-		api.Checks = append(api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck, ShowReason: true})
-	}
-	if err := metrics.Register(reg, domain); err != nil {
+	e := a.newEdges()
+	a.openSegments(e)
+	if err := a.openIssuer(e); err != nil {
 		return err
 	}
-
-	rpc := grpcapi.Config{
-		Segments:   api.Segments,
-		Snowflake:  api.Snowflake,
-		UUIDs:      uuids,
-		Tags:       api.Tags,
-		Biz:        api.Biz,
-		AdminToken: a.cfg.adminToken,
-		Sequences:  api.Sequences,
-		Spaces:     api.Spaces,
-		Ordered:    api.Ordered,
-		// Forwarded calls go to the owners' HTTP API, with the same bound.
-		ForwardTimeout: a.cfg.forwardTimeout,
-		Ready:          func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
-		Registry:       reg,
-		Logger:         a.log,
+	if err := a.openSequences(e); err != nil {
+		return err
 	}
-	a.srv = &http.Server{
-		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
-		// every other, over HTTP/1.1 and unencrypted HTTP/2.
-		Handler:           grpcapi.New(rpc, httpapi.New(api)),
-		Protocols:         grpcapi.ServerProtocols(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second, // a body announced and never sent
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	a.openUUIDs(e)
+	if err := a.openSnowflake(ctx, e); err != nil {
+		return err
 	}
-	if a.cfg.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(a.cfg.tlsCert, a.cfg.tlsKey)
-		if err != nil {
-			return fmt.Errorf("--tls-cert and --tls-key: %w", err)
-		}
-		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	return nil
+	return a.openServer(e)
 }
 
-// addr is the address the app listens on, once open.
-func (a *app) addr() string { return a.ln.Addr().String() }
+// openUUIDs serves UUIDs, which need no store and no coordination: they
+// are always on.
+func (a *app) openUUIDs(e *edges) {
+	uuids := uuidv7.New(uuidv7.Options{})
+	e.api.UUIDs, e.domain.UUIDs = uuids, uuids
+}
 
 // run serves until ctx is done, then shuts the HTTP server down,
 // finishing the requests in flight.

@@ -15,6 +15,21 @@ import (
 // does it.
 const pruneEvery = time.Hour
 
+// openIssuer serves formatted and opaque tags, whose ids the segment
+// allocator issues, with one store only (see newIssuer).
+func (a *app) openIssuer(e *edges) error {
+	if !a.cfg.segment || a.set != nil {
+		return nil
+	}
+	st := a.stores[0].st
+	is, err := a.newIssuer(st)
+	if err != nil {
+		return err
+	}
+	e.api.Biz, e.api.BizTags, e.api.OnCreate = is, st, a.alloc.Added
+	return nil
+}
+
 // newIssuer serves formatted and opaque tags over the store and the
 // allocator, and starts the loop that re-reads their settings every
 // --tag-refresh and prunes old periods every hour. With several stores

@@ -12,6 +12,18 @@ import (
 	"github.com/leafid/leaf/store"
 )
 
+// openSegments starts the segment allocator, with --segment, and serves
+// its ids and the administration of its tags.
+func (a *app) openSegments(e *edges) {
+	if !a.cfg.segment {
+		return
+	}
+	e.domain.SegmentLoads = metrics.NewLoadTimes()
+	a.alloc = a.newAllocator(e.domain.SegmentLoads)
+	e.api.Segments, e.domain.Segments = a.alloc, a.alloc
+	e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
+}
+
 // newAllocator starts the segment allocator, timing its loads in times
 // and logging them.
 func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {

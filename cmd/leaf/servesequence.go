@@ -9,6 +9,30 @@ import (
 	"github.com/leafid/leaf/sequence"
 )
 
+// openSequences starts the per-key sequences, with --sequences and one
+// store, and serves them, their spaces and, with the segment allocator,
+// the strictly increasing (ordered) tags.
+func (a *app) openSequences(e *edges) error {
+	if !a.cfg.sequences {
+		return nil
+	}
+	if a.set != nil {
+		a.log.Warn("sequences are not served with several stores (--store): a section's max_seq and lease live in one store; /api/sequence answers 404 not_found")
+		return nil
+	}
+	var err error
+	if a.seq, err = a.newSequencer(); err != nil {
+		return err
+	}
+	e.api.Sequences, e.domain.Sequences = a.seq, a.seq
+	e.api.Spaces = spaceAdmin{SpaceAdmin: a.stores[0].st, seq: a.seq}
+	if a.cfg.segment {
+		e.api.Ordered = a.seq
+		e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.stores[0].st}
+	}
+	return nil
+}
+
 // newSequencer starts the per-key sequences on the store, advertising
 // --advertise-addr or an address made of the listener's.
 func (a *app) newSequencer() (*sequence.Sequencer, error) {

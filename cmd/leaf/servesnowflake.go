@@ -7,8 +7,24 @@ import (
 	"os"
 	"time"
 
+	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/snowflake"
 )
+
+// openSnowflake starts the snowflake generator, with --snowflake, and
+// serves its ids; its readiness check fails while it cannot issue.
+func (a *app) openSnowflake(ctx context.Context, e *edges) error {
+	if !a.cfg.snowflake {
+		return nil
+	}
+	var err error
+	if a.gen, err = a.newGenerator(ctx); err != nil {
+		return err
+	}
+	e.api.Snowflake, e.domain.Snowflake = a.gen, a.gen
+	e.api.Checks = append(e.api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck, ShowReason: true})
+	return nil
+}
 
 // newGenerator starts the snowflake generator with a fixed or leased worker
 // id and warns when the layout's range from the epoch runs out within a

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/leafid/leaf/grpcapi"
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
+)
+
+// edges is what the parts of the app serve, gathered while open starts
+// them: the HTTP API's configuration, the sources of the domain metrics
+// and the registry they are exposed from. The gRPC edge is configured from
+// the HTTP API's at the end (openServer).
+type edges struct {
+	reg    *prometheus.Registry
+	api    httpapi.Config
+	domain metrics.Sources
+}
+
+// listen binds --addr. It comes before anything is leased, so a port in
+// use fails the start at once, and the holder name has the port really
+// listened on.
+func (a *app) listen() error {
+	var err error
+	a.ln, err = net.Listen("tcp", a.cfg.addr)
+	return err
+}
+
+// addr is the address the app listens on, once open.
+func (a *app) addr() string { return a.ln.Addr().String() }
+
+// newEdges is the configuration of the edges before any part adds to it:
+// the instance, the tokens, and the readiness checks of the lifecycle, the
+// schema and the stores.
+func (a *app) newEdges() *edges {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e := &edges{
+		reg:    reg,
+		domain: metrics.Sources{Version: version, StoreUp: a.storesUp, SegmentTags: a.cfg.metricsTags.tags},
+		api: httpapi.Config{
+			AdminToken:  a.cfg.adminToken,
+			StatusToken: a.cfg.statusToken,
+			Instance: httpapi.Instance{
+				Version:     version,
+				Started:     time.Now(),
+				Store:       a.cfg.kind(),
+				StoreHealth: a.storeHealth,
+			},
+			Registry: reg,
+			Logger:   a.log,
+			Checks: append([]httpapi.Check{
+				{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
+				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
+			}, a.storeChecks()...),
+			ForwardTimeout: a.cfg.forwardTimeout,
+		},
+	}
+	if a.set != nil {
+		e.api.Instance.Store = a.cfg.setKind()
+		e.api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
+	}
+	return e
+}
+
+// openServer registers the domain metrics and makes the server of both
+// edges from what the parts offered, with TLS when --tls-cert is given.
+// It serves nothing yet: run does.
+func (a *app) openServer(e *edges) error {
+	if err := metrics.Register(e.reg, e.domain); err != nil {
+		return err
+	}
+	api := e.api
+	rpc := grpcapi.Config{
+		Segments:   api.Segments,
+		Snowflake:  api.Snowflake,
+		UUIDs:      api.UUIDs,
+		Tags:       api.Tags,
+		Biz:        api.Biz,
+		AdminToken: a.cfg.adminToken,
+		Sequences:  api.Sequences,
+		Spaces:     api.Spaces,
+		Ordered:    api.Ordered,
+		// Forwarded calls go to the owners' HTTP API, with the same bound.
+		ForwardTimeout: a.cfg.forwardTimeout,
+		Ready:          func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Registry:       e.reg,
+		Logger:         a.log,
+	}
+	a.srv = &http.Server{
+		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
+		// every other, over HTTP/1.1 and unencrypted HTTP/2.
+		Handler:           grpcapi.New(rpc, httpapi.New(api)),
+		Protocols:         grpcapi.ServerProtocols(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second, // a body announced and never sent
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	if a.cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.tlsCert, a.cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert and --tls-key: %w", err)
+		}
+		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return nil
+}
