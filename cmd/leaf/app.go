@@ -53,17 +53,23 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, 
 }
 
 // app is one running `leaf serve`. open starts its parts in this order,
-// each using the ones before it; close stops them in the reverse order:
+// each using the ones before it:
 //
 //	store (migrated), or with --store each store (migrated) and the set
-//	over them  ->  listener (bound; its port names the snowflake
-//	holder)  ->  segment allocator  ->  snowflake generator (leases a
-//	worker id)  ->  HTTP server (run)
+//	over them  ->  listener (bound; its port names the snowflake holder
+//	and the sequences' address)  ->  segment allocator  ->  issuer of
+//	formatted and opaque tags  ->  sequences  ->  snowflake generator
+//	(leases a worker id)  ->  HTTP server (run)
 //
-// So on a clean stop the server first finishes the requests in flight,
-// then the allocator stops loading, then the generator releases its worker
-// id recording the last timestamp it used, then the set writes its last
-// marks, and the stores close last.
+// On a clean stop the server first finishes the requests in flight, then
+// close stops the issuer, the sequences release their section leases, the
+// allocator stops loading and hands back its unused ids, the generator
+// releases its worker id recording the last timestamp it used, the set
+// writes its last marks, and the stores close last.
+//
+// Each part has a file: servestore.go, serveedge.go (the listener and the
+// server), servesegment.go, servebiz.go, servesequence.go and
+// servesnowflake.go.
 type app struct {
 	cfg serveConfig
 	log *slog.Logger
@@ -160,48 +166,21 @@ func (a *app) run(ctx context.Context) error {
 	return nil
 }
 
-// close stops what open started, in the reverse order. It may be called
-// after a failed open.
+// close stops what open started, in the order the type's comment gives.
+// It may be called after a failed open.
 func (a *app) close() error {
 	a.stopping.Store(true)
 	if a.watchStop != nil {
 		a.watchStop()
 		a.watchWG.Wait()
 	}
-	var errs []error
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
 		_ = a.ln.Close()
 	}
-	if a.bizStop != nil {
-		a.bizStop()
-		a.bizWG.Wait()
-		a.biz.Close()
-	}
-	if a.seq != nil {
-		// Stops serving, then clears the leases held here, so that other
-		// instances take the sections at once.
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		if err := a.seq.Close(ctx); err != nil {
-			a.log.Warn("sequences: could not release every section lease; the others take them once they run out", "err", err)
-		}
-		cancel()
-	}
-	if a.alloc != nil {
-		errs = append(errs, a.alloc.Close())
-		a.handBack()
-	}
-	if a.gen != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		if err := a.gen.Close(ctx); err != nil {
-			a.log.Warn("releasing the snowflake worker lease", "err", err)
-		}
-		cancel()
-	}
-	if a.set != nil {
-		errs = append(errs, a.set.Close())
-	}
-	for _, s := range a.stores {
-		errs = append(errs, s.st.Close())
-	}
+	a.closeIssuer()
+	a.closeSequences()
+	errs := []error{a.closeSegments()}
+	a.closeSnowflake()
+	errs = append(errs, a.closeStores()...)
 	return errors.Join(errs...)
 }

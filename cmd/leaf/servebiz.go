@@ -30,6 +30,16 @@ func (a *app) openIssuer(e *edges) error {
 	return nil
 }
 
+// closeIssuer stops the issuer's loop, then the issuer.
+func (a *app) closeIssuer() {
+	if a.bizStop == nil {
+		return
+	}
+	a.bizStop()
+	a.bizWG.Wait()
+	a.biz.Close()
+}
+
 // newIssuer serves formatted and opaque tags over the store and the
 // allocator, and starts the loop that re-reads their settings every
 // --tag-refresh and prunes old periods every hour. With several stores

@@ -24,6 +24,17 @@ func (a *app) openSegments(e *edges) {
 	e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
 }
 
+// closeSegments stops the allocator's loads, then hands back what its
+// segments did not use.
+func (a *app) closeSegments() error {
+	if a.alloc == nil {
+		return nil
+	}
+	err := a.alloc.Close()
+	a.handBack()
+	return err
+}
+
 // newAllocator starts the segment allocator, timing its loads in times
 // and logging them.
 func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {

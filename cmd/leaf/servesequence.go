@@ -33,6 +33,19 @@ func (a *app) openSequences(e *edges) error {
 	return nil
 }
 
+// closeSequences stops serving the sequences, then clears the leases held
+// here, so that other instances take the sections at once.
+func (a *app) closeSequences() {
+	if a.seq == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := a.seq.Close(ctx); err != nil {
+		a.log.Warn("sequences: could not release every section lease; the others take them once they run out", "err", err)
+	}
+}
+
 // newSequencer starts the per-key sequences on the store, advertising
 // --advertise-addr or an address made of the listener's.
 func (a *app) newSequencer() (*sequence.Sequencer, error) {

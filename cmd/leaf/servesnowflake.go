@@ -26,6 +26,19 @@ func (a *app) openSnowflake(ctx context.Context, e *edges) error {
 	return nil
 }
 
+// closeSnowflake stops the generator, which releases its worker id
+// recording the last timestamp it used.
+func (a *app) closeSnowflake() {
+	if a.gen == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := a.gen.Close(ctx); err != nil {
+		a.log.Warn("releasing the snowflake worker lease", "err", err)
+	}
+}
+
 // newGenerator starts the snowflake generator with a fixed or leased worker
 // id and warns when the layout's range from the epoch runs out within a
 // year.

@@ -91,6 +91,19 @@ func (a *app) openStore(ctx context.Context) error {
 	return nil
 }
 
+// closeStores closes the set, which writes its last marks, then every
+// store.
+func (a *app) closeStores() []error {
+	var errs []error
+	if a.set != nil {
+		errs = append(errs, a.set.Close())
+	}
+	for _, s := range a.stores {
+		errs = append(errs, s.st.Close())
+	}
+	return errs
+}
+
 // refuseSetMember refuses a single store that belongs to a set of several:
 // served alone, its rows would hand out ids outside its class, which other
 // stores of the set hand out. A database not migrated yet belongs to none.
