@@ -105,134 +105,206 @@ func Change(ctx context.Context, named []Named, names []string, force bool) (Set
 	if err := distinctNames(named); err != nil {
 		return Set{}, err
 	}
-	byName := map[string]int{}
+	c := &change{named: named, names: names, force: force, byName: map[string]int{}}
 	for i, n := range named {
-		byName[n.Name] = i
+		c.byName[n.Name] = i
 	}
-	recs, errs := records(ctx, named)
-	if err := distinctStores(named, recs); err != nil {
+	c.recs, c.errs = records(ctx, named)
+	if err := distinctStores(named, c.recs); err != nil {
 		return Set{}, err
 	}
-	var old Set
-	for i, r := range recs {
-		if errs[i] != nil || r.Set == nil || r.State == Unjoined {
+	if err := c.findOld(); err != nil {
+		return Set{}, err
+	}
+	// A change left half way has given some members the next version:
+	// finish that one rather than start another.
+	c.next, c.resuming = pendingChange(c.recs, c.errs, c.old)
+	if err := c.checkMembers(); err != nil {
+		return Set{}, err
+	}
+	if err := c.checkAdded(); err != nil {
+		return Set{}, err
+	}
+	if err := c.freeze(ctx); err != nil {
+		return Set{}, err
+	}
+	if !c.resuming {
+		if err := c.plan(ctx); err != nil {
+			return Set{}, err
+		}
+	}
+	if err := c.give(ctx); err != nil {
+		return Set{}, err
+	}
+	return c.next, nil
+}
+
+// change is one run of Change: the stores given, what they answered, and
+// the set they record and the one they are given.
+type change struct {
+	named  []Named
+	byName map[string]int // index in named
+	names  []string       // the members of the next set, in order
+	force  bool
+
+	recs []Record // what each store answered
+	errs []error  // errs[i]: why store i did not answer
+
+	old      Set // the newest set an active or changing store records
+	next     Set
+	resuming bool // next is the set a change left half way
+}
+
+// findOld finds the set the stores record now: the newest one recorded by
+// a store that answered and is not retired. Sets of two fleets among them
+// are a mismatch.
+func (c *change) findOld() error {
+	for i, r := range c.recs {
+		if c.errs[i] != nil || r.Set == nil || r.State == Unjoined {
 			continue
 		}
 		set, err := Decode(r.Set)
 		if err != nil {
-			return Set{}, fmt.Errorf("store %q: %w", named[i].Name, err)
+			return fmt.Errorf("store %q: %w", c.named[i].Name, err)
 		}
-		if r.State == Retired || set.Version <= old.Version {
+		if r.State == Retired || set.Version <= c.old.Version {
 			continue
 		}
-		if old.Version > 0 && set.Fleet != old.Fleet {
-			return Set{}, fmt.Errorf("%w: stores of two fleets (%s and %s)", ErrMismatch, old.Fleet, set.Fleet)
+		if c.old.Version > 0 && set.Fleet != c.old.Fleet {
+			return fmt.Errorf("%w: stores of two fleets (%s and %s)", ErrMismatch, c.old.Fleet, set.Fleet)
 		}
-		old = set
+		c.old = set
 	}
-	if old.Version == 0 {
-		return Set{}, fmt.Errorf("%w: no store answered with a set: make one with `leaf store init`", ErrMismatch)
+	if c.old.Version == 0 {
+		return fmt.Errorf("%w: no store answered with a set: make one with `leaf store init`", ErrMismatch)
 	}
-	// A change left half way has given some members the next version:
-	// finish that one rather than start another.
-	next, resuming := pendingChange(recs, errs, old)
-	for _, m := range old.Members {
-		i, ok := byName[m.Name]
-		if !ok {
-			return Set{}, fmt.Errorf("%w: store %q of the set (version %d) is not given", ErrMismatch, m.Name, old.Version)
-		}
-		if errs[i] == nil && recs[i].StoreID != m.Store {
-			return Set{}, fmt.Errorf("%w: %q is database %s, but the set's %q is database %s", ErrMismatch, m.Name, recs[i].StoreID, m.Name, m.Store)
-		}
-		retiring := !slices.Contains(names, m.Name)
-		if errs[i] != nil && !(retiring && force) {
-			return Set{}, fmt.Errorf("store %q of the set does not answer; a change needs every member (a store being retired may be left out with --force): %w", m.Name, errs[i])
-		}
-	}
-	for _, name := range names {
-		i, ok := byName[name]
-		if !ok {
-			return Set{}, fmt.Errorf("store %q is not given", name)
-		}
-		if _, member := old.Member(name); !member {
-			if errs[i] != nil {
-				return Set{}, fmt.Errorf("store %q to add does not answer: %w", name, errs[i])
-			}
-			if recs[i].State != Unjoined && !(resuming && recs[i].Version == next.Version) {
-				return Set{}, fmt.Errorf("%w: store %q to add already belongs to a set (version %d)", ErrMismatch, name, recs[i].Version)
-			}
-		}
-	}
+	return nil
+}
 
-	// Freeze the old members that answer.
-	changing := Record{Version: old.Version, State: Changing, Set: old.Encode()}
-	for _, m := range old.Members {
-		i := byName[m.Name]
-		if errs[i] != nil || recs[i].Version != old.Version || recs[i].State == Changing {
+// checkMembers checks that every member of the old set is given, is the
+// database the set names, and answers, unless it is being retired with
+// force.
+func (c *change) checkMembers() error {
+	for _, m := range c.old.Members {
+		i, ok := c.byName[m.Name]
+		if !ok {
+			return fmt.Errorf("%w: store %q of the set (version %d) is not given", ErrMismatch, m.Name, c.old.Version)
+		}
+		if c.errs[i] == nil && c.recs[i].StoreID != m.Store {
+			return fmt.Errorf("%w: %q is database %s, but the set's %q is database %s", ErrMismatch, m.Name, c.recs[i].StoreID, m.Name, m.Store)
+		}
+		retiring := !slices.Contains(c.names, m.Name)
+		if c.errs[i] != nil && !(retiring && c.force) {
+			return fmt.Errorf("store %q of the set does not answer; a change needs every member (a store being retired may be left out with --force): %w", m.Name, c.errs[i])
+		}
+	}
+	return nil
+}
+
+// checkAdded checks that every store of the next set is given, and that
+// each one added answers and belongs to no set (or to the next one, when
+// the change is resumed).
+func (c *change) checkAdded() error {
+	for _, name := range c.names {
+		i, ok := c.byName[name]
+		if !ok {
+			return fmt.Errorf("store %q is not given", name)
+		}
+		if _, member := c.old.Member(name); !member {
+			if c.errs[i] != nil {
+				return fmt.Errorf("store %q to add does not answer: %w", name, c.errs[i])
+			}
+			if c.recs[i].State != Unjoined && !(c.resuming && c.recs[i].Version == c.next.Version) {
+				return fmt.Errorf("%w: store %q to add already belongs to a set (version %d)", ErrMismatch, name, c.recs[i].Version)
+			}
+		}
+	}
+	return nil
+}
+
+// freeze marks the old members that answer as changing: they hand out
+// nothing until they are given the next set.
+func (c *change) freeze(ctx context.Context) error {
+	changing := Record{Version: c.old.Version, State: Changing, Set: c.old.Encode()}
+	for _, m := range c.old.Members {
+		i := c.byName[m.Name]
+		if c.errs[i] != nil || c.recs[i].Version != c.old.Version || c.recs[i].State == Changing {
 			continue
 		}
-		if err := setRecord(ctx, named[i], recs[i], changing); err != nil {
-			return Set{}, err
+		if err := setRecord(ctx, c.named[i], c.recs[i], changing); err != nil {
+			return err
 		}
-		recs[i] = Record{StoreID: recs[i].StoreID, Version: changing.Version, State: changing.State, Set: changing.Set}
+		c.recs[i] = Record{StoreID: c.recs[i].StoreID, Version: changing.Version, State: changing.State, Set: changing.Set}
 	}
+	return nil
+}
 
-	if !resuming {
-		high, err := highest(ctx, named, errs)
-		if err != nil {
-			return Set{}, err
-		}
-		jump := int64(DefaultFailoverJump)
-		next = Set{Fleet: old.Fleet, Version: old.Version + 1, Block: old.Block, WorkerSlots: old.WorkerSlots,
-			Retired: slices.Clone(old.Retired)}
-		next.Floor = math.MaxInt64
-		if high <= math.MaxInt64-jump {
-			next.Floor = high + jump
-		}
-		for _, m := range old.Members { // a store that stays keeps its worker slot
-			if slices.Contains(names, m.Name) {
-				next.Members = append(next.Members, m)
-			} else {
-				next.Retired = append(next.Retired, m.Slot)
-			}
-		}
-		for _, name := range names {
-			if _, ok := old.Member(name); ok {
-				continue
-			}
-			slot, ok := next.freeSlot()
-			if !ok {
-				return Set{}, fmt.Errorf("no worker slot left for store %q: the set's %d are used or retired", name, next.WorkerSlots)
-			}
-			i := byName[name]
-			next.Members = append(next.Members, Member{Name: name, Store: recs[i].StoreID, Slot: slot})
-		}
-		slices.SortStableFunc(next.Members, func(a, b Member) int {
-			return slices.Index(names, a.Name) - slices.Index(names, b.Name)
-		})
-		for k := range next.Members {
-			next.Members[k].Class = int64(k)
-		}
-		if err := next.Validate(); err != nil {
-			return Set{}, err
+// plan makes the next set: its floor a failover jump above every id
+// issued so far, the members that stay with their worker slots, the
+// retired ones' slots never used again, a free slot for each store added,
+// and classes in the order of names.
+func (c *change) plan(ctx context.Context) error {
+	high, err := highest(ctx, c.named, c.errs)
+	if err != nil {
+		return err
+	}
+	jump := int64(DefaultFailoverJump)
+	old := c.old
+	next := Set{Fleet: old.Fleet, Version: old.Version + 1, Block: old.Block, WorkerSlots: old.WorkerSlots,
+		Retired: slices.Clone(old.Retired)}
+	next.Floor = math.MaxInt64
+	if high <= math.MaxInt64-jump {
+		next.Floor = high + jump
+	}
+	for _, m := range old.Members { // a store that stays keeps its worker slot
+		if slices.Contains(c.names, m.Name) {
+			next.Members = append(next.Members, m)
+		} else {
+			next.Retired = append(next.Retired, m.Slot)
 		}
 	}
+	for _, name := range c.names {
+		if _, ok := old.Member(name); ok {
+			continue
+		}
+		slot, ok := next.freeSlot()
+		if !ok {
+			return fmt.Errorf("no worker slot left for store %q: the set's %d are used or retired", name, next.WorkerSlots)
+		}
+		i := c.byName[name]
+		next.Members = append(next.Members, Member{Name: name, Store: c.recs[i].StoreID, Slot: slot})
+	}
+	slices.SortStableFunc(next.Members, func(a, b Member) int {
+		return slices.Index(c.names, a.Name) - slices.Index(c.names, b.Name)
+	})
+	for k := range next.Members {
+		next.Members[k].Class = int64(k)
+	}
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	c.next = next
+	return nil
+}
 
-	active := Record{Version: next.Version, State: Active, Set: next.Encode()}
-	retired := Record{Version: next.Version, State: Retired, Set: next.Encode()}
-	for i, n := range named {
-		if errs[i] != nil || recs[i].Version == next.Version {
+// give records the next set in every store that answers and does not
+// have it yet: active in its members, retired in the others.
+func (c *change) give(ctx context.Context) error {
+	active := Record{Version: c.next.Version, State: Active, Set: c.next.Encode()}
+	retired := Record{Version: c.next.Version, State: Retired, Set: c.next.Encode()}
+	for i, n := range c.named {
+		if c.errs[i] != nil || c.recs[i].Version == c.next.Version {
 			continue
 		}
 		to := active
-		if !slices.Contains(names, n.Name) {
+		if !slices.Contains(c.names, n.Name) {
 			to = retired
 		}
-		if err := setRecord(ctx, n, recs[i], to); err != nil {
-			return Set{}, err
+		if err := setRecord(ctx, n, c.recs[i], to); err != nil {
+			return err
 		}
 	}
-	return next, nil
+	return nil
 }
 
 // pendingChange finds a set newer than old that a change left on some
