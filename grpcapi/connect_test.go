@@ -74,7 +74,7 @@ func TestConnectJSONByHand(t *testing.T) {
 func TestOtherPathsGoToHTTP(t *testing.T) {
 	f := newFixture(t, nil)
 	for name, c := range map[string]*http.Client{"HTTP/1.1": http.DefaultClient, "HTTP/2.0": h2c(t)} {
-		for _, path := range []string{"/api/segment/get/orders", "/leaf.v2.X/Y", "/healthz", "/"} {
+		for _, path := range []string{"/api/segment/get/orders", "/leaf.v2.X/Y", "/grpc.other.v1.X/Y", "/g", "/healthz", "/"} {
 			resp, err := c.Get(f.url() + path)
 			if err != nil {
 				t.Fatal(err)

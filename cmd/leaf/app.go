@@ -31,6 +31,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
+	keepHeapFloor(heapFloor)
 	if err := a.open(ctx); err != nil {
 		return errors.Join(err, a.close())
 	}
