@@ -96,3 +96,17 @@ func TestReadyz(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthzAsJSON: the constant answer of /healthz is byte for byte what
+// the JSON encoder writes, and ?pretty still indents it.
+func TestHealthzAsJSON(t *testing.T) {
+	v := newEnv(t)
+	plain := v.do(t, http.MethodGet, "/healthz", nil)
+	if got := plain.Body.String(); got != "{\"status\":\"ok\"}\n" || plain.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("/healthz = %q (%s)", got, plain.Header().Get("Content-Type"))
+	}
+	pretty := v.do(t, http.MethodGet, "/healthz?pretty", nil)
+	if got := pretty.Body.String(); got != "{\n  \"status\": \"ok\"\n}\n" {
+		t.Errorf("/healthz?pretty = %q", got)
+	}
+}
