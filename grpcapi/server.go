@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
@@ -153,7 +154,11 @@ func New(cfg Config, next http.Handler) http.Handler {
 	}
 
 	mux := http.NewServeMux()
-	fwd := newForwarder(cfg.ForwardTimeout)
+	var fwd *leafapi.Forwarder // not asked without sequences and ordered tags
+	if cfg.Sequences != nil || cfg.Ordered != nil {
+		// On the HTTP API's registry, the two edges share one count.
+		fwd = leafapi.NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
+	}
 	ids := &idServer{cfg: cfg, log: cfg.Logger, fwd: fwd}
 	mux.Handle(leafv1connect.NewIdServiceHandler(ids, opts...))
 	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{cfg: cfg, log: cfg.Logger, fwd: fwd}, opts...))
