@@ -64,15 +64,19 @@ type BizIDs interface {
 	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
 	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
 	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
+	// CurrentKeyID and Put serve the admin calls that create or change
+	// the settings of a formatted or opaque tag.
+	CurrentKeyID() (string, bool)
+	Put(s bizid.Settings) *bizid.Tag
 }
 
-// TagAdmin manages the rows of leaf_alloc for the admin calls.
-type TagAdmin interface {
-	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
-	UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error)
-	Tag(ctx context.Context, name string) (segment.Tag, error)
-	Tags(ctx context.Context) ([]segment.Tag, error)
-}
+// TagAdmin manages the rows of leaf_alloc for the admin calls. One that
+// also implements leafapi.OrderedTagRows creates ordered tags.
+type TagAdmin = leafapi.TagRows
+
+// BizAdmin keeps the settings of formatted and opaque tags for the admin
+// calls (store.Store implements it).
+type BizAdmin = leafapi.SettingsRows
 
 // Config is what New needs. Nil modes answer their calls with the code
 // not_found (gRPC Unimplemented), as their HTTP routes answer 404.
@@ -84,6 +88,12 @@ type Config struct {
 	// Biz serves formatted and opaque tags; nil serves every tag as a
 	// plain one.
 	Biz BizIDs
+	// BizTags keeps their settings for the admin calls; nil (or a nil
+	// Biz) refuses settings with invalid_request, as the HTTP API does.
+	BizTags BizAdmin
+	// OnCreate, when set, is called with the name of a tag the admin calls
+	// created with settings (the allocator's Added).
+	OnCreate func(tag string)
 	// Sequences serves leaf.v1.SequenceService; nil answers its calls with
 	// not_found (Unimplemented), as /api/sequence answers 404.
 	Sequences Sequences
@@ -164,7 +174,9 @@ func New(cfg Config, next http.Handler) http.Handler {
 	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{cfg: cfg, log: cfg.Logger, fwd: fwd}, opts...))
 	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
-		admin := &adminServer{cfg: cfg, log: cfg.Logger}
+		admin := &adminServer{cfg: cfg, log: cfg.Logger, tags: &leafapi.TagAdmin{
+			Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate,
+		}}
 		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))
 		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
 		services = append(services, adminService)

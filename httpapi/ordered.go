@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -9,18 +8,11 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/leafapi"
-	"github.com/leafid/leaf/segment"
 )
 
 // OrderedTags serves the segment tags whose ids strictly increase across
 // the fleet, each from one owner (sequence.Sequencer implements it).
 type OrderedTags = leafapi.OrderedTags
-
-// OrderedTagAdmin creates ordered tags; the TagAdmin of the config
-// implements it where ordered tags can be made.
-type OrderedTagAdmin interface {
-	CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
-}
 
 // special reports whether the allocator serves tag only transformed (a
 // formatted or opaque tag it has loaded: segment.Allocator.Special). It is

@@ -122,6 +122,8 @@ type server struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *httpMetrics
+	// tags is the administration of tags behind the admin routes.
+	tags *leafapi.TagAdmin
 	// fwd sends requests for sections and ordered tags owned elsewhere
 	// to their owners; nil without sequences and ordered tags.
 	fwd *leafapi.Forwarder
@@ -150,6 +152,7 @@ func New(cfg Config) *echo.Echo {
 		log:     cfg.Logger,
 		metrics: newHTTPMetrics(cfg.Registry),
 	}
+	s.tags = &leafapi.TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate}
 	if cfg.Sequences != nil || cfg.Ordered != nil {
 		s.fwd = leafapi.NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
 	}

@@ -191,6 +191,8 @@ func (a *app) open(ctx context.Context) error {
 		UUIDs:      uuids,
 		Tags:       api.Tags,
 		Biz:        api.Biz,
+		BizTags:    api.BizTags,
+		OnCreate:   api.OnCreate,
 		AdminToken: a.cfg.adminToken,
 		Sequences:  api.Sequences,
 		Spaces:     api.Spaces,

@@ -75,6 +75,17 @@ func TestServeGRPC(t *testing.T) {
 	if err := cc.Invoke(t.Context(), "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: id.GetId()}, &sf); err != nil || sf.GetWorkerId() != 3 {
 		t.Fatalf("DecodeSnowflakeId = %v, %v", &sf, err)
 	}
+	// A formatted tag created over gRPC is served at once, by the HTTP API
+	// (its ids are texts).
+	format := "T-{seq}"
+	var tickets leafv1.CreateTagResponse
+	if err := cc.Invoke(admin, "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "tickets", Format: &format}, &tickets); err != nil ||
+		tickets.GetTag().GetFormat() != format || tickets.GetTag().GetReset_() != "never" {
+		t.Fatalf("CreateTag of a formatted tag = %v, %v", &tickets, err)
+	}
+	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/tickets"); code != 200 || body != "T-1" {
+		t.Fatalf("GET of the formatted tag = %d %s", code, body)
+	}
 	if err := cc.Invoke(t.Context(), "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, new(leafv1.ListTagsResponse)); err == nil {
 		t.Fatal("ListTags without the token succeeded")
 	}
