@@ -112,6 +112,9 @@ type Config struct {
 	// Ready tells the health service whether this instance can issue ids
 	// (nil error), as /readyz does; nil means always ready.
 	Ready func(ctx context.Context) error
+	// HealthInterval is how often Ready is read while a health Watch
+	// stream is open; DefaultHealthInterval when 0.
+	HealthInterval time.Duration
 	// Registry receives the call metrics; nil means a private registry.
 	Registry prometheus.Registerer
 	// Logger receives unexpected errors; nil discards.
@@ -142,14 +145,24 @@ func owns(path string) bool {
 	return false
 }
 
+// Handler serves leaf's services, health checking and reflection, and
+// hands every other request to the HTTP API.
+type Handler struct {
+	mux    *http.ServeMux
+	next   http.Handler
+	health *health
+}
+
 // New returns a handler that serves leaf's services, health checking and
 // reflection, and hands every other request to next, the HTTP API. It
 // registers the call metrics on cfg.Registry.
 //
 // gRPC needs HTTP/2: serve the handler from an http.Server whose Protocols
 // allow unencrypted HTTP/2 (see ServerProtocols). Connect and gRPC-Web
-// work over HTTP/1.1 too.
-func New(cfg Config, next http.Handler) http.Handler {
+// work over HTTP/1.1 too. Register its Close with the server's
+// RegisterOnShutdown: a health Watch stream ends only when the client
+// leaves or Close ends it, and Shutdown waits for the streams in flight.
+func New(cfg Config, next http.Handler) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -181,19 +194,30 @@ func New(cfg Config, next http.Handler) http.Handler {
 		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
 		services = append(services, adminService)
 	}
-	mux.Handle(grpchealth.NewHandler(&health{ready: cfg.Ready, services: services}, opts...))
+	h := &Handler{mux: mux, next: next, health: newHealth(cfg.Ready, services, cfg.HealthInterval)}
+	hopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(watchStreams{}))
+	mux.Handle(grpchealth.NewHandler(h.health, hopts...))
 	reflector := grpcreflect.NewStaticReflector(slices.Concat(services, []string{healthService})...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
-
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if owns(r.URL.Path) {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return h
 }
+
+// ServeHTTP answers the paths of gRPC's services here and every other
+// path with the HTTP API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if owns(r.URL.Path) {
+		h.mux.ServeHTTP(w, r)
+		return
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// Close ends every health Watch stream, each after a last NOT_SERVING,
+// and stops reading readiness for them; Watch streams opened after it end
+// the same way. Other calls are served as before. It may be called more
+// than once.
+func (h *Handler) Close() { h.health.close() }
 
 // ServerProtocols are the protocols of an http.Server that serves both
 // APIs on one port: HTTP/1.1 and unencrypted HTTP/2 (h2c, with prior

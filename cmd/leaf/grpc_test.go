@@ -94,6 +94,13 @@ func TestServeGRPC(t *testing.T) {
 	if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health = %v, %v", res, err)
 	}
+	watch, err := healthpb.NewHealthClient(cc).Watch(t.Context(), &healthpb.HealthCheckRequest{Service: "leaf.v1.IdService"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := watch.Recv(); err != nil || st.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health Watch = %v, %v", st, err)
+	}
 
 	_, body := testkit.MustGet(t, a.base+"/metrics")
 	for _, want := range []string{
@@ -104,6 +111,17 @@ func TestServeGRPC(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// Stopping ends the Watch stream, after NOT_SERVING: the shutdown does
+	// not wait for the client to leave.
+	if err := a.stop(); err != nil {
+		t.Fatalf("stop with a health Watch open: %v", err)
+	}
+	if st, err := watch.Recv(); err != nil || st.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health Watch when stopping = %v, %v", st, err)
+	}
+	if _, err := watch.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("health Watch after stopping: %v, want its end", err)
 	}
 }
 
