@@ -11,7 +11,8 @@
 // httpapi: New hands every request outside its paths to the handler it is
 // given, which is the HTTP API. A sequence call or an ordered tag's call
 // that reaches an instance not owning the key's section or the tag is
-// forwarded to the owner's HTTP API once, as the HTTP routes forward.
+// forwarded to the owner's HTTP API once, through the forwarder the HTTP
+// routes use (leafapi.Forwarder).
 package grpcapi
 
 import (
