@@ -31,16 +31,39 @@ func requireToken(token string) connect.UnaryInterceptorFunc {
 
 // adminServer implements leaf.v1.AdminService.
 type adminServer struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	log  *slog.Logger
+	tags *leafapi.TagAdmin
 }
 
-func toTag(t segment.Tag) *leafv1.Tag {
-	out := &leafv1.Tag{Tag: t.Name, MaxId: t.MaxID, Step: t.Step, Description: t.Description}
-	if !t.UpdateTime.IsZero() {
-		out.UpdateTime = timestamppb.New(t.UpdateTime)
+func toTag(v leafapi.TagView) *leafv1.Tag {
+	out := &leafv1.Tag{
+		Tag:          v.Name,
+		MaxId:        v.MaxID,
+		Step:         v.Step,
+		Description:  v.Description,
+		Ordered:      v.Ordered,
+		Format:       v.Format,
+		Reset_:       v.Reset,
+		TimeZone:     v.TimeZone,
+		Opaque:       int32(v.Opaque),
+		KeyId:        v.KeyID,
+		PrunedBefore: v.PrunedBefore,
+	}
+	if !v.UpdateTime.IsZero() {
+		out.UpdateTime = timestamppb.New(v.UpdateTime)
 	}
 	return out
+}
+
+// settings are the settings members of a call; absent ones stay nil.
+func settings(format, reset, timeZone *string, opaque *int32) leafapi.TagSettings {
+	g := leafapi.TagSettings{Format: format, Reset: reset, TimeZone: timeZone}
+	if opaque != nil {
+		bits := int64(*opaque)
+		g.Opaque = &bits
+	}
+	return g
 }
 
 func (s *adminServer) tagsOff() error {
@@ -62,12 +85,9 @@ func (s *adminServer) CreateTag(ctx context.Context, req *connect.Request[leafv1
 	if m.MaxId != nil {
 		t.MaxID = m.GetMaxId()
 	}
-	if err := t.Validate(); err != nil {
-		return nil, withCode(leafapi.Classify(err))
-	}
-	created, err := s.cfg.Tags.CreateTag(ctx, t)
+	created, err := s.tags.Create(ctx, t, m.GetOrdered(), settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
 	if err != nil {
-		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(t.Name, err))
+		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
 	return connect.NewResponse(&leafv1.CreateTagResponse{Tag: toTag(created)}), nil
 }
@@ -76,7 +96,7 @@ func (s *adminServer) ListTags(ctx context.Context, req *connect.Request[leafv1.
 	if err := s.tagsOff(); err != nil {
 		return nil, err
 	}
-	tags, err := s.cfg.Tags.Tags(ctx)
+	tags, err := s.tags.List(ctx)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -95,9 +115,9 @@ func (s *adminServer) GetTag(ctx context.Context, req *connect.Request[leafv1.Ge
 	if err := segment.ValidateTag(name); err != nil {
 		return nil, withCode(leafapi.Classify(err))
 	}
-	t, err := s.cfg.Tags.Tag(ctx, name)
+	t, err := s.tags.Get(ctx, name)
 	if err != nil {
-		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(name, err))
+		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
 	return connect.NewResponse(&leafv1.GetTagResponse{Tag: toTag(t)}), nil
 }
@@ -112,15 +132,9 @@ func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1
 		return nil, withCode(leafapi.Classify(err))
 	}
 	u := segment.TagUpdate{Step: m.Step, Description: m.Description, MaxID: m.MaxId}
-	if u.Step == nil && u.MaxID == nil && u.Description == nil {
-		return nil, fail(leafapi.InvalidRequest, "nothing to update: give step, max_id or description")
-	}
-	if err := u.Validate(); err != nil {
-		return nil, withCode(leafapi.Classify(err))
-	}
-	t, err := s.cfg.Tags.UpdateTag(ctx, name, u)
+	t, err := s.tags.Update(ctx, name, u, settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
 	if err != nil {
-		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithTag(name, err))
+		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
 	return connect.NewResponse(&leafv1.UpdateTagResponse{Tag: toTag(t)}), nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,6 +38,12 @@ type fixture struct {
 	reg      *prometheus.Registry
 	notReady atomic.Bool // makes Config.Ready fail
 	cfg      grpcapi.Config
+	handler  *grpcapi.Handler
+	// shutdown shuts the server down gracefully, once; later calls
+	// return the first's error.
+	shutdown func() error
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // httpStandIn answers every request outside gRPC's paths.
@@ -85,16 +92,24 @@ func newFixture(t testing.TB, edit func(*grpcapi.Config)) *fixture {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
+	srv.RegisterOnShutdown(h.Close) // as leaf serve does
+	f.handler = h
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	f.shutdown = func() error {
+		f.stopOnce.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			f.stopErr = srv.Shutdown(ctx)
+			if err := <-done; !errors.Is(err, http.ErrServerClosed) && f.stopErr == nil {
+				f.stopErr = err
+			}
+		})
+		return f.stopErr
+	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
+		if err := f.shutdown(); err != nil {
 			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serve: %v", err)
 		}
 	})
 	f.addr = ln.Addr().String()

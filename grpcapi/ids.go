@@ -19,7 +19,7 @@ import (
 type idServer struct {
 	cfg Config
 	log *slog.Logger
-	fwd *forwarder
+	fwd *leafapi.Forwarder
 }
 
 func modeOff(mode string) error {
@@ -174,7 +174,8 @@ func (s *idServer) GetSegmentRange(ctx context.Context, req *connect.Request[lea
 	if _, err := s.bizTag(ctx, tag, true); err != nil {
 		return nil, err
 	}
-	return nil, s.refuseOrderedRange(ctx, req.Spec().Procedure, tag)
+	err := leafapi.RefuseOrderedRange(ctx, s.cfg.Ordered, tag, "GetSegmentId or BatchSegmentIds")
+	return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 }
 
 func (s *idServer) GetSnowflakeId(ctx context.Context, req *connect.Request[leafv1.GetSnowflakeIdRequest]) (*connect.Response[leafv1.GetSnowflakeIdResponse], error) {

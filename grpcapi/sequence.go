@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -38,84 +35,37 @@ type SpaceAdmin interface {
 
 // OrderedTags serves the segment tags whose ids strictly increase across
 // the fleet, each from one owner (sequence.Sequencer implements it).
-type OrderedTags interface {
-	Ordered(ctx context.Context, tag string) (bool, error)
-	NextTag(ctx context.Context, tag string, n int) ([]int64, error)
-}
+type OrderedTags = leafapi.OrderedTags
 
 // DefaultForwardTimeout bounds a call forwarded to an owner when
 // Config.ForwardTimeout is 0, as the HTTP API's default.
-const DefaultForwardTimeout = 2 * time.Second
+const DefaultForwardTimeout = leafapi.DefaultForwardTimeout
 
-// maxForwardedBody bounds the answer of a forwarded call: a batch of
-// MaxCount numbers fits many times over.
-const maxForwardedBody = 1 << 20
-
-// forwarder sends calls for a section or an ordered tag owned elsewhere to
-// the owner's HTTP API, marked with leafapi.HeaderForwarded, so that the
-// owner answers them itself or refuses them: one hop at most, as the HTTP
-// routes forward. grpcapi does not import httpapi; the HTTP API is the
-// protocol between instances.
-type forwarder struct {
-	client *http.Client
-}
-
-func newForwarder(timeout time.Duration) *forwarder {
-	if timeout <= 0 {
-		timeout = DefaultForwardTimeout
-	}
-	return &forwarder{client: &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     time.Minute,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-}
-
-// get sends GET target (a path and query of the HTTP API) to the owner at
-// addr and returns the body of a 200. An error answer of the owner keeps
-// its code; an owner that does not answer is unavailable.
-func (f *forwarder) get(ctx context.Context, log *slog.Logger, addr, target string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+target, nil)
+// owned reads the owner's answer to a call forwarded to it through
+// leafapi.Forwarder, over its HTTP API (grpcapi does not import httpapi):
+// the JSON member of a batch answer (n numbers as strings), or the number
+// of a text answer when member is empty.
+func owned(ans *leafapi.Answer, member string, n int) ([]int64, error) {
+	body, err := ans.OK()
 	if err != nil {
-		return nil, fail(leafapi.Unavailable, "the owner at %q cannot be asked; retry later", addr)
+		return nil, err
 	}
-	req.Header.Set(leafapi.HeaderForwarded, "1")
-	resp, err := f.client.Do(req)
-	if err != nil {
-		log.DebugContext(ctx, "sequence forward failed", "owner", addr, "err", err)
-		return nil, fail(leafapi.Unavailable, "the owner did not answer; retry later")
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody))
-	if err != nil {
-		return nil, fail(leafapi.Unavailable, "the owner did not answer; retry later")
-	}
-	if resp.StatusCode == http.StatusOK {
-		return body, nil
-	}
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil || !known(e.Error.Code) {
-		return nil, fail(leafapi.Unavailable, "the owner answered %d; retry later", resp.StatusCode)
-	}
-	return nil, withCode(e.Error.Code, e.Error.Message)
-}
-
-// known reports whether code is one of the API's.
-func known(code string) bool {
-	for _, c := range leafapi.Codes() {
-		if c == code {
-			return true
+	if member == "" {
+		v, err := strconv.ParseInt(string(body), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("the owner answered %q, not a number", body)
 		}
+		return []int64{v}, nil
 	}
-	return false
+	var batch map[string]json.RawMessage
+	var texts []string
+	if err := json.Unmarshal(body, &batch); err != nil {
+		return nil, fmt.Errorf("the owner's answer: %w", err)
+	}
+	if err := json.Unmarshal(batch[member], &texts); err != nil {
+		return nil, fmt.Errorf("the owner's answer, %s: %w", member, err)
+	}
+	return decimals(texts, n)
 }
 
 // decimals reads the decimal strings of a JSON batch answer.
@@ -138,7 +88,7 @@ func decimals(in []string, n int) ([]int64, error) {
 type sequenceServer struct {
 	cfg Config
 	log *slog.Logger
-	fwd *forwarder
+	fwd *leafapi.Forwarder
 }
 
 func sequencesOff() error {
@@ -181,18 +131,8 @@ func (s *sequenceServer) Next(ctx context.Context, req *connect.Request[leafv1.N
 	var no *sequence.NotOwnerError
 	switch {
 	case errors.As(err, &no):
-		body, err := s.fwd.get(ctx, s.log, no.Addr, sequencePath("next", space, key)+"?count="+strconv.Itoa(n))
-		if err != nil {
+		if out.Seqs, err = s.fromOwner(ctx, req.Spec().Procedure, no.Addr, sequencePath("next", space, key)+"?count="+strconv.Itoa(n), "seqs", n); err != nil {
 			return nil, err
-		}
-		var batch struct {
-			Seqs []string `json:"seqs"`
-		}
-		if err := json.Unmarshal(body, &batch); err != nil {
-			return nil, toError(ctx, s.log, req.Spec().Procedure, fmt.Errorf("the owner's answer: %w", err))
-		}
-		if out.Seqs, err = decimals(batch.Seqs, n); err != nil {
-			return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 		}
 		return connect.NewResponse(out), nil
 	case err != nil:
@@ -203,6 +143,20 @@ func (s *sequenceServer) Next(ctx context.Context, req *connect.Request[leafv1.N
 		out.Seqs[i] = first + int64(i)
 	}
 	return connect.NewResponse(out), nil
+}
+
+// fromOwner forwards a call to the owner at addr as target, a request of
+// its HTTP API, and reads the answer's numbers (see owned).
+func (s *sequenceServer) fromOwner(ctx context.Context, procedure, addr, target, member string, n int) ([]int64, error) {
+	ans, err := s.fwd.Forward(ctx, addr, target, false)
+	if err != nil {
+		return nil, toError(ctx, s.log, procedure, err)
+	}
+	v, err := owned(ans, member, n)
+	if err != nil {
+		return nil, toError(ctx, s.log, procedure, err)
+	}
+	return v, nil
 }
 
 func (s *sequenceServer) Current(ctx context.Context, req *connect.Request[leafv1.CurrentRequest]) (*connect.Response[leafv1.CurrentResponse], error) {
@@ -217,13 +171,11 @@ func (s *sequenceServer) Current(ctx context.Context, req *connect.Request[leafv
 	var no *sequence.NotOwnerError
 	switch {
 	case errors.As(err, &no):
-		body, err := s.fwd.get(ctx, s.log, no.Addr, sequencePath("current", space, key))
+		got, err := s.fromOwner(ctx, req.Spec().Procedure, no.Addr, sequencePath("current", space, key), "", 1)
 		if err != nil {
 			return nil, err
 		}
-		if v, err = strconv.ParseInt(string(body), 10, 64); err != nil {
-			return nil, toError(ctx, s.log, req.Spec().Procedure, fmt.Errorf("the owner answered %q, not a number", body))
-		}
+		v = got[0]
 	case err != nil:
 		return nil, toError(ctx, s.log, req.Spec().Procedure, leafapi.WithSpace(space, err))
 	}
@@ -232,64 +184,19 @@ func (s *sequenceServer) Current(ctx context.Context, req *connect.Request[leafv
 
 // ordered serves n ids of a tag the segment allocator refused as not
 // plain (segment.ErrNotPlain): an ordered tag, from this instance if it
-// owns the tag, else from the owner through its HTTP API. Only such tags
-// get here, so a plain tag's call asks nothing of the Sequencer.
+// owns the tag, else from the owner, asked for a batch through its HTTP
+// API. Only such tags get here, so a plain tag's call asks nothing of the
+// Sequencer.
 func (s *idServer) ordered(ctx context.Context, procedure, tag string, n int) ([]int64, error) {
-	if err := s.checkOrdered(ctx, procedure, tag); err != nil {
-		return nil, err
-	}
-	ids, err := s.cfg.Ordered.NextTag(ctx, tag, n)
-	var no *sequence.NotOwnerError
-	switch {
-	case errors.As(err, &no):
-		body, err := s.fwd.get(ctx, s.log, no.Addr, "/api/segment/batch/"+url.PathEscape(tag)+"?count="+strconv.Itoa(n))
-		if err != nil {
-			return nil, err
-		}
-		var batch struct {
-			IDs []string `json:"ids"`
-		}
-		if err := json.Unmarshal(body, &batch); err != nil {
-			return nil, toError(ctx, s.log, procedure, fmt.Errorf("the owner's answer: %w", err))
-		}
-		if ids, err = decimals(batch.IDs, n); err != nil {
-			return nil, toError(ctx, s.log, procedure, err)
-		}
-		return ids, nil
-	case err == nil && len(ids) != n:
-		err = errShort(n, len(ids))
+	target := "/api/segment/batch/" + url.PathEscape(tag) + "?count=" + strconv.Itoa(n)
+	ids, ans, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, n, target, false)
+	if err == nil && ans != nil {
+		ids, err = owned(ans, "ids", n)
 	}
 	if err != nil {
-		return nil, toError(ctx, s.log, procedure, leafapi.WithTag(tag, err))
+		return nil, toError(ctx, s.log, procedure, err)
 	}
 	return ids, nil
-}
-
-// checkOrdered returns nil when tag, which the allocator refused as not
-// plain, is an ordered tag this instance can serve, and the error to
-// answer otherwise.
-func (s *idServer) checkOrdered(ctx context.Context, procedure, tag string) error {
-	if s.cfg.Ordered == nil {
-		return fail(leafapi.Unavailable, "biz tag %q is ordered, and ordered tags are served by instances with --sequences on; retry later", tag)
-	}
-	ord, err := s.cfg.Ordered.Ordered(ctx, tag)
-	switch {
-	case err != nil:
-		return toError(ctx, s.log, procedure, leafapi.WithTag(tag, err))
-	case !ord:
-		return fail(leafapi.Unavailable, "biz tag %q is not served here; retry later", tag)
-	}
-	return nil
-}
-
-// refuseOrderedRange answers a range of a tag the allocator refused as not
-// plain, as the HTTP route does: a range of an ordered tag handed out
-// whole would be used out of order with the owner's later ids.
-func (s *idServer) refuseOrderedRange(ctx context.Context, procedure, tag string) error {
-	if err := s.checkOrdered(ctx, procedure, tag); err != nil {
-		return err
-	}
-	return fail(leafapi.InvalidRequest, "biz tag %q is ordered: its ids are issued one by one by its owner, never as ranges; use GetSegmentId or BatchSegmentIds", tag)
 }
 
 func toSpace(sp sequence.Space) *leafv1.Space {

@@ -2,15 +2,19 @@ package grpcapi_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/leafid/leaf/grpcapi"
@@ -176,10 +180,13 @@ func TestSpaceAdminCalls(t *testing.T) {
 	}
 }
 
-// instance is one of two servers of both APIs over one sequence store.
+// instance is one of two servers of both APIs over one sequence store,
+// the two APIs' metrics on one registry, as leaf serve has them.
 type instance struct {
 	url string
 	seq *sequence.Sequencer
+	reg *prometheus.Registry
+	srv *http.Server
 }
 
 // twoInstances starts two servers, each its HTTP API and gRPC on one
@@ -211,12 +218,13 @@ func twoInstances(t *testing.T) []instance {
 		segs.SetNotPlain("ticks")
 		alloc := segment.New(segs, segment.Options{RefreshInterval: -1})
 		t.Cleanup(func() { _ = alloc.Close() })
-		api := httpapi.New(httpapi.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: prometheus.NewRegistry(), Logger: log})
-		h := grpcapi.New(grpcapi.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: prometheus.NewRegistry(), Logger: log}, api)
+		reg := prometheus.NewRegistry()
+		api := httpapi.New(httpapi.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: reg, Logger: log})
+		h := grpcapi.New(grpcapi.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: reg, Logger: log}, api)
 		srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })
-		out = append(out, instance{url: "http://" + ln.Addr().String(), seq: q})
+		out = append(out, instance{url: "http://" + ln.Addr().String(), seq: q, reg: reg, srv: srv})
 	}
 	for range 3 {
 		for _, in := range out {
@@ -285,5 +293,113 @@ func TestSequenceForwarded(t *testing.T) {
 		if _, err := ids[i].GetSegmentRange(t.Context(), connect.NewRequest(&leafv1.GetSegmentRangeRequest{Tag: "ticks", Count: 3})); connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "ordered") {
 			t.Errorf("range of an ordered tag on instance %d: %v", i, err)
 		}
+	}
+}
+
+// forwards reads leaf_sequence_forwards_total{result} of an instance.
+func forwards(t *testing.T, in instance, result string) float64 {
+	t.Helper()
+	mfs, err := in.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "leaf_sequence_forwards_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no leaf_sequence_forwards_total{result=%q}", result)
+	return 0
+}
+
+// TestForwardsCounted: calls forwarded to the owner over gRPC are counted
+// in leaf_sequence_forwards_total on the instance that forwarded them,
+// with the HTTP routes' forwards, in the same series: a sequence's Next
+// and Current and an ordered tag's ids, over google.golang.org/grpc and
+// a Connect client; a forward the owner does not answer is failed.
+func TestForwardsCounted(t *testing.T) {
+	ins := twoInstances(t)
+	ctx := t.Context()
+	// from does not own the section of key, to does; tagFrom does not
+	// own the ordered tag.
+	from, to := ins[0], ins[1]
+	key := ""
+	for i := 0; key == "" && i < 100; i++ {
+		k := "k" + strconv.Itoa(i)
+		if _, err := ins[0].seq.Current(ctx, "inbox", k); errors.As(err, new(*sequence.NotOwnerError)) {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatal("instance 0 owns every key")
+	}
+	tagFrom := ins[0]
+	if _, err := tagFrom.seq.NextTag(ctx, "ticks", 1); !errors.As(err, new(*sequence.NotOwnerError)) {
+		tagFrom = ins[1]
+	}
+
+	cc, err := grpc.NewClient(strings.TrimPrefix(from.url, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	seqs := leafv1connect.NewSequenceServiceClient(http.DefaultClient, from.url)
+	ids := leafv1connect.NewIdServiceClient(h2c(t), tagFrom.url, connect.WithGRPC())
+
+	if got := forwards(t, from, "ok") + forwards(t, to, "ok"); got != 0 {
+		t.Fatalf("%v forwards before any call", got)
+	}
+	if _, err := invoke[leafv1.NextResponse](t, cc, "/leaf.v1.SequenceService/Next", &leafv1.NextRequest{Space: "inbox", Key: key, Count: new(int32(3))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seqs.Current(ctx, connect.NewRequest(&leafv1.CurrentRequest{Space: "inbox", Key: key})); err != nil {
+		t.Fatal(err)
+	}
+	if got := forwards(t, from, "ok"); got != 2 {
+		t.Fatalf("after 2 forwarded sequence calls: %v forwards ok", got)
+	}
+	// The owner answered them itself: it forwarded nothing, refused
+	// nothing.
+	if got := forwards(t, to, "ok") + forwards(t, to, "refused"); got != 0 {
+		t.Fatalf("the owner counted %v forwards", got)
+	}
+
+	before := forwards(t, tagFrom, "ok")
+	if _, err := ids.GetSegmentId(ctx, connect.NewRequest(&leafv1.GetSegmentIdRequest{Tag: "ticks"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ids.BatchSegmentIds(ctx, connect.NewRequest(&leafv1.BatchSegmentIdsRequest{Tag: "ticks", Count: 2})); err != nil {
+		t.Fatal(err)
+	}
+	if got := forwards(t, tagFrom, "ok"); got != before+2 {
+		t.Fatalf("after 2 forwarded calls of an ordered tag: %v forwards ok, want %v", got, before+2)
+	}
+
+	// The HTTP route counts in the same series.
+	before = forwards(t, from, "ok")
+	resp, err := http.Get(from.url + "/api/sequence/next/inbox/" + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if got := forwards(t, from, "ok"); resp.StatusCode != http.StatusOK || got != before+1 {
+		t.Fatalf("after a forwarded HTTP request (%d): %v forwards ok, want %v", resp.StatusCode, got, before+1)
+	}
+
+	// The owner gone: the forward fails, and is counted so.
+	_ = to.srv.Close()
+	_, err = invoke[leafv1.NextResponse](t, cc, "/leaf.v1.SequenceService/Next", &leafv1.NextRequest{Space: "inbox", Key: key})
+	if grpcCode(err) != "Unavailable" || reason(err) != "unavailable" {
+		t.Fatalf("Next with the owner gone: %v", err)
+	}
+	if got := forwards(t, from, "failed"); got != 1 {
+		t.Fatalf("%v forwards failed, want 1", got)
 	}
 }

@@ -11,7 +11,8 @@
 // httpapi: New hands every request outside its paths to the handler it is
 // given, which is the HTTP API. A sequence call or an ordered tag's call
 // that reaches an instance not owning the key's section or the tag is
-// forwarded to the owner's HTTP API once, as the HTTP routes forward.
+// forwarded to the owner's HTTP API once, through the forwarder the HTTP
+// routes use (leafapi.Forwarder).
 package grpcapi
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
@@ -63,15 +65,19 @@ type BizIDs interface {
 	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
 	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
 	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
+	// CurrentKeyID and Put serve the admin calls that create or change
+	// the settings of a formatted or opaque tag.
+	CurrentKeyID() (string, bool)
+	Put(s bizid.Settings) *bizid.Tag
 }
 
-// TagAdmin manages the rows of leaf_alloc for the admin calls.
-type TagAdmin interface {
-	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
-	UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error)
-	Tag(ctx context.Context, name string) (segment.Tag, error)
-	Tags(ctx context.Context) ([]segment.Tag, error)
-}
+// TagAdmin manages the rows of leaf_alloc for the admin calls. One that
+// also implements leafapi.OrderedTagRows creates ordered tags.
+type TagAdmin = leafapi.TagRows
+
+// BizAdmin keeps the settings of formatted and opaque tags for the admin
+// calls (store.Store implements it).
+type BizAdmin = leafapi.SettingsRows
 
 // Config is what New needs. Nil modes answer their calls with the code
 // not_found (gRPC Unimplemented), as their HTTP routes answer 404.
@@ -83,6 +89,12 @@ type Config struct {
 	// Biz serves formatted and opaque tags; nil serves every tag as a
 	// plain one.
 	Biz BizIDs
+	// BizTags keeps their settings for the admin calls; nil (or a nil
+	// Biz) refuses settings with invalid_request, as the HTTP API does.
+	BizTags BizAdmin
+	// OnCreate, when set, is called with the name of a tag the admin calls
+	// created with settings (the allocator's Added).
+	OnCreate func(tag string)
 	// Sequences serves leaf.v1.SequenceService; nil answers its calls with
 	// not_found (Unimplemented), as /api/sequence answers 404.
 	Sequences Sequences
@@ -101,6 +113,9 @@ type Config struct {
 	// Ready tells the health service whether this instance can issue ids
 	// (nil error), as /readyz does; nil means always ready.
 	Ready func(ctx context.Context) error
+	// HealthInterval is how often Ready is read while a health Watch
+	// stream is open; DefaultHealthInterval when 0.
+	HealthInterval time.Duration
 	// Registry receives the call metrics; nil means a private registry.
 	Registry prometheus.Registerer
 	// Logger receives unexpected errors; nil discards.
@@ -136,14 +151,24 @@ func owns(path string) bool {
 	return false
 }
 
+// Handler serves leaf's services, health checking and reflection, and
+// hands every other request to the HTTP API.
+type Handler struct {
+	mux    *http.ServeMux
+	next   http.Handler
+	health *health
+}
+
 // New returns a handler that serves leaf's services, health checking and
 // reflection, and hands every other request to next, the HTTP API. It
 // registers the call metrics on cfg.Registry.
 //
 // gRPC needs HTTP/2: serve the handler from an http.Server whose Protocols
 // allow unencrypted HTTP/2 (see ServerProtocols). Connect and gRPC-Web
-// work over HTTP/1.1 too.
-func New(cfg Config, next http.Handler) http.Handler {
+// work over HTTP/1.1 too. Register its Close with the server's
+// RegisterOnShutdown: a health Watch stream ends only when the client
+// leaves or Close ends it, and Shutdown waits for the streams in flight.
+func New(cfg Config, next http.Handler) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -158,30 +183,47 @@ func New(cfg Config, next http.Handler) http.Handler {
 	}
 
 	mux := http.NewServeMux()
-	fwd := newForwarder(cfg.ForwardTimeout)
+	var fwd *leafapi.Forwarder // not asked without sequences and ordered tags
+	if cfg.Sequences != nil || cfg.Ordered != nil {
+		// On the HTTP API's registry, the two edges share one count.
+		fwd = leafapi.NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
+	}
 	ids := &idServer{cfg: cfg, log: cfg.Logger, fwd: fwd}
 	mux.Handle(leafv1connect.NewIdServiceHandler(ids, opts...))
 	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{cfg: cfg, log: cfg.Logger, fwd: fwd}, opts...))
 	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
-		admin := &adminServer{cfg: cfg, log: cfg.Logger}
+		admin := &adminServer{cfg: cfg, log: cfg.Logger, tags: &leafapi.TagAdmin{
+			Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate,
+		}}
 		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))
 		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
 		services = append(services, adminService)
 	}
-	mux.Handle(grpchealth.NewHandler(&health{ready: cfg.Ready, services: services}, opts...))
+	h := &Handler{mux: mux, next: next, health: newHealth(cfg.Ready, services, cfg.HealthInterval)}
+	hopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(watchStreams{}))
+	mux.Handle(grpchealth.NewHandler(h.health, hopts...))
 	reflector := grpcreflect.NewStaticReflector(slices.Concat(services, []string{healthService})...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
-
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if owns(r.URL.Path) {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return h
 }
+
+// ServeHTTP answers the paths of gRPC's services here and every other
+// path with the HTTP API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if owns(r.URL.Path) {
+		h.mux.ServeHTTP(w, r)
+		return
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// Close ends every health Watch stream, each after a last NOT_SERVING,
+// and stops reading readiness for them; Watch streams opened after it end
+// the same way. Other calls are served as before. It may be called more
+// than once.
+func (h *Handler) Close() { h.health.close() }
 
 // ServerProtocols are the protocols of an http.Server that serves both
 // APIs on one port: HTTP/1.1 and unencrypted HTTP/2 (h2c, with prior

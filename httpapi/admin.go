@@ -1,18 +1,18 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/segment"
 )
 
-// tagJSON is a tag as the API shows it.
+// tagJSON is a tag as the API shows it, with the settings of a formatted
+// or opaque tag (leafapi.TagView).
 type tagJSON struct {
 	Tag         string `json:"tag"`
 	MaxID       string `json:"max_id"`
@@ -20,16 +20,29 @@ type tagJSON struct {
 	Description string `json:"description"`
 	UpdateTime  string `json:"update_time"`
 	// Ordered is shown in the answer of a creation with "ordered": true.
-	Ordered bool `json:"ordered,omitempty"`
+	Ordered      bool   `json:"ordered,omitempty"`
+	Format       string `json:"format,omitempty"`
+	Reset        string `json:"reset,omitempty"`
+	TimeZone     string `json:"time_zone,omitempty"`
+	Opaque       int    `json:"opaque,omitempty"`
+	KeyID        string `json:"key_id,omitempty"`
+	PrunedBefore string `json:"pruned_before,omitempty"`
 }
 
-func toTagJSON(t segment.Tag) tagJSON {
+func toTagJSON(v leafapi.TagView) tagJSON {
 	return tagJSON{
-		Tag:         t.Name,
-		MaxID:       strconv.FormatInt(t.MaxID, 10),
-		Step:        t.Step,
-		Description: t.Description,
-		UpdateTime:  formatTime(t.UpdateTime, time.RFC3339),
+		Tag:          v.Name,
+		MaxID:        strconv.FormatInt(v.MaxID, 10),
+		Step:         v.Step,
+		Description:  v.Description,
+		UpdateTime:   formatTime(v.UpdateTime, time.RFC3339),
+		Ordered:      v.Ordered,
+		Format:       v.Format,
+		Reset:        v.Reset,
+		TimeZone:     v.TimeZone,
+		Opaque:       v.Opaque,
+		KeyID:        v.KeyID,
+		PrunedBefore: v.PrunedBefore,
 	}
 }
 
@@ -40,10 +53,37 @@ const (
 	fieldMaxID       = "max_id"
 	fieldDescription = "description"
 	fieldOrdered     = "ordered"
+	// Formatted and opaque tags.
+	fieldFormat   = "format"
+	fieldReset    = "reset"
+	fieldTimeZone = "time_zone"
+	fieldOpaque   = "opaque"
 )
 
 func (s *server) tagsOff() error {
 	return newError(http.StatusNotFound, codeNotFound, "tag administration is not enabled")
+}
+
+// readSettings reads the members of a formatted or opaque tag from an
+// admin body; leafapi.TagAdmin checks them.
+func readSettings(body jsonObject) (leafapi.TagSettings, error) {
+	var g leafapi.TagSettings
+	for _, m := range []struct {
+		name string
+		to   **string
+	}{{fieldFormat, &g.Format}, {fieldReset, &g.Reset}, {fieldTimeZone, &g.TimeZone}} {
+		if v, ok, err := body.string(m.name); err != nil {
+			return g, err
+		} else if ok {
+			*m.to = &v
+		}
+	}
+	if v, ok, err := body.int64(fieldOpaque); err != nil {
+		return g, err
+	} else if ok {
+		g.Opaque = &v
+	}
+	return g, nil
 }
 
 func (s *server) adminCreateTag(c echo.Context) error {
@@ -59,7 +99,7 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	set, special, err := readSettings(body)
+	set, err := readSettings(body)
 	if err != nil {
 		return err
 	}
@@ -80,35 +120,9 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if t.Description, _, err = body.string(fieldDescription); err != nil {
 		return err
 	}
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	if ordered && special {
-		// Refused rather than half served: an ordered tag's numbers come
-		// from its owner, and formatted or opaque ids from the period rows
-		// or the keyed bijection of every instance (docs/business-ids.md).
-		return newError(http.StatusBadRequest, codeInvalidFormat,
-			"a tag is either ordered or formatted/opaque, not both: give ordered, or format/reset/time_zone/opaque")
-	}
-	if special {
-		return s.createSpecialTag(c, t, set)
-	}
-	if ordered {
-		oa, ok := s.cfg.Tags.(OrderedTagAdmin)
-		if !ok || s.cfg.Ordered == nil {
-			return newError(http.StatusBadRequest, codeInvalidRequest, "ordered tags are not served here: they need sequences on and one store")
-		}
-		created, err := oa.CreateOrderedTag(c.Request().Context(), t)
-		if err != nil {
-			return withTag(t.Name, err)
-		}
-		out := toTagJSON(created)
-		out.Ordered = true
-		return c.JSON(http.StatusCreated, out)
-	}
-	created, err := s.cfg.Tags.CreateTag(c.Request().Context(), t)
+	created, err := s.tags.Create(c.Request().Context(), t, ordered, set)
 	if err != nil {
-		return withTag(t.Name, err)
+		return err
 	}
 	return c.JSON(http.StatusCreated, toTagJSON(created))
 }
@@ -117,26 +131,15 @@ func (s *server) adminListTags(c echo.Context) error {
 	if s.cfg.Tags == nil {
 		return s.tagsOff()
 	}
-	tags, err := s.cfg.Tags.Tags(c.Request().Context())
+	tags, err := s.tags.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	sets := map[string]bizid.Settings{}
-	if s.cfg.BizTags != nil {
-		all, err := s.cfg.BizTags.TagSettings(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		for _, set := range all {
-			sets[set.Tag] = set
-		}
-	}
 	out := struct {
-		Tags []any `json:"tags"`
-	}{Tags: make([]any, 0, len(tags))}
+		Tags []tagJSON `json:"tags"`
+	}{Tags: make([]tagJSON, 0, len(tags))}
 	for _, t := range tags {
-		set, ok := sets[t.Name]
-		out.Tags = append(out.Tags, toSpecialJSON(t, set, ok))
+		out.Tags = append(out.Tags, toTagJSON(t))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -149,21 +152,11 @@ func (s *server) adminGetTag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.cfg.Tags.Tag(c.Request().Context(), name)
+	t, err := s.tags.Get(c.Request().Context(), name)
 	if err != nil {
-		return withTag(name, err)
+		return err
 	}
-	return c.JSON(http.StatusOK, s.tagWithSettings(c.Request().Context(), t))
-}
-
-// tagWithSettings is t as the API shows it, with its settings when it has
-// some. A failed read of them shows the tag without.
-func (s *server) tagWithSettings(ctx context.Context, t segment.Tag) any {
-	if s.cfg.BizTags == nil {
-		return toTagJSON(t)
-	}
-	set, kind, err := s.cfg.BizTags.LookupTag(ctx, t.Name)
-	return toSpecialJSON(t, set, err == nil && kind == bizid.Special)
+	return c.JSON(http.StatusOK, toTagJSON(t))
 }
 
 func (s *server) adminUpdateTag(c echo.Context) error {
@@ -179,7 +172,7 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	set, special, err := readSettings(body)
+	set, err := readSettings(body)
 	if err != nil {
 		return err
 	}
@@ -199,28 +192,11 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	} else if ok {
 		u.Description = &v
 	}
-	if u.Step == nil && u.MaxID == nil && u.Description == nil && !special {
-		return newError(http.StatusBadRequest, codeInvalidRequest, "nothing to update: give step, max_id, description, format, reset, time_zone or opaque")
-	}
-	if err := u.Validate(); err != nil {
+	t, err := s.tags.Update(c.Request().Context(), name, u, set)
+	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if special {
-		if err := s.updateSettings(ctx, name, set, body); err != nil {
-			return withTag(name, err)
-		}
-	}
-	var t segment.Tag
-	if u.Step == nil && u.MaxID == nil && u.Description == nil {
-		t, err = s.cfg.Tags.Tag(ctx, name)
-	} else {
-		t, err = s.cfg.Tags.UpdateTag(ctx, name, u)
-	}
-	if err != nil {
-		return withTag(name, err)
-	}
-	return c.JSON(http.StatusOK, s.tagWithSettings(ctx, t))
+	return c.JSON(http.StatusOK, toTagJSON(t))
 }
 
 // segmentJSON is one half of a tag's buffer.

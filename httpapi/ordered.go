@@ -1,32 +1,18 @@
 package httpapi
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/leafapi"
 )
 
 // OrderedTags serves the segment tags whose ids strictly increase across
 // the fleet, each from one owner (sequence.Sequencer implements it).
-type OrderedTags interface {
-	// Ordered says whether tag is ordered.
-	Ordered(ctx context.Context, tag string) (bool, error)
-	// NextTag returns n increasing ids of an ordered tag.
-	NextTag(ctx context.Context, tag string, n int) ([]int64, error)
-}
-
-// OrderedTagAdmin creates ordered tags; the TagAdmin of the config
-// implements it where ordered tags can be made.
-type OrderedTagAdmin interface {
-	CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
-}
+type OrderedTags = leafapi.OrderedTags
 
 // special reports whether the allocator serves tag only transformed (a
 // formatted or opaque tag it has loaded: segment.Allocator.Special). It is
@@ -55,19 +41,13 @@ func (s *server) serveNotPlain(c echo.Context, tag string, n int, form idForm, b
 			return s.bizGet(c, tag, bt, form)
 		}
 	}
-	ctx := c.Request().Context()
-	if err := s.checkOrdered(ctx, tag); err != nil {
-		return err
-	}
-	ids, err := s.cfg.Ordered.NextTag(ctx, tag, n)
-	var no *sequence.NotOwnerError
+	req := c.Request()
+	ids, ans, err := s.fwd.NextOrdered(req.Context(), s.cfg.Ordered, tag, n, req.URL.RequestURI(), req.Header.Get(HeaderForwarded) != "")
 	switch {
-	case errors.As(err, &no):
-		return s.toOwner(c, no.Addr)
 	case err != nil:
-		return withTag(tag, err)
-	case len(ids) != n:
-		return checkBatch(ids, n)
+		return err
+	case ans != nil:
+		return writeAnswer(c, ans)
 	case !batch:
 		return writeID(c, ids[0], form)
 	}
@@ -78,24 +58,6 @@ func (s *server) serveNotPlain(c echo.Context, tag string, n int, form idForm, b
 	b = appendIDs(b, ids, form)
 	b = append(b, '}')
 	return c.JSONBlob(http.StatusOK, b)
-}
-
-// checkOrdered returns nil when tag, which the allocator refused as not
-// plain, is an ordered tag this instance can serve, and the error to
-// answer otherwise.
-func (s *server) checkOrdered(ctx context.Context, tag string) error {
-	if s.cfg.Ordered == nil {
-		return newError(http.StatusServiceUnavailable, codeUnavailable,
-			"biz tag %q is ordered, and ordered tags are served by instances with --sequences on; retry later", tag)
-	}
-	ordered, err := s.cfg.Ordered.Ordered(ctx, tag)
-	switch {
-	case err != nil:
-		return withTag(tag, err)
-	case !ordered: // the store says not plain, and not ordered either
-		return withTag(tag, fmt.Errorf("%w: biz tag %q is not served here", sequence.ErrUnavailable, tag))
-	}
-	return nil
 }
 
 // refuseNotPlainRange answers a range of a tag the allocator does not
@@ -115,9 +77,5 @@ func (s *server) refuseNotPlainRange(c echo.Context, tag string) error {
 			return withTag(tag, fmt.Errorf("%w: %s, asked for one at a time or in batches", bizid.ErrNotNumeric, what))
 		}
 	}
-	if err := s.checkOrdered(c.Request().Context(), tag); err != nil {
-		return err
-	}
-	return newError(http.StatusBadRequest, codeInvalidRequest,
-		"biz tag %q is ordered: its ids are issued one by one by its owner, never as ranges; use get or batch", tag)
+	return leafapi.RefuseOrderedRange(c.Request().Context(), s.cfg.Ordered, tag, "get or batch")
 }

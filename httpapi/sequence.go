@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/sequence"
@@ -34,57 +30,15 @@ type SpaceAdmin interface {
 	Spaces(ctx context.Context) ([]sequence.Space, error)
 }
 
-// HeaderForwarded marks a sequence request that an instance forwarded to
-// the owner of the key's section. An instance that gets one for a section
-// it does not own answers 503 with Retry-After rather than forward it
-// again: a request hops at most once.
+// HeaderForwarded marks a request that an instance forwarded to the owner
+// of the key's section or of an ordered tag. An instance that gets one for
+// a section it does not own answers 503 with Retry-After rather than
+// forward it again: a request hops at most once.
 const HeaderForwarded = leafapi.HeaderForwarded
 
 // DefaultForwardTimeout bounds a forwarded request when
 // Config.ForwardTimeout is 0.
-const DefaultForwardTimeout = 2 * time.Second
-
-// maxForwardedBody bounds the answer of a forwarded request: a batch of
-// MaxCount numbers fits many times over.
-const maxForwardedBody = 1 << 20
-
-// forwarder sends sequence requests to the owner of their section.
-type forwarder struct {
-	client   *http.Client
-	forwards *prometheus.CounterVec
-}
-
-// Results of a forward, the label of leaf_sequence_forwards_total.
-const (
-	forwardOK      = "ok"      // the owner answered (whatever its status)
-	forwardFailed  = "failed"  // the owner did not answer
-	forwardRefused = "refused" // a forwarded request reached a non-owner: 503
-)
-
-func newForwarder(reg prometheus.Registerer, timeout time.Duration) *forwarder {
-	if timeout <= 0 {
-		timeout = DefaultForwardTimeout
-	}
-	f := &forwarder{
-		client: &http.Client{
-			Timeout: timeout,
-			Transport: &http.Transport{
-				MaxIdleConnsPerHost: 64,
-				IdleConnTimeout:     time.Minute,
-			},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "leaf_sequence_forwards_total",
-			Help: "Sequence requests sent on to the owner of the key's section, by result: ok (the owner answered), failed (it did not), refused (a forwarded request that reached an instance not owning the section, answered 503).",
-		}, []string{"result"}),
-	}
-	f.forwards = leafapi.Register(reg, f.forwards)
-	for _, r := range []string{forwardOK, forwardFailed, forwardRefused} {
-		f.forwards.WithLabelValues(r)
-	}
-	return f
-}
+const DefaultForwardTimeout = leafapi.DefaultForwardTimeout
 
 func (s *server) sequencesOff() error {
 	return newError(http.StatusNotFound, codeNotFound, "sequences are not enabled")
@@ -189,46 +143,24 @@ func (s *server) sequenceError(c echo.Context, space string, err error) error {
 // toOwner forwards the request to the owner at addr, unless it was
 // forwarded here already: then it is a 503, never forwarded again.
 func (s *server) toOwner(c echo.Context, addr string) error {
-	if c.Request().Header.Get(HeaderForwarded) != "" {
-		s.fwd.forwards.WithLabelValues(forwardRefused).Inc()
-		return newError(http.StatusServiceUnavailable, codeUnavailable,
-			"this instance does not own the key's section or the tag either (ownership is moving); retry later")
+	req := c.Request()
+	ans, err := s.fwd.Forward(req.Context(), addr, req.URL.RequestURI(), req.Header.Get(HeaderForwarded) != "")
+	if err != nil {
+		return err
 	}
-	return s.forward(c, addr)
+	return writeAnswer(c, ans)
 }
 
-// forward sends the request to the owner at addr and answers with its
-// answer.
-func (s *server) forward(c echo.Context, addr string) error {
-	req := c.Request()
-	out, err := http.NewRequestWithContext(req.Context(), http.MethodGet, "http://"+addr+req.URL.RequestURI(), nil)
-	if err != nil {
-		s.fwd.forwards.WithLabelValues(forwardFailed).Inc()
-		return fmt.Errorf("forward to the owner: %w", err)
+// writeAnswer answers with the owner's answer to a forwarded request.
+func writeAnswer(c echo.Context, ans *leafapi.Answer) error {
+	if ans.RetryAfter != "" {
+		c.Response().Header().Set("Retry-After", ans.RetryAfter)
 	}
-	out.Header.Set(HeaderForwarded, "1")
-	resp, err := s.fwd.client.Do(out)
-	if err != nil {
-		s.fwd.forwards.WithLabelValues(forwardFailed).Inc()
-		s.log.DebugContext(req.Context(), "sequence forward failed", "owner", addr, "err", err)
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the owner did not answer; retry later")
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody))
-	if err != nil {
-		s.fwd.forwards.WithLabelValues(forwardFailed).Inc()
-		return newError(http.StatusServiceUnavailable, codeUnavailable, "the owner did not answer; retry later")
-	}
-	s.fwd.forwards.WithLabelValues(forwardOK).Inc()
-	h := c.Response().Header()
-	if v := resp.Header.Get("Retry-After"); v != "" {
-		h.Set("Retry-After", v)
-	}
-	ct := resp.Header.Get(echo.HeaderContentType)
+	ct := ans.ContentType
 	if ct == "" {
 		ct = echo.MIMETextPlainCharsetUTF8
 	}
-	return c.Blob(resp.StatusCode, ct, body)
+	return c.Blob(ans.Status, ct, ans.Body)
 }
 
 // spaceJSON is a space as the API shows it.
@@ -313,13 +245,4 @@ func (s *server) adminGetSpace(c echo.Context) error {
 		return leafapi.WithSpace(name, err)
 	}
 	return c.JSON(http.StatusOK, toSpaceJSON(sp))
-}
-
-// counterValue reads a counter, for the status page.
-func counterValue(c prometheus.Counter) int64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		return 0
-	}
-	return int64(m.GetCounter().GetValue())
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -121,7 +122,11 @@ type server struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *httpMetrics
-	fwd     *forwarder
+	// tags is the administration of tags behind the admin routes.
+	tags *leafapi.TagAdmin
+	// fwd sends requests for sections and ordered tags owned elsewhere
+	// to their owners; nil without sequences and ordered tags.
+	fwd *leafapi.Forwarder
 	// tokenSum is the SHA-256 of the admin token, compared in constant time.
 	tokenSum [32]byte
 	// statusSum is the same for the status token.
@@ -147,8 +152,9 @@ func New(cfg Config) *echo.Echo {
 		log:     cfg.Logger,
 		metrics: newHTTPMetrics(cfg.Registry),
 	}
+	s.tags = &leafapi.TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate}
 	if cfg.Sequences != nil || cfg.Ordered != nil {
-		s.fwd = newForwarder(cfg.Registry, cfg.ForwardTimeout)
+		s.fwd = leafapi.NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
 	}
 	if cfg.AdminToken != "" {
 		s.tokenSum = tokenSum(cfg.AdminToken)

@@ -80,9 +80,7 @@ func (s *server) readStatus(tq tagQuery) statusState {
 		ss := q.Stats()
 		st.seq = &sequenceStatusJSON{Spaces: ss.Spaces, Sections: ss.Sections, SectionsOwned: ss.SectionsOwned,
 			KeysInMemory: ss.KeysInMemory, Taken: ss.Taken, Dropped: ss.Dropped}
-		for _, r := range []string{forwardOK, forwardFailed, forwardRefused} {
-			st.seq.Forwards += counterValue(s.fwd.forwards.WithLabelValues(r))
-		}
+		st.seq.Forwards = s.fwd.Forwards()
 	}
 	if sn := s.cfg.Snowflake; sn != nil {
 		stats := sn.Stats()

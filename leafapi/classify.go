@@ -65,14 +65,19 @@ func unwrapSpace(err error) error {
 }
 
 // Classify is the one map from an error of the domain (segment,
-// snowflake, sequence, a context's end) to the code and message a client sees. It
-// returns Internal with a fixed message for an error it does not know:
-// such an error is a bug, and its text is not for clients.
+// snowflake, sequence, a context's end) to the code and message a client
+// sees; an *Error keeps its own. It returns Internal with a fixed message
+// for an error it does not know: such an error is a bug, and its text is
+// not for clients.
 func Classify(err error) (code, message string) {
 	var (
 		te *tagError
 		nm *segment.NotMigratedError
+		le *Error
 	)
+	if errors.As(err, &le) {
+		return le.Code, le.Message
+	}
 	tag := ""
 	if errors.As(err, &te) {
 		tag = te.tag

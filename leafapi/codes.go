@@ -1,8 +1,11 @@
 // Package leafapi is what the edges of leaf's API share: the error codes,
 // each with its HTTP status and its gRPC code, the map from the domain's
-// errors to them, and the limits of a request. httpapi serves them over
-// HTTP and JSON, grpcapi over gRPC, gRPC-Web and Connect; neither imports
-// the other, and both take every code, status and limit from here.
+// errors to them, and the limits of a request; the administration of tags
+// behind both edges' admin calls (TagAdmin); and the forwarding of a
+// request for a sequence section or an ordered tag to its owner
+// (Forwarder), counted once for both. httpapi serves them over HTTP and
+// JSON, grpcapi over gRPC, gRPC-Web and Connect; neither imports the
+// other, and both take every code, status, limit and rule from here.
 package leafapi
 
 import (

@@ -1,8 +1,156 @@
 package leafapi
 
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
 // HeaderForwarded marks a request that an instance forwarded to the owner
 // of a sequence section or an ordered tag, over the HTTP API. An instance
 // that gets one for a section or tag it does not own answers 503 with
 // Retry-After rather than forward it again: a request hops at most once.
-// The HTTP routes and the gRPC calls forward the same way.
+// The HTTP routes and the gRPC calls forward the same way, through one
+// Forwarder.
 const HeaderForwarded = "Leaf-Forwarded"
+
+// DefaultForwardTimeout bounds a forwarded request when no other bound is
+// given.
+const DefaultForwardTimeout = 2 * time.Second
+
+// maxForwardedBody bounds the answer of a forwarded request: a batch of
+// MaxCount numbers fits many times over.
+const maxForwardedBody = 1 << 20
+
+// Results of a forward, the label of leaf_sequence_forwards_total.
+const (
+	forwardOK      = "ok"      // the owner answered (whatever its status)
+	forwardFailed  = "failed"  // the owner did not answer
+	forwardRefused = "refused" // a forwarded request reached a non-owner
+)
+
+var forwardResults = []string{forwardOK, forwardFailed, forwardRefused}
+
+// Forwarder sends a request for a sequence section or an ordered tag that
+// another instance owns to the owner's HTTP API, marked with
+// HeaderForwarded, and counts every forward, of either edge, in
+// leaf_sequence_forwards_total. The HTTP API is the protocol between
+// instances: the HTTP routes pass the owner's answer on as it is, the gRPC
+// calls read it.
+type Forwarder struct {
+	client   *http.Client
+	forwards *prometheus.CounterVec
+	log      *slog.Logger
+}
+
+// NewForwarder returns a Forwarder whose requests end after timeout
+// (DefaultForwardTimeout when 0), counting them on reg. Both edges may
+// build one on the same registry: they share the counter.
+func NewForwarder(reg prometheus.Registerer, timeout time.Duration, log *slog.Logger) *Forwarder {
+	if timeout <= 0 {
+		timeout = DefaultForwardTimeout
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := &Forwarder{
+		client: &http.Client{
+			Timeout: timeout,
+			Transport: &http.Transport{
+				MaxIdleConnsPerHost: 64,
+				IdleConnTimeout:     time.Minute,
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "leaf_sequence_forwards_total",
+			Help: "Requests and calls, over HTTP or gRPC, sent on to the owner of a sequence section or an ordered tag, by result: ok (the owner answered), failed (it did not), refused (a forwarded request that reached an instance not owning the section or tag, answered 503).",
+		}, []string{"result"}),
+		log: log,
+	}
+	f.forwards = Register(reg, f.forwards)
+	for _, r := range forwardResults {
+		f.forwards.WithLabelValues(r)
+	}
+	return f
+}
+
+// Forwards is the number of forwards counted so far, of every result.
+func (f *Forwarder) Forwards() int64 {
+	var n int64
+	for _, r := range forwardResults {
+		n += counterValue(f.forwards.WithLabelValues(r))
+	}
+	return n
+}
+
+// Answer is the owner's answer to a forwarded request.
+type Answer struct {
+	Status      int
+	ContentType string
+	RetryAfter  string
+	Body        []byte
+}
+
+// Forward sends GET target (a path and query of the HTTP API) to the owner
+// at addr and returns its answer, whatever its status. A request that
+// came forwarded already (forwarded) is not sent again: it is refused as
+// unavailable. An owner that does not answer is unavailable too. Every
+// outcome is counted.
+func (f *Forwarder) Forward(ctx context.Context, addr, target string, forwarded bool) (*Answer, error) {
+	if forwarded {
+		f.forwards.WithLabelValues(forwardRefused).Inc()
+		return nil, Errorf(Unavailable, "this instance does not own the key's section or the tag either (ownership is moving); retry later")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+target, nil)
+	if err != nil {
+		f.forwards.WithLabelValues(forwardFailed).Inc()
+		f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
+		return nil, Errorf(Unavailable, "the owner cannot be asked; retry later")
+	}
+	req.Header.Set(HeaderForwarded, "1")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		f.forwards.WithLabelValues(forwardFailed).Inc()
+		f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
+		return nil, Errorf(Unavailable, "the owner did not answer; retry later")
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody))
+	if err != nil {
+		f.forwards.WithLabelValues(forwardFailed).Inc()
+		return nil, Errorf(Unavailable, "the owner did not answer; retry later")
+	}
+	f.forwards.WithLabelValues(forwardOK).Inc()
+	return &Answer{
+		Status:      resp.StatusCode,
+		ContentType: resp.Header.Get("Content-Type"),
+		RetryAfter:  resp.Header.Get("Retry-After"),
+		Body:        body,
+	}, nil
+}
+
+// OK returns the body of a 200; any other answer is an error: the owner's
+// own, when it is the API's error shape with a known code, else
+// unavailable.
+func (a *Answer) OK() ([]byte, error) {
+	if a.Status == http.StatusOK {
+		return a.Body, nil
+	}
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(a.Body, &e) != nil || !slices.Contains(Codes(), e.Error.Code) {
+		return nil, Errorf(Unavailable, "the owner answered %d; retry later", a.Status)
+	}
+	return nil, &Error{Code: e.Error.Code, Message: e.Error.Message}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // LatencyBuckets are the buckets of both edges' request latency
@@ -24,4 +25,13 @@ func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 		panic(err)
 	}
 	return c
+}
+
+// counterValue reads a counter.
+func counterValue(c prometheus.Counter) int64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return 0
+	}
+	return int64(m.GetCounter().GetValue())
 }

@@ -75,6 +75,17 @@ func TestServeGRPC(t *testing.T) {
 	if err := cc.Invoke(t.Context(), "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: id.GetId()}, &sf); err != nil || sf.GetWorkerId() != 3 {
 		t.Fatalf("DecodeSnowflakeId = %v, %v", &sf, err)
 	}
+	// A formatted tag created over gRPC is served at once, by the HTTP API
+	// (its ids are texts).
+	format := "T-{seq}"
+	var tickets leafv1.CreateTagResponse
+	if err := cc.Invoke(admin, "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "tickets", Format: &format}, &tickets); err != nil ||
+		tickets.GetTag().GetFormat() != format || tickets.GetTag().GetReset_() != "never" {
+		t.Fatalf("CreateTag of a formatted tag = %v, %v", &tickets, err)
+	}
+	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/tickets"); code != 200 || body != "T-1" {
+		t.Fatalf("GET of the formatted tag = %d %s", code, body)
+	}
 	if err := cc.Invoke(t.Context(), "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, new(leafv1.ListTagsResponse)); err == nil {
 		t.Fatal("ListTags without the token succeeded")
 	}
@@ -82,6 +93,13 @@ func TestServeGRPC(t *testing.T) {
 	res, err := healthpb.NewHealthClient(cc).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "leaf.v1.IdService"})
 	if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health = %v, %v", res, err)
+	}
+	watch, err := healthpb.NewHealthClient(cc).Watch(t.Context(), &healthpb.HealthCheckRequest{Service: "leaf.v1.IdService"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := watch.Recv(); err != nil || st.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health Watch = %v, %v", st, err)
 	}
 
 	_, body := testkit.MustGet(t, a.base+"/metrics")
@@ -93,6 +111,17 @@ func TestServeGRPC(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// Stopping ends the Watch stream, after NOT_SERVING: the shutdown does
+	// not wait for the client to leave.
+	if err := a.stop(); err != nil {
+		t.Fatalf("stop with a health Watch open: %v", err)
+	}
+	if st, err := watch.Recv(); err != nil || st.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health Watch when stopping = %v, %v", st, err)
+	}
+	if _, err := watch.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("health Watch after stopping: %v, want its end", err)
 	}
 }
 

@@ -87,6 +87,8 @@ func (a *app) openServer(e *edges) error {
 		UUIDs:      api.UUIDs,
 		Tags:       api.Tags,
 		Biz:        api.Biz,
+		BizTags:    api.BizTags,
+		OnCreate:   api.OnCreate,
 		AdminToken: a.cfg.adminToken,
 		Sequences:  api.Sequences,
 		Spaces:     api.Spaces,
@@ -97,16 +99,18 @@ func (a *app) openServer(e *edges) error {
 		Registry:       e.reg,
 		Logger:         a.log,
 	}
+	rpcAPI := grpcapi.New(rpc, httpapi.New(api))
 	a.srv = &http.Server{
 		// gRPC, gRPC-Web and Connect on their paths, the HTTP API on
 		// every other, over HTTP/1.1 and unencrypted HTTP/2.
-		Handler:           grpcapi.New(rpc, httpapi.New(api)),
+		Handler:           rpcAPI,
 		Protocols:         grpcapi.ServerProtocols(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+	a.srv.RegisterOnShutdown(rpcAPI.Close) // Shutdown waits for health Watch streams: end them
 	if a.cfg.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(a.cfg.tlsCert, a.cfg.tlsKey)
 		if err != nil {

@@ -1151,14 +1151,31 @@ func (x *CurrentResponse) GetSeq() int64 {
 	return 0
 }
 
-// Tag is a row of leaf_alloc.
+// Tag is a row of leaf_alloc, with the settings of a formatted or opaque
+// tag (docs/business-ids.md), as the HTTP admin API shows it.
 type Tag struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tag           string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
-	MaxId         int64                  `protobuf:"varint,2,opt,name=max_id,json=maxId,proto3" json:"max_id,omitempty"`
-	Step          int64                  `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
-	Description   string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Tag         string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	MaxId       int64                  `protobuf:"varint,2,opt,name=max_id,json=maxId,proto3" json:"max_id,omitempty"`
+	Step        int64                  `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	UpdateTime  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Set in the answer of CreateTag for a tag created ordered, as the HTTP
+	// API shows it in the answer of its creation only.
+	Ordered bool `protobuf:"varint,6,opt,name=ordered,proto3" json:"ordered,omitempty"`
+	// The template of a formatted tag's ids; empty for another tag.
+	Format string `protobuf:"bytes,7,opt,name=format,proto3" json:"format,omitempty"`
+	// A formatted tag's reset: day, month, year or never.
+	Reset_ string `protobuf:"bytes,8,opt,name=reset,proto3" json:"reset,omitempty"`
+	// A formatted tag's time zone (UTC when none was given).
+	TimeZone string `protobuf:"bytes,9,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// The bits of an opaque tag's ids, 63 or 53; 0 for another tag.
+	Opaque int32 `protobuf:"varint,10,opt,name=opaque,proto3" json:"opaque,omitempty"`
+	// The fingerprint of an opaque tag's key, never the key.
+	KeyId string `protobuf:"bytes,11,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// The first period key of a formatted tag whose row is kept: every
+	// period before it has been pruned and is closed.
+	PrunedBefore  string `protobuf:"bytes,12,opt,name=pruned_before,json=prunedBefore,proto3" json:"pruned_before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1228,14 +1245,78 @@ func (x *Tag) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Tag) GetOrdered() bool {
+	if x != nil {
+		return x.Ordered
+	}
+	return false
+}
+
+func (x *Tag) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *Tag) GetReset_() string {
+	if x != nil {
+		return x.Reset_
+	}
+	return ""
+}
+
+func (x *Tag) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *Tag) GetOpaque() int32 {
+	if x != nil {
+		return x.Opaque
+	}
+	return 0
+}
+
+func (x *Tag) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *Tag) GetPrunedBefore() string {
+	if x != nil {
+		return x.PrunedBefore
+	}
+	return ""
+}
+
 type CreateTagRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tag   string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
 	// 1 to 1000000; 1000 when absent.
 	Step *int64 `protobuf:"varint,2,opt,name=step,proto3,oneof" json:"step,omitempty"`
 	// At least 1; 1 when absent.
-	MaxId         *int64 `protobuf:"varint,3,opt,name=max_id,json=maxId,proto3,oneof" json:"max_id,omitempty"`
-	Description   string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	MaxId       *int64 `protobuf:"varint,3,opt,name=max_id,json=maxId,proto3,oneof" json:"max_id,omitempty"`
+	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// An ordered tag: its ids strictly increase across every instance, each
+	// issued by the tag's owner. Needs sequences on; not with the settings
+	// below (INVALID_ARGUMENT, invalid_format).
+	Ordered bool `protobuf:"varint,5,opt,name=ordered,proto3" json:"ordered,omitempty"`
+	// A formatted tag: the template of its ids' texts, e.g.
+	// "ORD-{date:20060102}-{seq:6}".
+	Format *string `protobuf:"bytes,6,opt,name=format,proto3,oneof" json:"format,omitempty"`
+	// How often a formatted tag's numbers start again: day, month, year or
+	// never (when absent).
+	Reset_ *string `protobuf:"bytes,7,opt,name=reset,proto3,oneof" json:"reset,omitempty"`
+	// The IANA time zone of a formatted tag's periods and dates; UTC when
+	// absent.
+	TimeZone *string `protobuf:"bytes,8,opt,name=time_zone,json=timeZone,proto3,oneof" json:"time_zone,omitempty"`
+	// An opaque tag: the bits of its scrambled ids, 63 or 53.
+	Opaque        *int32 `protobuf:"varint,9,opt,name=opaque,proto3,oneof" json:"opaque,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1296,6 +1377,41 @@ func (x *CreateTagRequest) GetDescription() string {
 		return x.Description
 	}
 	return ""
+}
+
+func (x *CreateTagRequest) GetOrdered() bool {
+	if x != nil {
+		return x.Ordered
+	}
+	return false
+}
+
+func (x *CreateTagRequest) GetFormat() string {
+	if x != nil && x.Format != nil {
+		return *x.Format
+	}
+	return ""
+}
+
+func (x *CreateTagRequest) GetReset_() string {
+	if x != nil && x.Reset_ != nil {
+		return *x.Reset_
+	}
+	return ""
+}
+
+func (x *CreateTagRequest) GetTimeZone() string {
+	if x != nil && x.TimeZone != nil {
+		return *x.TimeZone
+	}
+	return ""
+}
+
+func (x *CreateTagRequest) GetOpaque() int32 {
+	if x != nil && x.Opaque != nil {
+		return *x.Opaque
+	}
+	return 0
 }
 
 type CreateTagResponse struct {
@@ -1511,11 +1627,17 @@ func (x *GetTagResponse) GetTag() *Tag {
 }
 
 type UpdateTagRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tag           string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
-	Step          *int64                 `protobuf:"varint,2,opt,name=step,proto3,oneof" json:"step,omitempty"`
-	Description   *string                `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
-	MaxId         *int64                 `protobuf:"varint,4,opt,name=max_id,json=maxId,proto3,oneof" json:"max_id,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Tag         string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	Step        *int64                 `protobuf:"varint,2,opt,name=step,proto3,oneof" json:"step,omitempty"`
+	Description *string                `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	MaxId       *int64                 `protobuf:"varint,4,opt,name=max_id,json=maxId,proto3,oneof" json:"max_id,omitempty"`
+	// The settings of a formatted or opaque tag, as in CreateTagRequest;
+	// those absent keep their values.
+	Format        *string `protobuf:"bytes,5,opt,name=format,proto3,oneof" json:"format,omitempty"`
+	Reset_        *string `protobuf:"bytes,6,opt,name=reset,proto3,oneof" json:"reset,omitempty"`
+	TimeZone      *string `protobuf:"bytes,7,opt,name=time_zone,json=timeZone,proto3,oneof" json:"time_zone,omitempty"`
+	Opaque        *int32  `protobuf:"varint,8,opt,name=opaque,proto3,oneof" json:"opaque,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1574,6 +1696,34 @@ func (x *UpdateTagRequest) GetDescription() string {
 func (x *UpdateTagRequest) GetMaxId() int64 {
 	if x != nil && x.MaxId != nil {
 		return *x.MaxId
+	}
+	return 0
+}
+
+func (x *UpdateTagRequest) GetFormat() string {
+	if x != nil && x.Format != nil {
+		return *x.Format
+	}
+	return ""
+}
+
+func (x *UpdateTagRequest) GetReset_() string {
+	if x != nil && x.Reset_ != nil {
+		return *x.Reset_
+	}
+	return ""
+}
+
+func (x *UpdateTagRequest) GetTimeZone() string {
+	if x != nil && x.TimeZone != nil {
+		return *x.TimeZone
+	}
+	return ""
+}
+
+func (x *UpdateTagRequest) GetOpaque() int32 {
+	if x != nil && x.Opaque != nil {
+		return *x.Opaque
 	}
 	return 0
 }
@@ -2341,21 +2491,39 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x0fCurrentResponse\x12\x14\n" +
 	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x03R\x03seq\"\xa1\x01\n" +
+	"\x03seq\x18\x03 \x01(\x03R\x03seq\"\xda\x02\n" +
 	"\x03Tag\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x15\n" +
 	"\x06max_id\x18\x02 \x01(\x03R\x05maxId\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\x03R\x04step\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12;\n" +
 	"\vupdate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\x8f\x01\n" +
+	"updateTime\x12\x18\n" +
+	"\aordered\x18\x06 \x01(\bR\aordered\x12\x16\n" +
+	"\x06format\x18\a \x01(\tR\x06format\x12\x14\n" +
+	"\x05reset\x18\b \x01(\tR\x05reset\x12\x1b\n" +
+	"\ttime_zone\x18\t \x01(\tR\btimeZone\x12\x16\n" +
+	"\x06opaque\x18\n" +
+	" \x01(\x05R\x06opaque\x12\x15\n" +
+	"\x06key_id\x18\v \x01(\tR\x05keyId\x12#\n" +
+	"\rpruned_before\x18\f \x01(\tR\fprunedBefore\"\xce\x02\n" +
 	"\x10CreateTagRequest\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x17\n" +
 	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12\x1a\n" +
 	"\x06max_id\x18\x03 \x01(\x03H\x01R\x05maxId\x88\x01\x01\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescriptionB\a\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x18\n" +
+	"\aordered\x18\x05 \x01(\bR\aordered\x12\x1b\n" +
+	"\x06format\x18\x06 \x01(\tH\x02R\x06format\x88\x01\x01\x12\x19\n" +
+	"\x05reset\x18\a \x01(\tH\x03R\x05reset\x88\x01\x01\x12 \n" +
+	"\ttime_zone\x18\b \x01(\tH\x04R\btimeZone\x88\x01\x01\x12\x1b\n" +
+	"\x06opaque\x18\t \x01(\x05H\x05R\x06opaque\x88\x01\x01B\a\n" +
 	"\x05_stepB\t\n" +
-	"\a_max_id\"3\n" +
+	"\a_max_idB\t\n" +
+	"\a_formatB\b\n" +
+	"\x06_resetB\f\n" +
+	"\n" +
+	"_time_zoneB\t\n" +
+	"\a_opaque\"3\n" +
 	"\x11CreateTagResponse\x12\x1e\n" +
 	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\x11\n" +
 	"\x0fListTagsRequest\"4\n" +
@@ -2364,15 +2532,24 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\rGetTagRequest\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\"0\n" +
 	"\x0eGetTagResponse\x12\x1e\n" +
-	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\xa4\x01\n" +
+	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\xc9\x02\n" +
 	"\x10UpdateTagRequest\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x17\n" +
 	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12%\n" +
 	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01\x12\x1a\n" +
-	"\x06max_id\x18\x04 \x01(\x03H\x02R\x05maxId\x88\x01\x01B\a\n" +
+	"\x06max_id\x18\x04 \x01(\x03H\x02R\x05maxId\x88\x01\x01\x12\x1b\n" +
+	"\x06format\x18\x05 \x01(\tH\x03R\x06format\x88\x01\x01\x12\x19\n" +
+	"\x05reset\x18\x06 \x01(\tH\x04R\x05reset\x88\x01\x01\x12 \n" +
+	"\ttime_zone\x18\a \x01(\tH\x05R\btimeZone\x88\x01\x01\x12\x1b\n" +
+	"\x06opaque\x18\b \x01(\x05H\x06R\x06opaque\x88\x01\x01B\a\n" +
 	"\x05_stepB\x0e\n" +
 	"\f_descriptionB\t\n" +
-	"\a_max_id\"3\n" +
+	"\a_max_idB\t\n" +
+	"\a_formatB\b\n" +
+	"\x06_resetB\f\n" +
+	"\n" +
+	"_time_zoneB\t\n" +
+	"\a_opaque\"3\n" +
 	"\x11UpdateTagResponse\x12\x1e\n" +
 	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\x15\n" +
 	"\x13ListSegmentsRequest\"A\n" +

@@ -494,14 +494,19 @@ func (UnimplementedSequenceServiceHandler) Current(context.Context, *connect.Req
 
 // AdminServiceClient is a client for the leaf.v1.AdminService service.
 type AdminServiceClient interface {
-	// CreateTag creates a biz tag; step defaults to 1000, max_id to 1.
+	// CreateTag creates a biz tag; step defaults to 1000, max_id to 1. The
+	// tag is plain, ordered (ordered), or formatted or opaque (format,
+	// reset, time_zone, opaque), with the rules of POST /api/admin/tags.
 	CreateTag(context.Context, *connect.Request[v1.CreateTagRequest]) (*connect.Response[v1.CreateTagResponse], error)
 	// ListTags lists every biz tag.
 	ListTags(context.Context, *connect.Request[v1.ListTagsRequest]) (*connect.Response[v1.ListTagsResponse], error)
 	// GetTag returns one biz tag.
 	GetTag(context.Context, *connect.Request[v1.GetTagRequest]) (*connect.Response[v1.GetTagResponse], error)
 	// UpdateTag changes any of a tag's step, description and max_id (which
-	// may only be raised).
+	// may only be raised), and the settings of a formatted or opaque tag that
+	// may change: a plain tag may take a format whose texts hold a
+	// non-digit, a formatted tag a new time zone; any other change of
+	// settings is FAILED_PRECONDITION (format_fixed).
 	UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error)
 	// ListSegments shows the allocator's double buffer of every tag in use.
 	ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error)
@@ -631,14 +636,19 @@ func (c *adminServiceClient) GetSpace(ctx context.Context, req *connect.Request[
 
 // AdminServiceHandler is an implementation of the leaf.v1.AdminService service.
 type AdminServiceHandler interface {
-	// CreateTag creates a biz tag; step defaults to 1000, max_id to 1.
+	// CreateTag creates a biz tag; step defaults to 1000, max_id to 1. The
+	// tag is plain, ordered (ordered), or formatted or opaque (format,
+	// reset, time_zone, opaque), with the rules of POST /api/admin/tags.
 	CreateTag(context.Context, *connect.Request[v1.CreateTagRequest]) (*connect.Response[v1.CreateTagResponse], error)
 	// ListTags lists every biz tag.
 	ListTags(context.Context, *connect.Request[v1.ListTagsRequest]) (*connect.Response[v1.ListTagsResponse], error)
 	// GetTag returns one biz tag.
 	GetTag(context.Context, *connect.Request[v1.GetTagRequest]) (*connect.Response[v1.GetTagResponse], error)
 	// UpdateTag changes any of a tag's step, description and max_id (which
-	// may only be raised).
+	// may only be raised), and the settings of a formatted or opaque tag that
+	// may change: a plain tag may take a format whose texts hold a
+	// non-digit, a formatted tag a new time zone; any other change of
+	// settings is FAILED_PRECONDITION (format_fixed).
 	UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error)
 	// ListSegments shows the allocator's double buffer of every tag in use.
 	ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error)

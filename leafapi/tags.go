@@ -1,0 +1,350 @@
+package leafapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+)
+
+// TagRows are the rows of leaf_alloc the admin calls manage.
+type TagRows interface {
+	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
+	UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error)
+	Tag(ctx context.Context, name string) (segment.Tag, error)
+	Tags(ctx context.Context) ([]segment.Tag, error)
+}
+
+// OrderedTagRows creates ordered tags; the TagRows of a server that can
+// serve them implements it.
+type OrderedTagRows interface {
+	CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
+}
+
+// SettingsRows keep the settings of formatted and opaque tags (store.Store
+// implements it).
+type SettingsRows interface {
+	CreateSpecialTag(ctx context.Context, t segment.Tag, s bizid.Settings) (segment.Tag, error)
+	SetTagSettings(ctx context.Context, old bizid.Settings, had bool, s bizid.Settings) error
+	LookupTag(ctx context.Context, tag string) (bizid.Settings, bizid.Kind, error)
+	TagSettings(ctx context.Context) ([]bizid.Settings, error)
+}
+
+// SettingsIssuer serves formatted and opaque tags by their settings
+// (bizid.Issuer implements it).
+type SettingsIssuer interface {
+	// CurrentKeyID is the fingerprint of the key new opaque tags get.
+	CurrentKeyID() (string, bool)
+	// Put serves a tag by new settings at once.
+	Put(s bizid.Settings) *bizid.Tag
+}
+
+// TagAdmin is what the admin calls of both edges do with tags: create one
+// (plain, ordered, or formatted or opaque), change it, read it, with the
+// same rules and the same error codes whatever the protocol. The edges
+// read their requests into its arguments and show its TagView.
+type TagAdmin struct {
+	// Rows are leaf_alloc's rows.
+	Rows TagRows
+	// Settings and Issuer keep and serve formatted and opaque tags; when
+	// either is nil, settings are refused.
+	Settings SettingsRows
+	Issuer   SettingsIssuer
+	// Ordered tells ordered tags; nil refuses them (the instance runs
+	// without sequences).
+	Ordered OrderedTags
+	// OnCreate, when set, is called with the name of a tag created with
+	// settings (the allocator's Added).
+	OnCreate func(tag string)
+}
+
+// TagSettings are the settings of a formatted or opaque tag that an admin
+// call gave: a nil member was not given.
+type TagSettings struct {
+	Format, Reset, TimeZone *string
+	Opaque                  *int64
+}
+
+// given reports whether any member was given.
+func (g TagSettings) given() bool {
+	return g.Format != nil || g.Reset != nil || g.TimeZone != nil || g.Opaque != nil
+}
+
+// settings are the members given, with a formatted tag's reset never
+// when none was given.
+func (g TagSettings) settings() (bizid.Settings, error) {
+	var set bizid.Settings
+	if g.Format != nil {
+		set.Format = *g.Format
+	}
+	if g.Reset != nil {
+		set.Reset = bizid.Reset(*g.Reset)
+	}
+	if g.TimeZone != nil {
+		set.TimeZone = *g.TimeZone
+	}
+	if g.Opaque != nil {
+		if bits := *g.Opaque; bits != bizid.Bits63 && bits != bizid.Bits53 {
+			return set, Errorf(InvalidRequest, "opaque must be 63 or 53 (the bits of the ids)")
+		}
+		set.OpaqueBits = int(*g.Opaque)
+	}
+	if set.Formatted() && set.Reset == "" {
+		set.Reset = bizid.Never
+	}
+	return set, nil
+}
+
+// TagView is a tag as the admin calls show it.
+type TagView struct {
+	segment.Tag
+	// Ordered is set in the answer of a creation of an ordered tag.
+	Ordered bool
+	// The settings of a formatted or opaque tag; empty for a plain one.
+	// A formatted tag shows its reset, and its zone (UTC when none was
+	// given).
+	Format       string
+	Reset        string
+	TimeZone     string
+	Opaque       int
+	KeyID        string
+	PrunedBefore string
+}
+
+func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
+	v := TagView{Tag: t}
+	if !has {
+		return v
+	}
+	v.Format, v.TimeZone, v.Opaque, v.KeyID, v.PrunedBefore = set.Format, set.TimeZone, set.OpaqueBits, set.KeyID, set.PrunedBefore
+	if set.Formatted() {
+		v.Reset = string(set.Reset)
+		if v.TimeZone == "" {
+			v.TimeZone = "UTC"
+		}
+	}
+	return v
+}
+
+// settingsOff reports whether settings cannot be kept here.
+func (a *TagAdmin) settingsOff() error {
+	if a.Settings == nil || a.Issuer == nil {
+		return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need one store)")
+	}
+	return nil
+}
+
+// Create creates t: ordered, or formatted or opaque when settings are
+// given, else plain. t's zero step and max_id are not defaults here: the
+// edges fill them (segment.DefaultStep, 1) before.
+func (a *TagAdmin) Create(ctx context.Context, t segment.Tag, ordered bool, g TagSettings) (TagView, error) {
+	set, err := g.settings()
+	if err != nil {
+		return TagView{}, err
+	}
+	if err := t.Validate(); err != nil {
+		return TagView{}, err
+	}
+	special := g.given()
+	switch {
+	case ordered && special:
+		// Refused rather than half served: an ordered tag's numbers come
+		// from its owner, and formatted or opaque ids from the period rows
+		// or the keyed bijection of every instance (docs/business-ids.md).
+		return TagView{}, Errorf(InvalidFormat, "a tag is either ordered or formatted/opaque, not both: give ordered, or format/reset/time_zone/opaque")
+	case special:
+		return a.createSpecial(ctx, t, set)
+	case ordered:
+		oa, ok := a.Rows.(OrderedTagRows)
+		if !ok || a.Ordered == nil {
+			return TagView{}, Errorf(InvalidRequest, "ordered tags are not served here: they need sequences on and one store")
+		}
+		created, err := oa.CreateOrderedTag(ctx, t)
+		if err != nil {
+			return TagView{}, WithTag(t.Name, err)
+		}
+		v := viewOf(created, bizid.Settings{}, false)
+		v.Ordered = true
+		return v, nil
+	}
+	created, err := a.Rows.CreateTag(ctx, t)
+	if err != nil {
+		return TagView{}, WithTag(t.Name, err)
+	}
+	return viewOf(created, bizid.Settings{}, false), nil
+}
+
+// withKey gives an opaque tag the fingerprint of the current key.
+func (a *TagAdmin) withKey(set *bizid.Settings) error {
+	if !set.Opaque() {
+		return nil
+	}
+	id, ok := a.Issuer.CurrentKeyID()
+	if !ok {
+		return Errorf(InvalidFormat, "opaque tags need a key: set --opaque-key (LEAF_OPAQUE_KEY) on every instance")
+	}
+	set.KeyID = id
+	return nil
+}
+
+// createSpecial creates a formatted or opaque tag.
+func (a *TagAdmin) createSpecial(ctx context.Context, t segment.Tag, set bizid.Settings) (TagView, error) {
+	if err := a.settingsOff(); err != nil {
+		return TagView{}, err
+	}
+	set.Tag = t.Name
+	if err := a.withKey(&set); err != nil {
+		return TagView{}, err
+	}
+	if set.Opaque() && t.MaxID > int64(1)<<set.OpaqueBits-1 {
+		return TagView{}, Errorf(InvalidFormat, "max_id %d is outside the %d bits of the tag's opaque ids", t.MaxID, set.OpaqueBits)
+	}
+	if err := set.Validate(); err != nil {
+		return TagView{}, WithTag(t.Name, err)
+	}
+	created, err := a.Settings.CreateSpecialTag(ctx, t, set)
+	if err != nil {
+		return TagView{}, WithTag(t.Name, err)
+	}
+	if a.OnCreate != nil {
+		a.OnCreate(created.Name)
+	}
+	a.Issuer.Put(set)
+	return viewOf(created, set, true), nil
+}
+
+// Update changes tag name by u and the settings given. A change of
+// settings comes first: a plain tag given a format whose texts hold a
+// non-digit, or a formatted tag's new zone (bizid.CheckChange says what
+// may change).
+func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate, g TagSettings) (TagView, error) {
+	set, err := g.settings()
+	if err != nil {
+		return TagView{}, err
+	}
+	rows := u.Step != nil || u.MaxID != nil || u.Description != nil
+	if !rows && !g.given() {
+		return TagView{}, Errorf(InvalidRequest, "nothing to update: give step, max_id, description, format, reset, time_zone or opaque")
+	}
+	if err := u.Validate(); err != nil {
+		return TagView{}, err
+	}
+	if g.given() {
+		if err := a.updateSettings(ctx, name, set, g); err != nil {
+			return TagView{}, WithTag(name, err)
+		}
+	}
+	var t segment.Tag
+	if rows {
+		t, err = a.Rows.UpdateTag(ctx, name, u)
+	} else {
+		t, err = a.Rows.Tag(ctx, name)
+	}
+	if err != nil {
+		return TagView{}, WithTag(name, err)
+	}
+	return a.view(ctx, t), nil
+}
+
+// updateSettings applies the settings an update gave: settings for a
+// plain tag, or a formatted tag's new zone.
+func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.Settings, g TagSettings) error {
+	if err := a.settingsOff(); err != nil {
+		return err
+	}
+	old, kind, err := a.Settings.LookupTag(ctx, name)
+	if err != nil {
+		return err
+	}
+	if kind == bizid.NoRow {
+		return segment.ErrUnknownTag
+	}
+	had := kind == bizid.Special
+	if !had && a.Ordered != nil {
+		// An ordered tag is served by its owner as plain numbers; it never
+		// takes a format or opaque ids (docs/business-ids.md).
+		ordered, err := a.Ordered.Ordered(ctx, name)
+		if err != nil {
+			return err
+		}
+		if ordered {
+			return fmt.Errorf("%w: the tag is ordered, and an ordered tag cannot be made formatted or opaque", bizid.ErrFixed)
+		}
+	}
+	next := given
+	next.Tag = name
+	if had { // members not given keep their values
+		next.KeyID, next.PrunedBefore = old.KeyID, old.PrunedBefore
+		if g.Format == nil {
+			next.Format = old.Format
+		}
+		if g.Reset == nil {
+			next.Reset = old.Reset
+		}
+		if g.TimeZone == nil {
+			next.TimeZone = old.TimeZone
+		}
+		if g.Opaque == nil {
+			next.OpaqueBits = old.OpaqueBits
+		}
+	} else if err := a.withKey(&next); err != nil {
+		return err
+	}
+	// What may change at all comes first: a new format of a formatted
+	// tag is format_fixed whether or not it would be valid.
+	if err := bizid.CheckChange(old, had, next); err != nil {
+		return err
+	}
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	if err := a.Settings.SetTagSettings(ctx, old, had, next); err != nil {
+		return err
+	}
+	a.Issuer.Put(next)
+	return nil
+}
+
+// Get returns tag name with its settings.
+func (a *TagAdmin) Get(ctx context.Context, name string) (TagView, error) {
+	t, err := a.Rows.Tag(ctx, name)
+	if err != nil {
+		return TagView{}, WithTag(name, err)
+	}
+	return a.view(ctx, t), nil
+}
+
+// view is t with its settings when it has some. A failed read of them
+// shows the tag without.
+func (a *TagAdmin) view(ctx context.Context, t segment.Tag) TagView {
+	if a.Settings == nil {
+		return viewOf(t, bizid.Settings{}, false)
+	}
+	set, kind, err := a.Settings.LookupTag(ctx, t.Name)
+	return viewOf(t, set, err == nil && kind == bizid.Special)
+}
+
+// List returns every tag with its settings.
+func (a *TagAdmin) List(ctx context.Context) ([]TagView, error) {
+	tags, err := a.Rows.Tags(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sets := map[string]bizid.Settings{}
+	if a.Settings != nil {
+		all, err := a.Settings.TagSettings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, set := range all {
+			sets[set.Tag] = set
+		}
+	}
+	out := make([]TagView, 0, len(tags))
+	for _, t := range tags {
+		set, ok := sets[t.Name]
+		out = append(out, viewOf(t, set, ok))
+	}
+	return out, nil
+}
