@@ -16,10 +16,10 @@ import (
 	"github.com/leafid/leaf/internal/testkit"
 )
 
-// galeraSeqTag is the ordered tag of TestGaleraSequences.
+// galeraSeqTag is the ordered tag of TestSequencesGalera.
 const galeraSeqTag = "ordered"
 
-// TestGaleraSequences runs one leaf instance per node of a real 3-node
+// TestSequencesGalera runs one leaf instance per node of a real 3-node
 // MariaDB Galera cluster, each given its own node first and the others
 // after, serving one space of per-key sequences (the scenario space of
 // TestSequences: 64 sections, step 100) and an ordered tag, with a lease
@@ -36,7 +36,7 @@ const galeraSeqTag = "ordered"
 // of the ordered tag must increase the same way across instances; no key
 // may pass its section's max_seq; the only failures allowed are 503 with
 // Retry-After; every section must answer again after the stall.
-func TestGaleraSequences(t *testing.T) {
+func TestSequencesGalera(t *testing.T) {
 	requireSuite(t)
 	mariadbtest.RequireGalera(t)
 	var (
