@@ -44,6 +44,10 @@
 //     seconds. Every number is checked as it arrives: none twice for a key,
 //     and none not above one given for the key by a request that ended
 //     before the request began.
+//   - TestSequencesGalera: the same checks, and an ordered tag's, with
+//     three instances on a 3-node MariaDB Galera cluster, one per node,
+//     the node of the ordered tag's owner killed with SIGKILL and
+//     rejoined under load. Runs only with LEAF_TEST_GALERA=1.
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and

@@ -76,9 +76,10 @@ func TestSequences(t *testing.T) {
 		// see every section served again.
 		tail = 3*seqLease + time.Second
 		// boundRecovery bounds the longest time a section goes without
-		// a number after a fault: after a kill, the lease runs out, the
-		// dead member drops off the members, and a round of the member
-		// that wins the section takes it (about a lease and a round).
+		// a number after a fault: after a kill, the lease runs out and
+		// the member that wins the section without the dead one takes
+		// it at once (about a lease); the restarted instance then takes
+		// the sections it wins from the others (a handover).
 		boundRecovery = 2*seqLease + time.Second
 	)
 	// The faults, in a cycle; the short run has time for the first five.
@@ -355,13 +356,17 @@ const (
 // ownedSections are the sections of the scenario's space that the
 // instance's running process serves, by its log: taken and not released or
 // lost since.
-func ownedSections(in *instance) []int {
+func ownedSections(in *instance) []int { return ownedSectionsOf(in, seqSpace) }
+
+// ownedSectionsOf are the sections of a space (an ordered tag: its section
+// -1) that the instance's running process serves, by its log.
+func ownedSectionsOf(in *instance, space string) []int {
 	p := in.running()
 	if p == nil {
 		return nil
 	}
 	owned := map[int]bool{}
-	for _, l := range in.logs.match(func(l logLine) bool { return l.run == p.run && l.str("space") == seqSpace }) {
+	for _, l := range in.logs.match(func(l logLine) bool { return l.run == p.run && l.str("space") == space }) {
 		sec, ok := l.num("section")
 		if !ok {
 			continue

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/store/storetest"
 )
 
@@ -24,7 +25,10 @@ import (
 // time per key; every few seconds the next instance is killed with SIGKILL
 // and started again at once, so the sections it owned wait for their
 // leases to run out and move. No key may ever get a number twice, or a
-// number not above the last one it got.
+// number not above the last one it got. Each section the killed instance
+// served must answer a number again, at the new owner, within the lease
+// and a little of the kill: its heir takes it the moment its lease runs
+// out.
 func TestSequenceOwnersKilled(t *testing.T) {
 	requireSuite(t)
 	var (
@@ -56,6 +60,9 @@ func TestSequenceOwnersKilled(t *testing.T) {
 		mu                                   sync.Mutex
 		problems                             []string
 		last                                 = make([]int64, keys) // per key, only its worker writes
+		// answered are, per worker, the calls answered 200, with the
+		// section of their key.
+		answered = make([][]sectionCall, workers)
 	)
 	problem := func(format string, args ...any) {
 		mu.Lock()
@@ -82,6 +89,7 @@ func TestSequenceOwnersKilled(t *testing.T) {
 					url += "?count=" + strconv.Itoa(count)
 				}
 				calls.Add(1)
+				start := time.Now()
 				resp, err := client.Get(url)
 				if err != nil {
 					refused.Add(1) // a killed instance
@@ -111,6 +119,8 @@ func TestSequenceOwnersKilled(t *testing.T) {
 					last[k] = v
 				}
 				numbers.Add(int64(len(got)))
+				answered[w] = append(answered[w], sectionCall{section: sequence.SectionOf("key-"+strconv.Itoa(k), sections),
+					start: start, end: time.Now()})
 			}
 		})
 	}
@@ -162,11 +172,17 @@ func TestSequenceOwnersKilled(t *testing.T) {
 
 	clk := newClock()
 	kills := 0
-	var moves []time.Duration
+	var (
+		moves   []time.Duration
+		victims []killedOwner
+	)
 	for n := 0; clk.now() < runFor; n++ {
 		time.Sleep(killEvery)
 		in := ins[n%len(ins)]
+		v := killedOwner{sections: ownedSectionsOf(in, "inbox"), tag: len(ownedSectionsOf(in, "ordered")) > 0}
 		at := time.Now()
+		v.at = at
+		victims = append(victims, v)
 		if err := in.kill(); err != nil {
 			t.Errorf("kill %s: %v", in.name, err)
 			break
@@ -184,6 +200,9 @@ func TestSequenceOwnersKilled(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// The load goes on a while after the last move, so that every
+	// section of the last victim is asked for at its new owner.
+	time.Sleep(time.Second)
 	ran := clk.now()
 	cancel()
 	wg.Wait()
@@ -207,9 +226,30 @@ func TestSequenceOwnersKilled(t *testing.T) {
 	}
 	r.add("moves_measured", len(moves))
 	r.add("longest_move", longest)
-	// A killed owner's sections are served again once its lease ran out
-	// and the winners ran a round (a quarter of a lease), plus the time to
-	// restart it and read the metrics.
+	// From each kill to the first number each section of the victim
+	// gave at its new owner: a call that began after the kill and was
+	// answered 200.
+	var calls200 []sectionCall
+	for _, a := range answered {
+		calls200 = append(calls200, a...)
+	}
+	firsts, unserved, worst := firstAfterKills(victims, calls200, orderedCalls)
+	taken := takenAfterKills(ins, victims)
+	r.add("victim_sections_measured", len(firsts))
+	r.add("kill_to_taken_p50", percentile(taken, 0.5))
+	r.add("kill_to_taken_max", maxDur(taken))
+	r.add("kill_to_first_number_p50", percentile(firsts, 0.5))
+	r.add("kill_to_first_number_max", maxDur(firsts))
+	r.bound("sections_taken_within_lease", len(taken) > 0 && maxDur(taken) <= lease+takeSlack,
+		"%d sections of killed owners taken again, longest %v after the kill; want all within the lease %v and %v",
+		len(taken), maxDur(taken), lease, takeSlack)
+	r.bound("sections_answer_within_lease", len(unserved) == 0 && len(firsts) > 0 && maxDur(firsts) <= lease+answerSlack,
+		"%d sections of killed owners answered again, longest %v after the kill (%s), %d not before the next kill %v; want all within the lease %v and %v",
+		len(firsts), maxDur(firsts), worst, len(unserved), unserved, lease, answerSlack)
+	// Every section is owned again once the killed owner's leases ran
+	// out and the restarted instance took the sections it wins from the
+	// others (a handover, up to two rounds), plus the time to read the
+	// metrics.
 	r.bound("sections_move_in_time", len(moves) == kills && longest < 2*lease, "%d of %d kills measured, longest %v, lease %v", len(moves), kills, longest, lease)
 	outOfOrder := checkOrdered(orderedCalls)
 	r.add("ordered_ids", len(orderedCalls))
@@ -218,6 +258,123 @@ func TestSequenceOwnersKilled(t *testing.T) {
 	r.bound("no_repeat_no_decrease", len(problems) == 0, "%d problems, first: %v", len(problems), problems)
 	r.bound("numbers_issued", numbers.Load() > int64(keys), "%d numbers for %d keys", numbers.Load(), keys)
 	r.print()
+}
+
+// What a killed owner's section may take beyond its lease (counted from
+// the owner's last renewal, before the kill): takeSlack to be taken (the
+// timer, the statement that takes it, on a busy machine), answerSlack to
+// answer a caller again (that and the time until a caller asks for one of
+// its keys: a caller answered 503 waits 20 ms).
+const (
+	takeSlack   = 250 * time.Millisecond
+	answerSlack = 500 * time.Millisecond
+)
+
+// sectionCall is a call for a key of a section, answered 200.
+type sectionCall struct {
+	section    int
+	start, end time.Time
+}
+
+// killedOwner is an instance killed with the sections it served, and
+// whether it served the ordered tag.
+type killedOwner struct {
+	at       time.Time
+	sections []int
+	tag      bool
+}
+
+// firstAfterKills is, for every section (and the ordered tag) that a
+// killed instance served, the time from the kill to the end of the first
+// call that began after it and was answered 200 (by another instance:
+// the victim was dead) before the next kill; unserved names those with
+// none.
+func firstAfterKills(victims []killedOwner, calls []sectionCall, tag []orderedCall) (firsts []time.Duration, unserved []string, worst string) {
+	for i, v := range victims {
+		until := time.Now()
+		if i+1 < len(victims) {
+			until = victims[i+1].at
+		}
+		// first notes the earliest end among the calls that began
+		// after the kill and ended before the next.
+		first := func(what string, n int, call func(int) (start, end time.Time)) {
+			var best time.Time
+			for i := range n {
+				start, end := call(i)
+				if !start.Before(v.at) && end.Before(until) && (best.IsZero() || end.Before(best)) {
+					best = end
+				}
+			}
+			if best.IsZero() {
+				unserved = append(unserved, fmt.Sprintf("%s after kill %d", what, i+1))
+				return
+			}
+			if d := best.Sub(v.at); d > maxDur(firsts) {
+				worst = fmt.Sprintf("%s after kill %d", what, i+1)
+			}
+			firsts = append(firsts, best.Sub(v.at))
+		}
+		for _, sec := range v.sections {
+			var of []sectionCall
+			for _, c := range calls {
+				if c.section == sec {
+					of = append(of, c)
+				}
+			}
+			first(fmt.Sprintf("section %d", sec), len(of), func(i int) (time.Time, time.Time) { return of[i].start, of[i].end })
+		}
+		if v.tag {
+			first("the ordered tag", len(tag), func(i int) (time.Time, time.Time) { return tag[i].start, tag[i].end })
+		}
+	}
+	return firsts, unserved, worst
+}
+
+// takenAfterKills is, for every section (and the ordered tag) that a
+// killed instance served, the time from the kill to the first "section
+// taken" of it in any instance's log after the kill, by the time the line
+// gives.
+func takenAfterKills(ins []*instance, victims []killedOwner) []time.Duration {
+	type sec struct {
+		space   string
+		section int
+	}
+	var takes []struct {
+		at time.Time
+		s  sec
+	}
+	for _, in := range ins {
+		for _, l := range in.logs.withMsg(msgSectionTaken) {
+			at, err := time.Parse(time.RFC3339Nano, l.str("time"))
+			n, ok := l.num("section")
+			if err == nil && ok {
+				takes = append(takes, struct {
+					at time.Time
+					s  sec
+				}{at, sec{l.str("space"), int(n)}})
+			}
+		}
+	}
+	var out []time.Duration
+	for _, v := range victims {
+		want := map[sec]bool{}
+		for _, s := range v.sections {
+			want[sec{"inbox", s}] = true
+		}
+		if v.tag {
+			want[sec{"ordered", sequence.OrderedSection}] = true
+		}
+		first := map[sec]time.Time{}
+		for _, t := range takes {
+			if want[t.s] && !t.at.Before(v.at) && (first[t.s].IsZero() || t.at.Before(first[t.s])) {
+				first[t.s] = t.at
+			}
+		}
+		for _, at := range first {
+			out = append(out, at.Sub(v.at))
+		}
+	}
+	return out
 }
 
 // parseSeqs reads the answer of next: one number, or the JSON of a batch.

@@ -28,7 +28,13 @@
 // member joins, the sections it wins are handed over: the old owner stops
 // serving them, then clears its lease, and the new one takes them at its
 // next round. When a member dies, its leases run out and the sections go
-// to the members that win them among those still alive.
+// to the members that win them among those still alive, the moment the
+// leases run out: every round plans, for each lease another member holds,
+// what to do if it is not renewed — the member that would win the section
+// without its holder takes it when the lease ends, as the round read it,
+// and the others send its requests there. The store decides whether the
+// lease ran out, in the statement that takes it, so a plan never takes a
+// section early; a plan made before a renewal that came later is refused.
 //
 // An owner serves a section only until its lease's local deadline: the
 // time it sent the statement that granted or renewed the lease, plus the

@@ -9,7 +9,7 @@ import (
 // Defaults of Options.
 const (
 	// DefaultLease is how long a section's lease lasts without renewal:
-	// also about how long a section goes unserved after its owner died.
+	// also at most how long a section goes unserved after its owner died.
 	DefaultLease = 10 * time.Second
 )
 

@@ -5,122 +5,270 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
-// Round runs one round of ownership: it reads the spaces, records this
-// member's heartbeat, renews the leases held here, reads the members and
-// the sections, drops the sections lost, hands over those that another
-// live member wins, and takes those this member wins whose lease is free.
-// The background rounds call it; tests call it themselves.
+// Round runs one round of ownership, in four steps: it learns the spaces
+// and ordered tags (learn), records this member's heartbeat and renews the
+// leases held here (renew), reads the sections' leases and the live
+// members (look), and settles every section by what it read (settle):
+// routes its requests, drops it when lost, hands it over when another
+// live member wins it, takes it when this member wins it and its lease is
+// free, and plans what to do should another member's lease of it run out
+// before the next round (see atLeaseEnd). The background rounds call it;
+// tests call it themselves.
 func (q *Sequencer) Round(ctx context.Context) error {
 	q.roundMu.Lock()
 	defer q.roundMu.Unlock()
 	if q.closed.Load() {
 		return ErrClosed
 	}
+	served, err := q.learn(ctx)
+	if err != nil || served == 0 {
+		return err // with nothing to serve, no member to be
+	}
+	deadline, err := q.renew(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := q.look(ctx)
+	if err != nil {
+		return err
+	}
+	var (
+		plans []plan
+		errs  []error
+	)
+	for _, r := range v.rows {
+		s := q.lookup(r.Space, r.Section)
+		if s == nil {
+			continue // a space created since learn: the next round
+		}
+		p, err := q.settle(ctx, s, r, v, deadline)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if p.s != nil {
+			plans = append(plans, p)
+		}
+	}
+	q.plans = plans
+	return errors.Join(errs...)
+}
+
+// me is this member.
+func (q *Sequencer) me() Member { return Member{ID: q.opts.ID, Addr: q.opts.Addr} }
+
+// learn reads the spaces and the ordered tags, known here from then on,
+// and returns how many there are.
+func (q *Sequencer) learn(ctx context.Context) (int, error) {
 	spaces, err := q.opts.Store.Spaces(ctx)
 	if err != nil {
-		return fmt.Errorf("read spaces: %w", err)
+		return 0, fmt.Errorf("read spaces: %w", err)
 	}
 	for _, s := range spaces {
 		q.add(s)
 	}
-	tags := 0
+	n := len(spaces)
 	if q.opts.Ordered != nil && q.opts.Tags != nil {
 		names, err := q.opts.Ordered.OrderedTags(ctx)
 		if err != nil {
-			return fmt.Errorf("read ordered tags: %w", err)
+			return 0, fmt.Errorf("read ordered tags: %w", err)
 		}
 		for _, t := range names {
 			q.addOrdered(t)
 		}
-		tags = len(names)
+		n += len(names)
 	}
-	if len(spaces) == 0 && tags == 0 {
-		return nil // nothing to serve, no member to be
-	}
-	me := Member{ID: q.opts.ID, Addr: q.opts.Addr}
-	if err := q.opts.Store.Heartbeat(ctx, me, q.opts.Lease); err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
+	return n, nil
+}
+
+// renew records this member's heartbeat, renews every lease it holds,
+// and returns the local deadline of those leases.
+func (q *Sequencer) renew(ctx context.Context) (deadline time.Time, err error) {
+	if err := q.opts.Store.Heartbeat(ctx, q.me(), q.opts.Lease); err != nil {
+		return time.Time{}, fmt.Errorf("heartbeat: %w", err)
 	}
 	// Every lease renewed by the next statement runs out at the store's
 	// now plus the lease, and the store's now comes after t0.
 	t0 := q.opts.Now()
-	deadline := t0.Add(q.opts.Lease - q.opts.Margin)
-	if err := q.opts.Store.RenewSections(ctx, me.ID, q.opts.Lease); err != nil {
-		return fmt.Errorf("renew leases: %w", err)
+	if err := q.opts.Store.RenewSections(ctx, q.opts.ID, q.opts.Lease); err != nil {
+		return time.Time{}, fmt.Errorf("renew leases: %w", err)
 	}
+	return t0.Add(q.opts.Lease - q.opts.Margin), nil
+}
+
+// view is what a round read of the leases and the members.
+type view struct {
+	rows    []SectionRow
+	members []Member
+	// at is when the read of rows returned, by the local clock: a lease
+	// of a row runs out no earlier than at plus its Left.
+	at time.Time
+}
+
+// look reads the sections' leases, then the live members.
+func (q *Sequencer) look(ctx context.Context) (view, error) {
 	rows, err := q.opts.Store.Sections(ctx)
 	if err != nil {
-		return fmt.Errorf("read sections: %w", err)
+		return view{}, fmt.Errorf("read sections: %w", err)
 	}
+	at := q.opts.Now()
 	members, err := q.opts.Store.Members(ctx)
 	if err != nil {
-		return fmt.Errorf("read members: %w", err)
+		return view{}, fmt.Errorf("read members: %w", err)
 	}
+	return view{rows: rows, members: members, at: at}, nil
+}
 
-	var errs []error
-	for _, r := range rows {
-		s := q.lookup(r.Space, r.Section)
-		if s == nil {
-			continue // a space created since Spaces: the next round
+// settle brings one section in line with its row: it routes the
+// section's requests, keeps serving it or drops it, then hands it over,
+// takes it, or plans for the end of another member's lease of it.
+func (q *Sequencer) settle(ctx context.Context, s *section, r SectionRow, v view, deadline time.Time) (plan, error) {
+	me := q.me()
+	mine := r.Holder == me.ID
+	winner := rendezvous(v.members, r.Space, r.Section)
+	q.route(s, r, winner)
+	owned := q.keep(s, r, mine, deadline)
+	switch {
+	case owned && winner.ID != "" && winner.ID != me.ID:
+		q.handOver(ctx, s, winner)
+	case !owned && mine && winner.ID != me.ID:
+		// Held in the store but not served here (a release that
+		// failed): the renewals would keep it from the winner.
+		q.handOver(ctx, s, winner)
+	case !owned && winner.ID == me.ID && (!r.Live || mine):
+		_, err := q.take(ctx, s)
+		return plan{}, err
+	case r.Live && !mine:
+		// Another member's lease: should that member stop renewing it
+		// (killed, cut off the store), the heir takes the section the
+		// moment the lease runs out.
+		if heir := rendezvousWithout(v.members, r.Space, r.Section, r.Holder); heir.ID != "" {
+			return plan{s: s, at: v.at.Add(r.Left), heir: heir}, nil
 		}
-		mine := r.Holder == me.ID
-		winner := rendezvous(members, r.Space, r.Section)
-		// Requests go to the holder of a live lease, or else to the
-		// member about to take the section, which answers "retry" until
-		// it has.
-		owner := ""
-		switch {
-		case r.Live && !mine && r.Addr == me.Addr:
-			// An earlier process on this address, killed: its lease
-			// runs out before anyone serves the section.
-		case r.Live && !mine:
-			owner = r.Addr
-		case !r.Live && winner.ID != me.ID:
-			owner = winner.Addr
-		}
-		s.owner.Store(&owner)
+	}
+	return plan{}, nil
+}
 
-		s.mu.Lock()
-		owned := s.owned
-		switch {
-		case owned && mine:
-			s.deadline = deadline
-		case owned:
-			s.dropLocked(q)
-			q.opts.OnEvent(Event{Kind: "lost", Space: r.Space, Section: r.Section})
-			owned = false
-		}
-		s.mu.Unlock()
+// route points the section's requests at the holder of its live lease,
+// or else at the member about to take it, which answers "retry" until it
+// has; at nobody when this member holds it or is about to take it.
+func (q *Sequencer) route(s *section, r SectionRow, winner Member) {
+	me := q.me()
+	mine := r.Holder == me.ID
+	owner := ""
+	switch {
+	case r.Live && !mine && r.Addr == me.Addr:
+		// An earlier process on this address, killed: its lease runs
+		// out before anyone serves the section.
+	case r.Live && !mine:
+		owner = r.Addr
+	case !r.Live && winner.ID != me.ID:
+		owner = winner.Addr
+	}
+	s.owner.Store(&owner)
+}
 
+// keep moves the local deadline of a section served here whose lease was
+// just renewed, and drops a section served here whose lease the store
+// gives another; it says whether the section is still served here.
+func (q *Sequencer) keep(s *section, r SectionRow, mine bool, deadline time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !s.owned:
+		return false
+	case mine:
+		s.deadline = deadline
+		return true
+	}
+	s.dropLocked(q)
+	q.opts.OnEvent(Event{Kind: "lost", Space: r.Space, Section: r.Section})
+	return false
+}
+
+// plan is what this member does when another member's lease of a section
+// runs out, unless a round reads it renewed first: the heir, the member
+// that wins the section among the live members but the holder, takes it;
+// the other members send its requests to the heir.
+type plan struct {
+	s    *section
+	at   time.Time // the lease's end by the local clock, at the earliest
+	heir Member
+}
+
+// nextPlan is the time of the earliest plan, false when there is none.
+func (q *Sequencer) nextPlan() (time.Time, bool) {
+	q.roundMu.Lock()
+	defer q.roundMu.Unlock()
+	if len(q.plans) == 0 {
+		return time.Time{}, false
+	}
+	first := q.plans[0].at
+	for _, p := range q.plans[1:] {
+		if p.at.Before(first) {
+			first = p.at
+		}
+	}
+	return first, true
+}
+
+// atLeaseEnd carries out the plans whose time has come, made by the last
+// round: so a section whose owner died is taken when its lease runs out,
+// not at the heir's next round after that. Whether the lease ran out is
+// the store's to say, by its own clock, in the statement that takes it;
+// a take it refuses (the holder renewed after the round's read, or this
+// member's clock ran ahead of the store's) asks for a round, which reads
+// the lease again and plans anew. The background rounds call it when the
+// first plan is due.
+func (q *Sequencer) atLeaseEnd(ctx context.Context) {
+	q.roundMu.Lock()
+	defer q.roundMu.Unlock()
+	if q.closed.Load() {
+		return
+	}
+	now := q.opts.Now()
+	me := q.me()
+	again := false
+	kept := q.plans[:0]
+	for _, p := range q.plans {
 		switch {
-		case owned && winner.ID != "" && winner.ID != me.ID:
-			q.handOver(ctx, s, winner)
-		case !owned && mine && winner.ID != me.ID:
-			// Held in the store but not served here (a release that
-			// failed): the renewals above would keep it from the winner.
-			q.handOver(ctx, s, winner)
-		case !owned && winner.ID == me.ID && (!r.Live || mine):
-			if err := q.take(ctx, s, me); err != nil {
-				errs = append(errs, err)
+		case p.at.After(now):
+			kept = append(kept, p)
+		case p.heir.ID != me.ID:
+			p.s.owner.Store(&p.heir.Addr)
+		default:
+			ok, err := q.take(ctx, p.s)
+			if err != nil || !ok {
+				again = true
 			}
 		}
 	}
-	return errors.Join(errs...)
+	clear(q.plans[len(kept):])
+	q.plans = kept
+	if again {
+		q.Kick()
+	}
 }
 
 // take claims a section whose lease is free (or still this member's, from
 // before a restart of the Sequencer's state) and starts serving it above
-// its max_seq.
-func (q *Sequencer) take(ctx context.Context, s *section, me Member) error {
+// its max_seq. ok is false when the store refused: another holds it.
+func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
+	s.mu.Lock()
+	owned := s.owned
+	s.mu.Unlock()
+	if owned {
+		return true, nil
+	}
 	t0 := q.opts.Now()
-	maxSeq, ok, err := q.opts.Store.AcquireSection(ctx, s.space, s.index, me, q.opts.Lease)
+	maxSeq, ok, err := q.opts.Store.AcquireSection(ctx, s.space, s.index, q.me(), q.opts.Lease)
 	if err != nil {
-		return fmt.Errorf("take section %d of space %q: %w", s.index, s.space, err)
+		return false, fmt.Errorf("take section %d of space %q: %w", s.index, s.space, err)
 	}
 	if !ok {
-		return nil // another was first
+		return false, nil
 	}
 	s.mu.Lock()
 	s.takeLocked(maxSeq, t0.Add(q.opts.Lease-q.opts.Margin))
@@ -129,7 +277,7 @@ func (q *Sequencer) take(ctx context.Context, s *section, me Member) error {
 	s.owner.Store(&none)
 	q.taken.Add(1)
 	q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
-	return nil
+	return true, nil
 }
 
 // handOver stops serving a section and clears its lease, so that the
@@ -149,11 +297,20 @@ func (q *Sequencer) handOver(ctx context.Context, s *section, winner Member) {
 // score of its id and the section's name. When a member joins or leaves,
 // only the sections it wins or won change hands.
 func rendezvous(members []Member, spaceName string, index int) Member {
+	return rendezvousWithout(members, spaceName, index, "")
+}
+
+// rendezvousWithout is the member that would win a section if the member
+// without were gone.
+func rendezvousWithout(members []Member, spaceName string, index int, without string) Member {
 	var (
 		best      Member
 		bestScore uint64
 	)
 	for _, m := range members {
+		if m.ID == without {
+			continue
+		}
 		sc := score(m.ID, spaceName, index)
 		if best.ID == "" || sc > bestScore || sc == bestScore && m.ID > best.ID {
 			best, bestScore = m, sc

@@ -30,7 +30,8 @@ type Sequencer struct {
 	dropped      atomic.Int64 // sections released or lost since the start
 	closed       atomic.Bool
 
-	roundMu sync.Mutex // one round at a time
+	roundMu sync.Mutex // one round at a time; protects plans
+	plans   []plan     // made by the last round, for leases' ends
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -71,6 +72,8 @@ func (q *Sequencer) loop(ctx context.Context) {
 	defer close(q.done)
 	t := time.NewTicker(q.opts.Interval)
 	defer t.Stop()
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	failing := false
 	for {
 		rctx, cancel := context.WithTimeout(ctx, q.opts.Interval+q.opts.Margin)
@@ -85,11 +88,33 @@ func (q *Sequencer) loop(ctx context.Context) {
 			q.opts.OnEvent(Event{Kind: "recovered"})
 		}
 		cancel()
+		if !q.wait(ctx, t, due) {
+			return
+		}
+	}
+}
+
+// wait waits for the time of the next round, or a kick, carrying out
+// meanwhile the plans for leases' ends as they come due; false when ctx
+// ended.
+func (q *Sequencer) wait(ctx context.Context, tick *time.Ticker, due *time.Timer) bool {
+	for {
+		if at, ok := q.nextPlan(); ok {
+			due.Reset(at.Sub(q.opts.Now()))
+		} else {
+			due.Stop()
+		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
+		case <-tick.C:
+			return true
 		case <-q.kick:
+			return true
+		case <-due.C:
+			dctx, cancel := context.WithTimeout(ctx, q.opts.Interval+q.opts.Margin)
+			q.atLeaseEnd(dctx)
+			cancel()
 		}
 	}
 }

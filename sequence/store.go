@@ -22,6 +22,10 @@ type SectionRow struct {
 	Addr    string // the holder's address
 	// Live: the lease has not run out by the store's clock.
 	Live bool
+	// Left is how long a live lease runs on, by the store's clock, from a
+	// moment no later than the read: a time planned as Left after the
+	// read returned is at or after the lease's end. 0 when not live.
+	Left time.Duration
 }
 
 // Store keeps spaces, members and sections. Expiry is judged by the

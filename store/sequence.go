@@ -254,6 +254,9 @@ func (s *Store) Sections(ctx context.Context) ([]sequence.SectionRow, error) {
 	out := make([]sequence.SectionRow, len(rows))
 	for i, r := range rows {
 		out[i] = sequence.SectionRow{Space: r.Space, Section: r.Section, Holder: r.Holder, Addr: r.Addr, Live: r.ExpiresMS > now}
+		if out[i].Live {
+			out[i].Left = time.Duration(r.ExpiresMS-now) * time.Millisecond
+		}
 	}
 	return out, nil
 }

@@ -82,6 +82,11 @@ func TestSectionLease(t *testing.T) {
 		if err != nil || rows[0].Holder != "a" || rows[0].Addr != "a:1" || !rows[0].Live || rows[1].Live {
 			t.Fatalf("sections = %+v, %v", rows, err)
 		}
+		// What is left of the lease, by the database's clock: a minute
+		// less the time since the renewal; nothing of a lease not held.
+		if l := rows[0].Left; l <= 50*time.Second || l > time.Minute || rows[1].Left != 0 {
+			t.Fatalf("lease left %v and %v, want under a minute and 0", l, rows[1].Left)
+		}
 
 		// a dies: once its lease ran out, c takes the section above max_seq.
 		storetest.ExpireMember(t, s1, "a")

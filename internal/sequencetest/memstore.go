@@ -176,7 +176,11 @@ func (m *MemStore) Sections(context.Context) ([]sequence.SectionRow, error) {
 	now := m.now()
 	out := make([]sequence.SectionRow, 0, len(m.sections))
 	for k, r := range m.sections {
-		out = append(out, sequence.SectionRow{Space: k.space, Section: k.section, Holder: r.holder, Addr: r.addr, Live: r.expires.After(now)})
+		row := sequence.SectionRow{Space: k.space, Section: k.section, Holder: r.holder, Addr: r.addr, Live: r.expires.After(now)}
+		if row.Live {
+			row.Left = r.expires.Sub(now)
+		}
+		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Space != out[j].Space {
