@@ -25,6 +25,9 @@ type Sequencer struct {
 	ordered   atomic.Pointer[map[string]*section]
 	plain     sync.Map
 
+	// routeCaches maps a space's name to its *routeCache (routes.go).
+	routeCaches sync.Map
+
 	keysInMemory atomic.Int64
 	taken        atomic.Int64 // sections taken over since the start
 	dropped      atomic.Int64 // sections released or lost since the start
@@ -153,6 +156,15 @@ func (q *Sequencer) section(ctx context.Context, spaceName, key string) (*sectio
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
+	sp, err := q.known(ctx, spaceName)
+	if err != nil {
+		return nil, err
+	}
+	return sp.sections[SectionOf(key, len(sp.sections))], nil
+}
+
+// known finds a space, reading one not known yet from the store.
+func (q *Sequencer) known(ctx context.Context, spaceName string) (*space, error) {
 	q.mu.RLock()
 	sp := q.spaces[spaceName]
 	q.mu.RUnlock()
@@ -173,7 +185,7 @@ func (q *Sequencer) section(ctx context.Context, spaceName, key string) (*sectio
 		sp = q.add(s)
 		q.Kick()
 	}
-	return sp.sections[SectionOf(key, len(sp.sections))], nil
+	return sp, nil
 }
 
 // Added tells the Sequencer of a space just created, so that its
