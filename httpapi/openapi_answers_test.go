@@ -229,6 +229,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		nextNoK  = "/api/sequence/next/{space}"
 		current  = "/api/sequence/current/{space}/{key}"
 		currNoK  = "/api/sequence/current/{space}"
+		routes   = "/api/sequence/routes/{space}"
 		spaces   = "/api/admin/sequences"
 		space    = "/api/admin/sequences/{space}"
 	)
@@ -383,6 +384,13 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/sequence/current/inbox/alice?count=1", status: 400, path: current},
 		{method: "GET", target: "/api/sequence/current/nosuch/k", status: 404, path: current},
 		{method: "GET", target: "/api/sequence/current/inbox", status: 400, path: currNoK},
+		{method: "GET", target: "/api/sequence/routes/inbox", status: 200, path: routes},
+		{method: "GET", target: "/api/sequence/routes/inbox?x=1", status: 200, path: routes},
+		{method: "GET", target: "/api/sequence/routes/", status: 400, path: routes},
+		{method: "GET", target: "/api/sequence/routes/" + strings.Repeat("s", 129), status: 400, path: routes},
+		{method: "GET", target: "/api/sequence/routes/nosuch", status: 404, path: routes},
+		{method: "GET", target: "/api/sequence/routes/elsewhere", status: 503, path: routes, setup: seqDown},
+		{method: "HEAD", target: "/api/sequence/routes/inbox", status: 405, component: "MethodNotAllowed"},
 		{method: "GET", target: spaces, token: oaAdmin, status: 200, path: spaces},
 		{method: "GET", target: spaces, status: 401, path: spaces},
 		{method: "GET", target: spaces, token: oaAdmin, status: 503, path: spaces, setup: seqDown},
@@ -433,6 +441,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/sequence/next/inbox", status: 404, path: nextNoK},
 		{method: "GET", target: "/api/sequence/current/inbox/k", status: 404, path: current},
 		{method: "GET", target: "/api/sequence/current/inbox", status: 404, path: currNoK},
+		{method: "GET", target: "/api/sequence/routes/inbox", status: 404, path: routes},
 		{method: "GET", target: spaces, token: oaAdmin, status: 404, path: spaces},
 		{method: "GET", target: "/api/admin/sequences/inbox", token: oaAdmin, status: 404, path: space},
 		{method: "GET", target: statusJS, status: 200, path: statusJS},

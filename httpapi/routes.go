@@ -105,19 +105,22 @@ func (s *server) routes(e routes) {
 	e.GET("/api/uuid/decode/", s.uuidDecode)
 
 	// A sequence key may be anything of 1..256 bytes: the routes without
-	// it, or without the space, make an empty one a 400.
+	// it, or without the space, make an empty one a 400. Their answers
+	// carry the version of the space's routing table.
 	for _, r := range []struct {
 		prefix string
 		h      echo.HandlerFunc
 	}{
-		{"/api/sequence/next/", s.sequenceNext},
-		{"/api/sequence/current/", s.sequenceCurrent},
+		{"/api/sequence/next/", s.withRoutesVersion(s.sequenceNext)},
+		{"/api/sequence/current/", s.withRoutesVersion(s.sequenceCurrent)},
 	} {
 		e.GET(r.prefix+":space/:key", r.h)
 		e.GET(r.prefix+":space/", r.h)
 		e.GET(r.prefix+":space", r.h)
 		e.GET(r.prefix, r.h)
 	}
+	e.GET("/api/sequence/routes/:space", s.sequenceRoutes)
+	e.GET("/api/sequence/routes/", s.sequenceRoutes)
 
 	e.GET("/api/convert/:form/:id", s.convert)
 	e.GET("/api/convert/:form/", s.convert)
