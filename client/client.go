@@ -27,6 +27,7 @@ const (
 	DefaultSnowflakeMaxAge = time.Second
 	DefaultBackoffMin      = 100 * time.Millisecond
 	DefaultBackoffMax      = 5 * time.Second
+	DefaultRoutesInterval  = 2 * time.Second
 
 	// MaxRange is the largest range the server hands out in one answer
 	// (the server's httpapi.MaxRangeCount).
@@ -94,6 +95,20 @@ type Config struct {
 	// 5s (DefaultBackoffMax).
 	BackoffMin time.Duration
 	BackoffMax time.Duration
+
+	// NoDirectSequences sends every sequence call to Endpoints. By
+	// default the client keeps each space's routing table and calls the
+	// owner of the key's section itself, at the address the servers
+	// advertise for it (their --advertise-addr), over plain HTTP, falling
+	// back to Endpoints while it has no owner to call. Set it when the
+	// client cannot reach those addresses (the servers behind a proxy,
+	// NAT or TLS that only Endpoints get through).
+	NoDirectSequences bool
+	// RoutesInterval is the least time between two fetches of one
+	// space's routing table: a table is fetched on a space's first call,
+	// and again when an answer shows it stale, at most once per
+	// RoutesInterval. Zero means 2s (DefaultRoutesInterval).
+	RoutesInterval time.Duration
 }
 
 // withDefaults fills the zero fields and checks the rest.
@@ -136,6 +151,7 @@ func (c Config) withDefaults() (Config, error) {
 		def(&c.SnowflakeMaxAge, DefaultSnowflakeMaxAge, "SnowflakeMaxAge"),
 		def(&c.BackoffMin, DefaultBackoffMin, "BackoffMin"),
 		def(&c.BackoffMax, DefaultBackoffMax, "BackoffMax"),
+		def(&c.RoutesInterval, DefaultRoutesInterval, "RoutesInterval"),
 		defInt(&c.MinRange, DefaultMinRange, MaxRange, "MinRange"),
 		defInt(&c.MaxRange, DefaultMaxRange, MaxRange, "MaxRange"),
 		defInt(&c.SnowflakeBatch, DefaultSnowflakeBatch, MaxSnowflakeBatch, "SnowflakeBatch"),
@@ -189,6 +205,9 @@ type Client struct {
 	_    [63]byte
 
 	flakes flakePool
+
+	// routes maps a sequence space to its *spaceRoutes (routes.go).
+	routes sync.Map
 
 	ctx    context.Context // cancelled by Close; every request runs under it
 	cancel context.CancelFunc
@@ -414,6 +433,9 @@ func (c *Client) try(parent context.Context, e *endpoint, path string, v answer)
 		return &Error{Endpoint: e.base, Err: err}
 	}
 	defer resp.Body.Close()
+	if r, ok := v.(versioned); ok {
+		r.sawVersion(resp.Header.Get(headerRoutesVersion))
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return &Error{Endpoint: e.base, Err: fmt.Errorf("read answer: %w", err)}

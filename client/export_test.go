@@ -45,3 +45,60 @@ func PlanSizes(cfg Config, steps []PlanStep) ([]int64, error) {
 	}
 	return sizes, nil
 }
+
+// SectionOf is the client's copy of the server's sequence.SectionOf.
+var SectionOf = sectionOf
+
+// Copies of the server's names, held to them by TestRoutesMatchServer.
+const (
+	HeaderRoutesVersion = headerRoutesVersion
+	RouteScheme         = routeScheme
+)
+
+// RoutesVersion is the version of the routing table c holds for space,
+// or "" while it holds none.
+func RoutesVersion(c *Client, space string) string {
+	v, ok := c.routes.Load(space)
+	if !ok {
+		return ""
+	}
+	if t := v.(*spaceRoutes).table.Load(); t != nil {
+		return t.version
+	}
+	return ""
+}
+
+// OwnerFailures is how many times in a row the owner at addr, named in
+// the routing table c holds for space, failed; -1 when the table does not
+// name it.
+func OwnerFailures(c *Client, space, addr string) int {
+	v, ok := c.routes.Load(space)
+	if !ok {
+		return -1
+	}
+	t := v.(*spaceRoutes).table.Load()
+	if t == nil {
+		return -1
+	}
+	for _, e := range t.owners {
+		if e != nil && e.base == "http://"+addr {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return e.failures
+		}
+	}
+	return -1
+}
+
+// RoutesFetched reports whether c fetched space's routing table at least
+// once and is not fetching it now, whatever came of it.
+func RoutesFetched(c *Client, space string) bool {
+	v, ok := c.routes.Load(space)
+	if !ok {
+		return false
+	}
+	sr := v.(*spaceRoutes)
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	return !sr.last.IsZero() && !sr.fetching
+}

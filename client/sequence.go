@@ -18,9 +18,11 @@ const (
 // SequenceNext returns the next number of key in the sequence space: above
 // every number the key was given before, by any server (see the server's
 // docs/sequences.md). Numbers are never buffered here: each call is one
-// request, which any server answers (a server that does not own the key's
-// section forwards it to the owner once). A server that answers 503 (the
-// section is moving to another owner) is left for the next endpoint.
+// request, answered by the owner of the key's section. The client calls
+// the owner itself once it knows the space's routing table (see
+// Config.NoDirectSequences), else an endpoint, which forwards the call to
+// the owner once. A server that answers 503 (the section is moving to
+// another owner) is left for the next endpoint.
 func (c *Client) SequenceNext(ctx context.Context, space, key string) (int64, error) {
 	first, err := c.SequenceNextN(ctx, space, key, 1)
 	if err != nil {
@@ -32,27 +34,95 @@ func (c *Client) SequenceNext(ctx context.Context, space, key string) (int64, er
 // SequenceNextN takes n consecutive numbers of key (1 ≤ n ≤
 // MaxSequenceBatch) and returns the first: they are first … first+n-1.
 func (c *Client) SequenceNextN(ctx context.Context, space, key string, n int) (int64, error) {
-	if space == "" || !utf8.ValidString(space) {
-		return 0, fmt.Errorf("leaf client: sequence space %q: %w", space, ErrInvalidSpace)
-	}
-	if key == "" || len(key) > MaxSequenceKey || !utf8.ValidString(key) {
-		return 0, fmt.Errorf("leaf client: sequence key of %d bytes: %w", len(key), ErrInvalidKey)
+	if err := checkSequence(space, key); err != nil {
+		return 0, err
 	}
 	if n < 1 || n > MaxSequenceBatch {
 		return 0, fmt.Errorf("leaf client: %d numbers: %w", n, ErrInvalidCount)
 	}
 	a := &seqAnswer{asked: n}
 	path := "/api/sequence/next/" + url.PathEscape(space) + "/" + url.PathEscape(key) + "?count=" + strconv.Itoa(n)
-	if _, err := c.get(ctx, "sequence next", path, a); err != nil {
+	if err := c.sequenceGet(ctx, "sequence next", space, key, path, a); err != nil {
 		return 0, err
 	}
 	return a.first, nil
+}
+
+// SequenceCurrent returns the last number issued to key, without taking
+// one. For a key not issued since its section last changed owner, it is
+// the section's max_seq at that moment, which every earlier number of the
+// key is at or below; 0 in a new space.
+func (c *Client) SequenceCurrent(ctx context.Context, space, key string) (int64, error) {
+	if err := checkSequence(space, key); err != nil {
+		return 0, err
+	}
+	a := &currentAnswer{}
+	path := "/api/sequence/current/" + url.PathEscape(space) + "/" + url.PathEscape(key)
+	if err := c.sequenceGet(ctx, "sequence current", space, key, path, a); err != nil {
+		return 0, err
+	}
+	return a.v, nil
+}
+
+// checkSequence refuses, without a request, what every server refuses.
+func checkSequence(space, key string) error {
+	if space == "" || !utf8.ValidString(space) {
+		return fmt.Errorf("leaf client: sequence space %q: %w", space, ErrInvalidSpace)
+	}
+	if key == "" || len(key) > MaxSequenceKey || !utf8.ValidString(key) {
+		return fmt.Errorf("leaf client: sequence key of %d bytes: %w", len(key), ErrInvalidKey)
+	}
+	return nil
+}
+
+// sequenceGet asks for path, a sequence route of key in space: of the
+// owner of key's section when the routing table names one that is not
+// backing off, else (or when the owner gives no usable answer) of the
+// endpoints in turn. Only the server issues numbers; the client only
+// chooses where to ask. An answer that shows the table stale (a failed
+// owner, or a version other than the table's) fetches it again, at most
+// once per RoutesInterval; a space's first call fetches it.
+func (c *Client) sequenceGet(ctx context.Context, op, space, key, path string, a routedAnswer) error {
+	sr := c.routesOf(space)
+	if sr == nil {
+		_, err := c.get(ctx, op, path, a)
+		return err
+	}
+	t := sr.table.Load()
+	if t == nil {
+		c.refreshRoutes(space, sr)
+	} else if owner := t.ownerOf(key); owner != nil && owner.usable(c.now()) {
+		err := c.try(ctx, owner, path, a)
+		switch {
+		case err == nil:
+			owner.answered()
+			if a.routesVersion() != t.version {
+				c.refreshRoutes(space, sr)
+			}
+			return nil
+		case ctx.Err() != nil && err.Status == 0:
+			return fmt.Errorf("leaf client: %s: %w", op, ctx.Err())
+		case !err.failover():
+			owner.answered()
+			return fmt.Errorf("leaf client: %s: %w", op, err)
+		}
+		owner.failed(err, c.now(), c.cfg.BackoffMin, c.cfg.BackoffMax)
+		c.refreshRoutes(space, sr)
+	}
+	if _, err := c.get(ctx, op, path, a); err != nil {
+		return err
+	}
+	if v := a.routesVersion(); t != nil && v != "" && v != t.version {
+		c.refreshRoutes(space, sr)
+	}
+	return nil
 }
 
 // seqAnswer is the body of GET /api/sequence/next/{space}/{key}?count=N:
 // {"space":…,"key":…,"seqs":["…",…]}, consecutive numbers.
 type seqAnswer struct {
 	Seqs []string `json:"seqs"`
+	routed
 
 	asked int
 	first int64 // parsed by check
@@ -73,3 +143,21 @@ func (a *seqAnswer) check() error {
 	}
 	return nil
 }
+
+// currentAnswer is the body of GET /api/sequence/current/{space}/{key}:
+// the number in decimal, as plain text (which is also a JSON number).
+type currentAnswer struct {
+	routed
+	v int64
+}
+
+func (a *currentAnswer) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%.40q is not a sequence number", b)
+	}
+	a.v = v
+	return nil
+}
+
+func (a *currentAnswer) check() error { return nil }

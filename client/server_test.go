@@ -3,10 +3,13 @@ package client_test
 import (
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/leafid/leaf/client"
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/sequence"
 )
 
 // The client speaks to the server without importing it
@@ -48,5 +51,28 @@ func TestLimitsMatchServer(t *testing.T) {
 	}
 	if client.MaxSnowflakeBatch != httpapi.MaxCount {
 		t.Errorf("client.MaxSnowflakeBatch is %d, the server's largest batch %d", client.MaxSnowflakeBatch, httpapi.MaxCount)
+	}
+}
+
+// TestRoutesMatchServer: the client computes a key's section as the
+// server does, under the scheme the server names, and reads the version
+// from the header the server sets.
+func TestRoutesMatchServer(t *testing.T) {
+	if client.RouteScheme != sequence.RouteScheme {
+		t.Errorf("the client computes %q, the server names %q", client.RouteScheme, sequence.RouteScheme)
+	}
+	if client.HeaderRoutesVersion != httpapi.HeaderRoutesVersion {
+		t.Errorf("the client reads the header %q, the server sets %q", client.HeaderRoutesVersion, httpapi.HeaderRoutesVersion)
+	}
+	keys := []string{"k", "user-42", "会话/1", strings.Repeat("x", 256), "\x00"}
+	for i := range 1000 {
+		keys = append(keys, "key-"+strconv.Itoa(i))
+	}
+	for _, k := range keys {
+		for _, n := range []int{1, 2, 7, 64, 4096} {
+			if got, want := client.SectionOf(k, n), sequence.SectionOf(k, n); got != want {
+				t.Fatalf("section of %q among %d: client %d, server %d", k, n, got, want)
+			}
+		}
 	}
 }
