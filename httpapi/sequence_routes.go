@@ -77,9 +77,9 @@ func (s *server) sequenceRoutes(c echo.Context) error {
 }
 
 // withRoutesVersion sets HeaderRoutesVersion on the answers of h, a
-// sequence route, when the Sequences tell routing tables. A request
-// forwarded here gets none: the instance that forwarded it answers the
-// client, with its own.
+// sequence route, when the Sequences tell routing tables. (The answer to
+// a request forwarded here has it too, but the instance that forwarded the
+// request answers the client with its own.)
 func (s *server) withRoutesVersion(h echo.HandlerFunc) echo.HandlerFunc {
 	rt, ok := s.cfg.Sequences.(SequenceRoutes)
 	if !ok {
@@ -89,9 +89,6 @@ func (s *server) withRoutesVersion(h echo.HandlerFunc) echo.HandlerFunc {
 	// stays the same, so that setting it allocates nothing.
 	var last atomic.Pointer[[]string]
 	return func(c echo.Context) error {
-		if c.Request().Header.Get(HeaderForwarded) != "" {
-			return h(c)
-		}
 		space, err := pathParam(c, "space")
 		if err != nil {
 			return h(c)

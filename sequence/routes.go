@@ -86,8 +86,7 @@ func (q *Sequencer) RoutesVersion(spaceName string) string {
 // than routesMaxAge. When another caller is reading it again, a caller
 // that may (wait false) takes the last one rather than wait.
 func (q *Sequencer) routes(sp *space, wait bool) Routes {
-	v, _ := q.routeCaches.LoadOrStore(sp.Name, &routeCache{})
-	c := v.(*routeCache)
+	c := &sp.routes
 	now := q.opts.Now()
 	last := c.last.Load()
 	if last != nil && now.Sub(last.at) < routesMaxAge && !now.Before(last.at) {

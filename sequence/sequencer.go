@@ -25,9 +25,6 @@ type Sequencer struct {
 	ordered   atomic.Pointer[map[string]*section]
 	plain     sync.Map
 
-	// routeCaches maps a space's name to its *routeCache (routes.go).
-	routeCaches sync.Map
-
 	keysInMemory atomic.Int64
 	taken        atomic.Int64 // sections taken over since the start
 	dropped      atomic.Int64 // sections released or lost since the start
@@ -44,6 +41,7 @@ type Sequencer struct {
 type space struct {
 	Space
 	sections []*section
+	routes   routeCache // its routing table (routes.go)
 }
 
 // New returns a Sequencer and, unless opts.Interval is negative, starts
