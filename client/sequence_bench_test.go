@@ -18,16 +18,12 @@ import (
 
 // BenchmarkSequenceNext is one SequenceNext at a time over loopback HTTP,
 // from two servers on one in-memory sequence store: owner serves every
-// section, other none. The client is given other as its only endpoint:
+// section, other none. The client is given other as its only endpoint.
+// In direct, it holds the routing table and calls owner; in forwarded
+// (NoDirectSequences), other forwards every call to owner; owner-endpoint
+// (NoDirectSequences, owner as the endpoint) is the floor of direct.
 //
-//   - direct: the client holds the routing table and calls owner;
-//
-//   - forwarded: NoDirectSequences, so other forwards every call to owner;
-//
-//   - owner-endpoint: NoDirectSequences with owner as the endpoint, the
-//     floor of direct.
-//
-//     go test -run '^$' -bench BenchmarkSequenceNext -benchtime 2s -count 3 ./client/
+//	go test -run '^$' -bench BenchmarkSequenceNext -benchtime 2s -count 3 ./client/
 func BenchmarkSequenceNext(b *testing.B) {
 	st := sequencetest.NewMemStore(time.Now)
 	if _, err := st.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: sequence.MaxStep, Sections: 4}); err != nil {
