@@ -97,6 +97,22 @@
 // out one older than SnowflakeMaxAge (1s by default), counted from when
 // the request that fetched it was sent; older ones are dropped.
 //
+// # Per-key sequences
+//
+// SequenceNext, SequenceNextN and SequenceCurrent make one request a
+// call: a sequence number is never buffered. Each space's routing table
+// (GET /api/sequence/routes/{space}), fetched in the background on the
+// space's first call, names the owner of each section; the client
+// computes a key's section and calls its owner directly, at the address
+// the server advertises, so that no server forwards the call. It falls
+// back to Endpoints while the table names no owner for the section or the
+// owner gives no usable answer, and fetches the table again, at most once
+// per RoutesInterval, when an answer shows it stale (an owner that failed,
+// or the header Leaf-Routes-Version with another version). The table only
+// chooses where to ask: numbers come from the servers alone, so a stale
+// table costs a forward or a retry, never a repeated or lower number.
+// NoDirectSequences sends every call to Endpoints.
+//
 // # Errors
 //
 // Each error code of the server has a sentinel (ErrUnknownTag,
