@@ -423,6 +423,10 @@ func (c *Client) try(parent context.Context, e *endpoint, path string, v answer)
 		return &Error{Endpoint: e.base, Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
+	r, routed := v.(versioned)
+	if routed && r.heldVersion() != "" {
+		req.Header.Set(headerRoutesVersion, r.heldVersion())
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
@@ -433,7 +437,7 @@ func (c *Client) try(parent context.Context, e *endpoint, path string, v answer)
 		return &Error{Endpoint: e.base, Err: err}
 	}
 	defer resp.Body.Close()
-	if r, ok := v.(versioned); ok {
+	if routed {
 		r.sawVersion(resp.Header.Get(headerRoutesVersion))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))

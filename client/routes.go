@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// headerRoutesVersion is the header of the server's sequence answers that
-// holds the version of the space's routing table as the server that
-// answered sees it (the server's httpapi.HeaderRoutesVersion).
+// headerRoutesVersion is the header of the sequence routes that carries a
+// routing table's version (the server's httpapi.HeaderRoutesVersion): the
+// client sends the version of the table it holds, and an answer from a
+// server that sees another carries that one.
 const headerRoutesVersion = "Leaf-Routes-Version"
 
 // routeScheme is the one mapping from key to section this client computes
@@ -42,8 +43,11 @@ type routeTable struct {
 	owners []*endpoint
 }
 
-// ownerOf is the owner of key's section, or nil.
+// ownerOf is the owner of key's section, or nil (also for no table).
 func (t *routeTable) ownerOf(key string) *endpoint {
+	if t == nil {
+		return nil
+	}
 	return t.owners[sectionOf(key, len(t.owners))]
 }
 
@@ -180,19 +184,26 @@ func (a *routesAnswer) check() error {
 }
 
 // routed, in an answer of a sequence route, holds the version of the
-// routing table of the server that answered, which try notes.
-type routed struct{ version string }
+// routing table the request was sent with, and the version the answer
+// came with, if any (try sends the one and notes the other).
+type routed struct{ held, seen string }
 
-func (r *routed) sawVersion(v string)   { r.version = v }
-func (r *routed) routesVersion() string { return r.version }
+func (r *routed) hold(v string)         { r.held = v }
+func (r *routed) heldVersion() string   { return r.held }
+func (r *routed) sawVersion(v string)   { r.seen = v }
+func (r *routed) routesVersion() string { return r.seen }
 
-// versioned is an answer that notes the routing table version it came
-// with.
-type versioned interface{ sawVersion(string) }
+// versioned is an answer whose request carries a routing table version,
+// and which notes the version it came with.
+type versioned interface {
+	heldVersion() string
+	sawVersion(string)
+}
 
 // routedAnswer is the answer of a sequence route.
 type routedAnswer interface {
 	answer
 	versioned
+	hold(string)
 	routesVersion() string
 }

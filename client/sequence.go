@@ -79,9 +79,10 @@ func checkSequence(space, key string) error {
 // owner of key's section when the routing table names one that is not
 // backing off, else (or when the owner gives no usable answer) of the
 // endpoints in turn. Only the server issues numbers; the client only
-// chooses where to ask. An answer that shows the table stale (a failed
-// owner, or a version other than the table's) fetches it again, at most
-// once per RoutesInterval; a space's first call fetches it.
+// chooses where to ask. The request carries the table's version; an
+// answer that shows the table stale (an owner that failed, or an answer
+// with another version) fetches it again, at most once per
+// RoutesInterval; a space's first call fetches it.
 func (c *Client) sequenceGet(ctx context.Context, op, space, key, path string, a routedAnswer) error {
 	sr := c.routesOf(space)
 	if sr == nil {
@@ -91,31 +92,37 @@ func (c *Client) sequenceGet(ctx context.Context, op, space, key, path string, a
 	t := sr.table.Load()
 	if t == nil {
 		c.refreshRoutes(space, sr)
-	} else if owner := t.ownerOf(key); owner != nil && owner.usable(c.now()) {
+	} else {
+		a.hold(t.version)
+	}
+	if owner := t.ownerOf(key); owner != nil && owner.usable(c.now()) {
 		err := c.try(ctx, owner, path, a)
 		switch {
 		case err == nil:
 			owner.answered()
-			if a.routesVersion() != t.version {
-				c.refreshRoutes(space, sr)
-			}
+			c.noteVersion(space, sr, t, a)
 			return nil
 		case ctx.Err() != nil && err.Status == 0:
 			return fmt.Errorf("leaf client: %s: %w", op, ctx.Err())
 		case !err.failover():
 			owner.answered()
+			c.noteVersion(space, sr, t, a)
 			return fmt.Errorf("leaf client: %s: %w", op, err)
 		}
 		owner.failed(err, c.now(), c.cfg.BackoffMin, c.cfg.BackoffMax)
 		c.refreshRoutes(space, sr)
 	}
-	if _, err := c.get(ctx, op, path, a); err != nil {
-		return err
-	}
+	_, err := c.get(ctx, op, path, a)
+	c.noteVersion(space, sr, t, a)
+	return err
+}
+
+// noteVersion fetches the table again when a's answer came with a version
+// other than t's.
+func (c *Client) noteVersion(space string, sr *spaceRoutes, t *routeTable, a routedAnswer) {
 	if v := a.routesVersion(); t != nil && v != "" && v != t.version {
 		c.refreshRoutes(space, sr)
 	}
-	return nil
 }
 
 // seqAnswer is the body of GET /api/sequence/next/{space}/{key}?count=N:

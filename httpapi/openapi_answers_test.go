@@ -385,6 +385,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/sequence/current/nosuch/k", status: 404, path: current},
 		{method: "GET", target: "/api/sequence/current/inbox", status: 400, path: currNoK},
 		{method: "GET", target: "/api/sequence/routes/inbox", status: 200, path: routes},
+		{raw: "GET /api/sequence/next/inbox/alice HTTP/1.1\r\nHost: leaf\r\nLeaf-Routes-Version: 0000000000000000\r\n\r\n", status: 200, path: next},
 		{method: "GET", target: "/api/sequence/routes/inbox?x=1", status: 200, path: routes},
 		{method: "GET", target: "/api/sequence/routes/", status: 400, path: routes},
 		{method: "GET", target: "/api/sequence/routes/" + strings.Repeat("s", 129), status: 400, path: routes},

@@ -106,7 +106,7 @@ func (s *server) routes(e routes) {
 
 	// A sequence key may be anything of 1..256 bytes: the routes without
 	// it, or without the space, make an empty one a 400. Their answers
-	// carry the version of the space's routing table.
+	// tell a client holding a stale routing table the current version.
 	for _, r := range []struct {
 		prefix string
 		h      echo.HandlerFunc

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,10 +21,11 @@ type SequenceRoutes interface {
 	RoutesVersion(space string) string
 }
 
-// HeaderRoutesVersion is set on the answers of the sequence routes (next
-// and current): the version of the space's routing table as the instance
-// that answered sees it. A client holding a table of another version
-// knows that its table is stale.
+// HeaderRoutesVersion carries a space's routing table version on the
+// sequence routes (next and current). A client that holds a table sends
+// its version; when the instance that answers sees another, its answer
+// carries that one, so that the client knows its table is stale. Requests
+// without it are answered without it, and cost one header lookup more.
 const HeaderRoutesVersion = "Leaf-Routes-Version"
 
 // routesJSON is the answer of GET /api/sequence/routes/{space}.
@@ -76,33 +76,24 @@ func (s *server) sequenceRoutes(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// withRoutesVersion sets HeaderRoutesVersion on the answers of h, a
-// sequence route, when the Sequences tell routing tables. (The answer to
-// a request forwarded here has it too, but the instance that forwarded the
-// request answers the client with its own.)
+// withRoutesVersion answers, on h, a sequence route, the version of the
+// space's routing table when the request holds another (see
+// HeaderRoutesVersion), if the Sequences tell routing tables.
 func (s *server) withRoutesVersion(h echo.HandlerFunc) echo.HandlerFunc {
 	rt, ok := s.cfg.Sequences.(SequenceRoutes)
 	if !ok {
 		return h
 	}
-	// The header's value is shared by the answers while the version
-	// stays the same, so that setting it allocates nothing.
-	var last atomic.Pointer[[]string]
 	return func(c echo.Context) error {
-		space, err := pathParam(c, "space")
-		if err != nil {
+		held := c.Request().Header[HeaderRoutesVersion]
+		if len(held) == 0 {
 			return h(c)
 		}
-		v := rt.RoutesVersion(space)
-		if v == "" {
-			return h(c)
+		if space, err := pathParam(c, "space"); err == nil {
+			if v := rt.RoutesVersion(space); v != "" && v != held[0] {
+				c.Response().Header().Set(HeaderRoutesVersion, v)
+			}
 		}
-		p := last.Load()
-		if p == nil || (*p)[0] != v {
-			p = &[]string{v}
-			last.Store(p)
-		}
-		c.Response().Header()[HeaderRoutesVersion] = *p
 		return h(c)
 	}
 }

@@ -26,7 +26,7 @@ type routesAnswer struct {
 // TestSequenceRoutesTable: two instances answer the same table; the owner
 // it names for each section serves the section's keys itself (a request
 // marked forwarded, which a non-owner refuses, is answered); the sequence
-// routes' answers carry the table's version, forwarded ones too.
+// routes answer the table's version to a request holding another.
 func TestSequenceRoutesTable(t *testing.T) {
 	const sections = 8
 	st := sequencetest.NewMemStore(time.Now)
@@ -77,9 +77,21 @@ func TestSequenceRoutesTable(t *testing.T) {
 		}
 		for _, in := range []*instance{a, b} {
 			for _, path := range []string{"/api/sequence/next/inbox/", "/api/sequence/current/inbox/"} {
-				code, body, h := get(t, in.srv.URL+path+key)
-				if code != http.StatusOK || h.Get(httpapi.HeaderRoutesVersion) != r.Version {
-					t.Fatalf("%s%s: %d %s, version %q, want %q", path, key, code, body, h.Get(httpapi.HeaderRoutesVersion), r.Version)
+				// No version held, the current one, a stale one: only
+				// the stale one is answered with the current version.
+				for _, held := range []string{"", r.Version, "0123456789abcdef"} {
+					var hdr []string
+					if held != "" {
+						hdr = []string{httpapi.HeaderRoutesVersion, held}
+					}
+					code, body, h := get(t, in.srv.URL+path+key, hdr...)
+					want := ""
+					if held != "" && held != r.Version {
+						want = r.Version
+					}
+					if code != http.StatusOK || h.Get(httpapi.HeaderRoutesVersion) != want {
+						t.Fatalf("%s%s holding %q: %d %s, version %q, want %q", path, key, held, code, body, h.Get(httpapi.HeaderRoutesVersion), want)
+					}
 				}
 			}
 		}
