@@ -106,9 +106,11 @@
 // computes a key's section and calls its owner directly, at the address
 // the server advertises, so that no server forwards the call. It falls
 // back to Endpoints while the table names no owner for the section or the
-// owner gives no usable answer, and fetches the table again, at most once
-// per RoutesInterval, when an answer shows it stale (an owner that failed,
-// or the header Leaf-Routes-Version with another version). The table only
+// owner gives no usable answer. Each call sends the table's version in the
+// header Leaf-Routes-Version, and a server that sees another answers it;
+// the client fetches the table again, at most once per RoutesInterval,
+// when an answer shows it stale (an owner that failed, or another
+// version). The table only
 // chooses where to ask: numbers come from the servers alone, so a stale
 // table costs a forward or a retry, never a repeated or lower number.
 // NoDirectSequences sends every call to Endpoints.
