@@ -20,10 +20,10 @@ const RouteScheme = "fnv1a64-mod"
 const NoOwner = -1
 
 // routesMaxAge is how long a space's table is reused before it is read
-// again from the sections. Reading it takes a lock per section (about 2 µs
-// for 64 sections); the version goes out with every sequence answer, so
-// it is read at most ten times a second per space rather than on each.
-// The sections' owners change at rounds, every quarter of a lease.
+// again from the sections. Reading it takes a lock per section; every
+// request of a client that holds a table asks for the version, so it is
+// read at most ten times a second per space rather than on each. The
+// sections' owners change at rounds, every quarter of a lease.
 const routesMaxAge = 100 * time.Millisecond
 
 // Routes is a space's routing table as this instance sees it: for each
