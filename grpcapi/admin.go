@@ -139,6 +139,17 @@ func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1
 	return connect.NewResponse(&leafv1.UpdateTagResponse{Tag: toTag(t)}), nil
 }
 
+// RevealId mirrors GET /api/admin/tags/{tag}/reveal/{id}: the checks,
+// errors and answer are leafapi.TagAdmin.Reveal's. Like the route, it
+// needs the business ids, not the tag administration.
+func (s *adminServer) RevealId(ctx context.Context, req *connect.Request[leafv1.RevealIdRequest]) (*connect.Response[leafv1.RevealIdResponse], error) {
+	r, err := s.tags.Reveal(ctx, req.Msg.GetTag(), req.Msg.GetId())
+	if err != nil {
+		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
+	}
+	return connect.NewResponse(&leafv1.RevealIdResponse{Tag: r.Tag, Id: r.ID, Number: r.Number}), nil
+}
+
 func (s *adminServer) ListSegments(ctx context.Context, req *connect.Request[leafv1.ListSegmentsRequest]) (*connect.Response[leafv1.ListSegmentsResponse], error) {
 	if s.cfg.Segments == nil {
 		return nil, modeOff("segment")

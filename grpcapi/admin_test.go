@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +19,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -392,5 +396,143 @@ func TestAdminTagSettings(t *testing.T) {
 				t.Errorf("%s: HTTP shows %s %v, gRPC %v", name, member, got, want)
 			}
 		}
+	}
+}
+
+// connectReason is the leaf error code of a connect client's error, from
+// its ErrorInfo.
+func connectReason(err error) string {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return ""
+	}
+	for _, d := range ce.Details() {
+		if v, err := d.Value(); err == nil {
+			if info, ok := v.(*errdetails.ErrorInfo); ok && info.GetDomain() == "leaf" {
+				return strings.ToLower(info.GetReason())
+			}
+		}
+	}
+	return ""
+}
+
+// TestAdminRevealId: RevealId answers what GET
+// /api/admin/tags/{tag}/reveal/{id} answers, over google.golang.org/grpc's
+// client and a Connect one, and refuses what the route refuses with the
+// same code and message.
+func TestAdminRevealId(t *testing.T) {
+	s := newAdminServer(t, adminSettings{biz: true, keys: []string{opaqueKey}, ordered: true})
+	off := newAdminServer(t, adminSettings{ordered: true})
+	ctx := t.Context()
+	c := leafv1connect.NewAdminServiceClient(http.DefaultClient, s.url, connect.WithProtoJSON())
+	cc := s.grpcConn(t)
+	gctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+adminToken)
+	if _, err := c.CreateTag(ctx, withToken(&leafv1.CreateTagRequest{Tag: "users", Opaque: new(int32(53))}, adminToken)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := leafv1connect.NewIdServiceClient(http.DefaultClient, s.url).BatchSegmentIds(ctx,
+		connect.NewRequest(&leafv1.BatchSegmentIdsRequest{Tag: "users", Count: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbers := map[int64]bool{}
+	for _, id := range got.Msg.GetIds() {
+		byConnect, err := c.RevealId(ctx, withToken(&leafv1.RevealIdRequest{Tag: "users", Id: id}, adminToken))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byGRPC := new(leafv1.RevealIdResponse)
+		if err := cc.Invoke(gctx, "/leaf.v1.AdminService/RevealId", &leafv1.RevealIdRequest{Tag: "users", Id: id}, byGRPC); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(byConnect.Msg, byGRPC) || byGRPC.GetTag() != "users" || byGRPC.GetId() != id {
+			t.Fatalf("reveal of %d: Connect %v, gRPC %v", id, byConnect.Msg, byGRPC)
+		}
+		code, body := httpAdmin(t, http.MethodGet, s.url+"/api/admin/tags/users/reveal/"+strconv.FormatInt(id, 10), nil)
+		want := fmt.Sprintf(`{"tag":"users","id":"%d","number":"%d"}`, id, byGRPC.GetNumber())
+		if code != http.StatusOK || string(body) != want {
+			t.Fatalf("HTTP reveal of %d: %d %s, want %s", id, code, body, want)
+		}
+		numbers[byGRPC.GetNumber()] = true
+	}
+	if !numbers[1] || !numbers[2] || !numbers[3] {
+		t.Fatalf("the first batch revealed %v, want the numbers 1, 2 and 3", numbers)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		server *adminServer
+		tag    string
+		id     int64
+		token  string
+		code   string
+		grpc   string
+		says   string
+		// otherMessage: the route refuses the id in its own words, as a
+		// path that is not a number.
+		otherMessage bool
+	}{
+		{name: "unknown tag", tag: "nope", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: `"nope" is not opaque`},
+		{name: "plain tag", tag: "orders", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: `"orders" is not opaque`},
+		{name: "ordered tag", tag: "ticks", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: "not opaque"},
+		{name: "id beyond the bits", tag: "users", id: 1 << 53, code: "invalid_id", grpc: "InvalidArgument", says: "outside 1..9007199254740991"},
+		{name: "id zero", tag: "users", id: 0, code: "invalid_id", grpc: "InvalidArgument", says: "outside"},
+		{name: "negative id", tag: "users", id: -5, code: "invalid_id", grpc: "InvalidArgument", says: "non-negative", otherMessage: true},
+		{name: "negative id of a plain tag", tag: "orders", id: -5, code: "invalid_id", grpc: "InvalidArgument", says: "non-negative", otherMessage: true},
+		{name: "bad tag", tag: strings.Repeat("t", 129), id: 5, code: "invalid_tag", grpc: "InvalidArgument"},
+		{name: "no token", tag: "users", id: 5, token: "-", code: "unauthorized", grpc: "Unauthenticated"},
+		{name: "wrong token", tag: "users", id: 5, token: "not-" + adminToken, code: "unauthorized", grpc: "Unauthenticated"},
+		{name: "business ids off", server: off, tag: "orders", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: "not enabled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := s
+			if tc.server != nil {
+				srv = tc.server
+			}
+			token := tc.token
+			switch token {
+			case "":
+				token = adminToken
+			case "-":
+				token = ""
+			}
+			req := &leafv1.RevealIdRequest{Tag: tc.tag, Id: tc.id}
+			gctx := ctx
+			if token != "" {
+				gctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+			}
+			grpcErr := srv.grpcConn(t).Invoke(gctx, "/leaf.v1.AdminService/RevealId", req, new(leafv1.RevealIdResponse))
+			msg := status.Convert(grpcErr).Message()
+			if grpcCode(grpcErr) != tc.grpc || reason(grpcErr) != tc.code || !strings.Contains(msg, tc.says) {
+				t.Errorf("gRPC: %v (reason %q); want %s %s saying %q", grpcErr, reason(grpcErr), tc.grpc, tc.code, tc.says)
+			}
+			_, connectErr := leafv1connect.NewAdminServiceClient(http.DefaultClient, srv.url).RevealId(ctx, withToken(req, token))
+			var ce *connect.Error
+			if !errors.As(connectErr, &ce) || camel(ce.Code().String()) != tc.grpc || connectReason(connectErr) != tc.code || ce.Message() != msg {
+				t.Errorf("Connect: %v (reason %q); want %s %s %q", connectErr, connectReason(connectErr), tc.grpc, tc.code, msg)
+			}
+
+			hreq, err := http.NewRequest(http.MethodGet, srv.url+"/api/admin/tags/"+url.PathEscape(tc.tag)+"/reveal/"+strconv.FormatInt(tc.id, 10), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token != "" {
+				hreq.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode < 400 {
+				t.Fatalf("HTTP: %d %v", resp.StatusCode, err)
+			}
+			if e.Error.Code != tc.code || !tc.otherMessage && e.Error.Message != msg {
+				t.Errorf("HTTP answers %s %q, gRPC %s %q", e.Error.Code, e.Error.Message, tc.code, msg)
+			}
+		})
 	}
 }

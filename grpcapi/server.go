@@ -69,6 +69,8 @@ type BizIDs interface {
 	// the settings of a formatted or opaque tag.
 	CurrentKeyID() (string, bool)
 	Put(s bizid.Settings) *bizid.Tag
+	// Reveal turns an opaque id back into its number, for RevealId.
+	Reveal(ctx context.Context, tag string, id int64) (int64, error)
 }
 
 // TagAdmin manages the rows of leaf_alloc for the admin calls. One that

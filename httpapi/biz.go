@@ -118,17 +118,10 @@ func textForm(tag string) error {
 	return newError(http.StatusBadRequest, codeInvalidRequest, "biz tag %q is formatted: its ids are texts, which have no decimal or base62 form", tag)
 }
 
-// bizOff refuses a reveal when this server serves no opaque tags.
-func (s *server) bizOff() error {
-	return newError(http.StatusBadRequest, codeInvalidRequest, "formatted and opaque tags are not enabled on this server (they need one store)")
-}
-
 // adminReveal turns an opaque id back into its number:
-// GET /api/admin/tags/{tag}/reveal/{id}.
+// GET /api/admin/tags/{tag}/reveal/{id}. leafapi.TagAdmin.Reveal checks
+// and answers it, as it does leaf.v1.AdminService/RevealId.
 func (s *server) adminReveal(c echo.Context) error {
-	if s.cfg.Biz == nil {
-		return s.bizOff()
-	}
 	tag, err := pathTag(c)
 	if err != nil {
 		return err
@@ -137,17 +130,17 @@ func (s *server) adminReveal(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.cfg.Biz.Reveal(c.Request().Context(), tag, id)
+	r, err := s.tags.Reveal(c.Request().Context(), tag, id)
 	if err != nil {
-		return withTag(tag, err)
+		return err
 	}
-	b := make([]byte, 0, 64+len(tag))
+	b := make([]byte, 0, 64+len(r.Tag))
 	b = append(b, `{"tag":`...)
-	b = appendJSONString(b, tag)
+	b = appendJSONString(b, r.Tag)
 	b = append(b, `,"id":"`...)
-	b = strconv.AppendInt(b, id, 10)
+	b = strconv.AppendInt(b, r.ID, 10)
 	b = append(b, `","number":"`...)
-	b = strconv.AppendInt(b, n, 10)
+	b = strconv.AppendInt(b, r.Number, 10)
 	b = append(b, `"}`...)
 	return c.JSONBlob(http.StatusOK, b)
 }

@@ -31,13 +31,15 @@ type SettingsRows interface {
 	TagSettings(ctx context.Context) ([]bizid.Settings, error)
 }
 
-// SettingsIssuer serves formatted and opaque tags by their settings
-// (bizid.Issuer implements it).
+// SettingsIssuer serves formatted and opaque tags by their settings, and
+// reveals opaque ids (bizid.Issuer implements it).
 type SettingsIssuer interface {
 	// CurrentKeyID is the fingerprint of the key new opaque tags get.
 	CurrentKeyID() (string, bool)
 	// Put serves a tag by new settings at once.
 	Put(s bizid.Settings) *bizid.Tag
+	// Reveal turns an opaque id of tag back into its number.
+	Reveal(ctx context.Context, tag string, id int64) (int64, error)
 }
 
 // TagAdmin is what the admin calls of both edges do with tags: create one
@@ -130,9 +132,15 @@ func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
 // settingsOff reports whether settings cannot be kept here.
 func (a *TagAdmin) settingsOff() error {
 	if a.Settings == nil || a.Issuer == nil {
-		return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need one store)")
+		return bizOff()
 	}
 	return nil
+}
+
+// bizOff refuses settings and reveals where this server serves no
+// formatted or opaque tags.
+func bizOff() error {
+	return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need one store)")
 }
 
 // Create creates t: ordered, or formatted or opaque when settings are
@@ -347,4 +355,32 @@ func (a *TagAdmin) List(ctx context.Context) ([]TagView, error) {
 		out = append(out, viewOf(t, set, ok))
 	}
 	return out, nil
+}
+
+// Revealed is an opaque id of a tag and the number it was made from.
+type Revealed struct {
+	Tag    string
+	ID     int64
+	Number int64
+}
+
+// Reveal turns id, an id of the opaque tag, back into the number it was
+// made from. A tag that is not opaque, or has no row, is invalid_request;
+// an id outside the tag's domain invalid_id; a tag whose key this
+// instance lacks unavailable.
+func (a *TagAdmin) Reveal(ctx context.Context, tag string, id int64) (Revealed, error) {
+	if a.Issuer == nil {
+		return Revealed{}, bizOff()
+	}
+	if err := segment.ValidateTag(tag); err != nil {
+		return Revealed{}, err
+	}
+	if id < 0 {
+		return Revealed{}, Errorf(InvalidID, "id must be a non-negative 64-bit integer")
+	}
+	n, err := a.Issuer.Reveal(ctx, tag, id)
+	if err != nil {
+		return Revealed{}, WithTag(tag, err)
+	}
+	return Revealed{Tag: tag, ID: id, Number: n}, nil
 }

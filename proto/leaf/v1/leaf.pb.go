@@ -1772,6 +1772,121 @@ func (x *UpdateTagResponse) GetTag() *Tag {
 	return nil
 }
 
+type RevealIdRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tag   string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	// An id the opaque tag issued: 1 to 2^63-1, or 2^53-1 for a tag of 53
+	// bits.
+	Id            int64 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevealIdRequest) Reset() {
+	*x = RevealIdRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevealIdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevealIdRequest) ProtoMessage() {}
+
+func (x *RevealIdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevealIdRequest.ProtoReflect.Descriptor instead.
+func (*RevealIdRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *RevealIdRequest) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *RevealIdRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type RevealIdResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tag   string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	Id    int64                  `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The tag's number the id was made from.
+	Number        int64 `protobuf:"varint,3,opt,name=number,proto3" json:"number,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevealIdResponse) Reset() {
+	*x = RevealIdResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevealIdResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevealIdResponse) ProtoMessage() {}
+
+func (x *RevealIdResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevealIdResponse.ProtoReflect.Descriptor instead.
+func (*RevealIdResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *RevealIdResponse) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *RevealIdResponse) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *RevealIdResponse) GetNumber() int64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
 type ListSegmentsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1780,7 +1895,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1907,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1920,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
 }
 
 type ListSegmentsResponse struct {
@@ -1817,7 +1932,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1944,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1957,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListSegmentsResponse) GetBuffers() []*Buffer {
@@ -1866,7 +1981,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +1993,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2006,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Segment) GetStart() int64 {
@@ -1955,7 +2070,7 @@ type Buffer struct {
 
 func (x *Buffer) Reset() {
 	*x = Buffer{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2082,7 @@ func (x *Buffer) String() string {
 func (*Buffer) ProtoMessage() {}
 
 func (x *Buffer) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2095,7 @@ func (x *Buffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Buffer.ProtoReflect.Descriptor instead.
 func (*Buffer) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Buffer) GetTag() string {
@@ -2102,7 +2217,7 @@ type Space struct {
 
 func (x *Space) Reset() {
 	*x = Space{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2114,7 +2229,7 @@ func (x *Space) String() string {
 func (*Space) ProtoMessage() {}
 
 func (x *Space) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2127,7 +2242,7 @@ func (x *Space) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Space.ProtoReflect.Descriptor instead.
 func (*Space) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Space) GetSpace() string {
@@ -2164,7 +2279,7 @@ type CreateSpaceRequest struct {
 
 func (x *CreateSpaceRequest) Reset() {
 	*x = CreateSpaceRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2291,7 @@ func (x *CreateSpaceRequest) String() string {
 func (*CreateSpaceRequest) ProtoMessage() {}
 
 func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2304,7 @@ func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSpaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateSpaceRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateSpaceRequest) GetSpace() string {
@@ -2222,7 +2337,7 @@ type CreateSpaceResponse struct {
 
 func (x *CreateSpaceResponse) Reset() {
 	*x = CreateSpaceResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2349,7 @@ func (x *CreateSpaceResponse) String() string {
 func (*CreateSpaceResponse) ProtoMessage() {}
 
 func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2362,7 @@ func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSpaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateSpaceResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CreateSpaceResponse) GetSpace() *Space {
@@ -2265,7 +2380,7 @@ type ListSpacesRequest struct {
 
 func (x *ListSpacesRequest) Reset() {
 	*x = ListSpacesRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2392,7 @@ func (x *ListSpacesRequest) String() string {
 func (*ListSpacesRequest) ProtoMessage() {}
 
 func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2405,7 @@ func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSpacesRequest.ProtoReflect.Descriptor instead.
 func (*ListSpacesRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
 }
 
 type ListSpacesResponse struct {
@@ -2302,7 +2417,7 @@ type ListSpacesResponse struct {
 
 func (x *ListSpacesResponse) Reset() {
 	*x = ListSpacesResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2429,7 @@ func (x *ListSpacesResponse) String() string {
 func (*ListSpacesResponse) ProtoMessage() {}
 
 func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2442,7 @@ func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSpacesResponse.ProtoReflect.Descriptor instead.
 func (*ListSpacesResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListSpacesResponse) GetSpaces() []*Space {
@@ -2346,7 +2461,7 @@ type GetSpaceRequest struct {
 
 func (x *GetSpaceRequest) Reset() {
 	*x = GetSpaceRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2358,7 +2473,7 @@ func (x *GetSpaceRequest) String() string {
 func (*GetSpaceRequest) ProtoMessage() {}
 
 func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2371,7 +2486,7 @@ func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpaceRequest.ProtoReflect.Descriptor instead.
 func (*GetSpaceRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetSpaceRequest) GetSpace() string {
@@ -2390,7 +2505,7 @@ type GetSpaceResponse struct {
 
 func (x *GetSpaceResponse) Reset() {
 	*x = GetSpaceResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2402,7 +2517,7 @@ func (x *GetSpaceResponse) String() string {
 func (*GetSpaceResponse) ProtoMessage() {}
 
 func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2415,7 +2530,7 @@ func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpaceResponse.ProtoReflect.Descriptor instead.
 func (*GetSpaceResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetSpaceResponse) GetSpace() *Space {
@@ -2551,7 +2666,14 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"_time_zoneB\t\n" +
 	"\a_opaque\"3\n" +
 	"\x11UpdateTagResponse\x12\x1e\n" +
-	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\x15\n" +
+	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"3\n" +
+	"\x0fRevealIdRequest\x12\x10\n" +
+	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x03R\x02id\"L\n" +
+	"\x10RevealIdResponse\x12\x10\n" +
+	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x03R\x02id\x12\x16\n" +
+	"\x06number\x18\x03 \x01(\x03R\x06number\"\x15\n" +
 	"\x13ListSegmentsRequest\"A\n" +
 	"\x14ListSegmentsResponse\x12)\n" +
 	"\abuffers\x18\x01 \x03(\v2\x0f.leaf.v1.BufferR\abuffers\"\x9c\x01\n" +
@@ -2612,12 +2734,13 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"DecodeUuid\x12\x1a.leaf.v1.DecodeUuidRequest\x1a\x1b.leaf.v1.DecodeUuidResponse2\x84\x01\n" +
 	"\x0fSequenceService\x123\n" +
 	"\x04Next\x12\x14.leaf.v1.NextRequest\x1a\x15.leaf.v1.NextResponse\x12<\n" +
-	"\aCurrent\x12\x17.leaf.v1.CurrentRequest\x1a\x18.leaf.v1.CurrentResponse2\xb1\x04\n" +
+	"\aCurrent\x12\x17.leaf.v1.CurrentRequest\x1a\x18.leaf.v1.CurrentResponse2\xf2\x04\n" +
 	"\fAdminService\x12B\n" +
 	"\tCreateTag\x12\x19.leaf.v1.CreateTagRequest\x1a\x1a.leaf.v1.CreateTagResponse\x12?\n" +
 	"\bListTags\x12\x18.leaf.v1.ListTagsRequest\x1a\x19.leaf.v1.ListTagsResponse\x129\n" +
 	"\x06GetTag\x12\x16.leaf.v1.GetTagRequest\x1a\x17.leaf.v1.GetTagResponse\x12B\n" +
-	"\tUpdateTag\x12\x19.leaf.v1.UpdateTagRequest\x1a\x1a.leaf.v1.UpdateTagResponse\x12K\n" +
+	"\tUpdateTag\x12\x19.leaf.v1.UpdateTagRequest\x1a\x1a.leaf.v1.UpdateTagResponse\x12?\n" +
+	"\bRevealId\x12\x18.leaf.v1.RevealIdRequest\x1a\x19.leaf.v1.RevealIdResponse\x12K\n" +
 	"\fListSegments\x12\x1c.leaf.v1.ListSegmentsRequest\x1a\x1d.leaf.v1.ListSegmentsResponse\x12H\n" +
 	"\vCreateSpace\x12\x1b.leaf.v1.CreateSpaceRequest\x1a\x1c.leaf.v1.CreateSpaceResponse\x12E\n" +
 	"\n" +
@@ -2636,7 +2759,7 @@ func file_leaf_v1_leaf_proto_rawDescGZIP() []byte {
 	return file_leaf_v1_leaf_proto_rawDescData
 }
 
-var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_leaf_v1_leaf_proto_goTypes = []any{
 	(*GetSegmentIdRequest)(nil),       // 0: leaf.v1.GetSegmentIdRequest
 	(*GetSegmentIdResponse)(nil),      // 1: leaf.v1.GetSegmentIdResponse
@@ -2669,35 +2792,37 @@ var file_leaf_v1_leaf_proto_goTypes = []any{
 	(*GetTagResponse)(nil),            // 28: leaf.v1.GetTagResponse
 	(*UpdateTagRequest)(nil),          // 29: leaf.v1.UpdateTagRequest
 	(*UpdateTagResponse)(nil),         // 30: leaf.v1.UpdateTagResponse
-	(*ListSegmentsRequest)(nil),       // 31: leaf.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),      // 32: leaf.v1.ListSegmentsResponse
-	(*Segment)(nil),                   // 33: leaf.v1.Segment
-	(*Buffer)(nil),                    // 34: leaf.v1.Buffer
-	(*Space)(nil),                     // 35: leaf.v1.Space
-	(*CreateSpaceRequest)(nil),        // 36: leaf.v1.CreateSpaceRequest
-	(*CreateSpaceResponse)(nil),       // 37: leaf.v1.CreateSpaceResponse
-	(*ListSpacesRequest)(nil),         // 38: leaf.v1.ListSpacesRequest
-	(*ListSpacesResponse)(nil),        // 39: leaf.v1.ListSpacesResponse
-	(*GetSpaceRequest)(nil),           // 40: leaf.v1.GetSpaceRequest
-	(*GetSpaceResponse)(nil),          // 41: leaf.v1.GetSpaceResponse
-	(*timestamppb.Timestamp)(nil),     // 42: google.protobuf.Timestamp
+	(*RevealIdRequest)(nil),           // 31: leaf.v1.RevealIdRequest
+	(*RevealIdResponse)(nil),          // 32: leaf.v1.RevealIdResponse
+	(*ListSegmentsRequest)(nil),       // 33: leaf.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),      // 34: leaf.v1.ListSegmentsResponse
+	(*Segment)(nil),                   // 35: leaf.v1.Segment
+	(*Buffer)(nil),                    // 36: leaf.v1.Buffer
+	(*Space)(nil),                     // 37: leaf.v1.Space
+	(*CreateSpaceRequest)(nil),        // 38: leaf.v1.CreateSpaceRequest
+	(*CreateSpaceResponse)(nil),       // 39: leaf.v1.CreateSpaceResponse
+	(*ListSpacesRequest)(nil),         // 40: leaf.v1.ListSpacesRequest
+	(*ListSpacesResponse)(nil),        // 41: leaf.v1.ListSpacesResponse
+	(*GetSpaceRequest)(nil),           // 42: leaf.v1.GetSpaceRequest
+	(*GetSpaceResponse)(nil),          // 43: leaf.v1.GetSpaceResponse
+	(*timestamppb.Timestamp)(nil),     // 44: google.protobuf.Timestamp
 }
 var file_leaf_v1_leaf_proto_depIdxs = []int32{
-	42, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
-	42, // 1: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
-	42, // 2: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
+	44, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
+	44, // 1: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
+	44, // 2: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
 	22, // 3: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
 	22, // 4: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
 	22, // 5: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
 	22, // 6: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
-	34, // 7: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
-	42, // 8: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
-	33, // 9: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
-	33, // 10: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
-	42, // 11: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
-	35, // 12: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
-	35, // 13: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
-	35, // 14: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
+	36, // 7: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
+	44, // 8: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
+	35, // 9: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
+	35, // 10: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
+	44, // 11: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
+	37, // 12: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
+	37, // 13: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
+	37, // 14: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
 	0,  // 15: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
 	2,  // 16: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
 	4,  // 17: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
@@ -2713,31 +2838,33 @@ var file_leaf_v1_leaf_proto_depIdxs = []int32{
 	25, // 27: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
 	27, // 28: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
 	29, // 29: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
-	31, // 30: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
-	36, // 31: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
-	38, // 32: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
-	40, // 33: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
-	1,  // 34: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
-	3,  // 35: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
-	5,  // 36: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
-	7,  // 37: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
-	9,  // 38: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
-	11, // 39: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
-	13, // 40: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
-	15, // 41: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
-	17, // 42: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
-	19, // 43: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
-	21, // 44: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
-	24, // 45: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
-	26, // 46: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
-	28, // 47: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
-	30, // 48: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
-	32, // 49: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
-	37, // 50: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
-	39, // 51: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
-	41, // 52: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
-	34, // [34:53] is the sub-list for method output_type
-	15, // [15:34] is the sub-list for method input_type
+	31, // 30: leaf.v1.AdminService.RevealId:input_type -> leaf.v1.RevealIdRequest
+	33, // 31: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
+	38, // 32: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
+	40, // 33: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
+	42, // 34: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
+	1,  // 35: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
+	3,  // 36: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
+	5,  // 37: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
+	7,  // 38: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
+	9,  // 39: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
+	11, // 40: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
+	13, // 41: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
+	15, // 42: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
+	17, // 43: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
+	19, // 44: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
+	21, // 45: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
+	24, // 46: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
+	26, // 47: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
+	28, // 48: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
+	30, // 49: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
+	32, // 50: leaf.v1.AdminService.RevealId:output_type -> leaf.v1.RevealIdResponse
+	34, // 51: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
+	39, // 52: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
+	41, // 53: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
+	43, // 54: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
+	35, // [35:55] is the sub-list for method output_type
+	15, // [15:35] is the sub-list for method input_type
 	15, // [15:15] is the sub-list for extension type_name
 	15, // [15:15] is the sub-list for extension extendee
 	0,  // [0:15] is the sub-list for field type_name
@@ -2751,14 +2878,14 @@ func file_leaf_v1_leaf_proto_init() {
 	file_leaf_v1_leaf_proto_msgTypes[18].OneofWrappers = []any{}
 	file_leaf_v1_leaf_proto_msgTypes[23].OneofWrappers = []any{}
 	file_leaf_v1_leaf_proto_msgTypes[29].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[36].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[38].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_leaf_v1_leaf_proto_rawDesc), len(file_leaf_v1_leaf_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

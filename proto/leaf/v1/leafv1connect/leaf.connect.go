@@ -80,6 +80,8 @@ const (
 	AdminServiceGetTagProcedure = "/leaf.v1.AdminService/GetTag"
 	// AdminServiceUpdateTagProcedure is the fully-qualified name of the AdminService's UpdateTag RPC.
 	AdminServiceUpdateTagProcedure = "/leaf.v1.AdminService/UpdateTag"
+	// AdminServiceRevealIdProcedure is the fully-qualified name of the AdminService's RevealId RPC.
+	AdminServiceRevealIdProcedure = "/leaf.v1.AdminService/RevealId"
 	// AdminServiceListSegmentsProcedure is the fully-qualified name of the AdminService's ListSegments
 	// RPC.
 	AdminServiceListSegmentsProcedure = "/leaf.v1.AdminService/ListSegments"
@@ -508,6 +510,12 @@ type AdminServiceClient interface {
 	// non-digit, a formatted tag a new time zone; any other change of
 	// settings is FAILED_PRECONDITION (format_fixed).
 	UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error)
+	// RevealId turns an id of an opaque tag back into the number it was
+	// made from, as GET /api/admin/tags/{tag}/reveal/{id}: INVALID_ARGUMENT
+	// (invalid_request) for a tag that is not opaque or has no row,
+	// (invalid_id) for an id outside the tag's domain; UNAVAILABLE when
+	// this instance lacks the tag's key.
+	RevealId(context.Context, *connect.Request[v1.RevealIdRequest]) (*connect.Response[v1.RevealIdResponse], error)
 	// ListSegments shows the allocator's double buffer of every tag in use.
 	ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error)
 	// CreateSpace creates a space of per-key sequences; step defaults to
@@ -555,6 +563,12 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("UpdateTag")),
 			connect.WithClientOptions(opts...),
 		),
+		revealId: connect.NewClient[v1.RevealIdRequest, v1.RevealIdResponse](
+			httpClient,
+			baseURL+AdminServiceRevealIdProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("RevealId")),
+			connect.WithClientOptions(opts...),
+		),
 		listSegments: connect.NewClient[v1.ListSegmentsRequest, v1.ListSegmentsResponse](
 			httpClient,
 			baseURL+AdminServiceListSegmentsProcedure,
@@ -588,6 +602,7 @@ type adminServiceClient struct {
 	listTags     *connect.Client[v1.ListTagsRequest, v1.ListTagsResponse]
 	getTag       *connect.Client[v1.GetTagRequest, v1.GetTagResponse]
 	updateTag    *connect.Client[v1.UpdateTagRequest, v1.UpdateTagResponse]
+	revealId     *connect.Client[v1.RevealIdRequest, v1.RevealIdResponse]
 	listSegments *connect.Client[v1.ListSegmentsRequest, v1.ListSegmentsResponse]
 	createSpace  *connect.Client[v1.CreateSpaceRequest, v1.CreateSpaceResponse]
 	listSpaces   *connect.Client[v1.ListSpacesRequest, v1.ListSpacesResponse]
@@ -612,6 +627,11 @@ func (c *adminServiceClient) GetTag(ctx context.Context, req *connect.Request[v1
 // UpdateTag calls leaf.v1.AdminService.UpdateTag.
 func (c *adminServiceClient) UpdateTag(ctx context.Context, req *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error) {
 	return c.updateTag.CallUnary(ctx, req)
+}
+
+// RevealId calls leaf.v1.AdminService.RevealId.
+func (c *adminServiceClient) RevealId(ctx context.Context, req *connect.Request[v1.RevealIdRequest]) (*connect.Response[v1.RevealIdResponse], error) {
+	return c.revealId.CallUnary(ctx, req)
 }
 
 // ListSegments calls leaf.v1.AdminService.ListSegments.
@@ -650,6 +670,12 @@ type AdminServiceHandler interface {
 	// non-digit, a formatted tag a new time zone; any other change of
 	// settings is FAILED_PRECONDITION (format_fixed).
 	UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error)
+	// RevealId turns an id of an opaque tag back into the number it was
+	// made from, as GET /api/admin/tags/{tag}/reveal/{id}: INVALID_ARGUMENT
+	// (invalid_request) for a tag that is not opaque or has no row,
+	// (invalid_id) for an id outside the tag's domain; UNAVAILABLE when
+	// this instance lacks the tag's key.
+	RevealId(context.Context, *connect.Request[v1.RevealIdRequest]) (*connect.Response[v1.RevealIdResponse], error)
 	// ListSegments shows the allocator's double buffer of every tag in use.
 	ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error)
 	// CreateSpace creates a space of per-key sequences; step defaults to
@@ -693,6 +719,12 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("UpdateTag")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceRevealIdHandler := connect.NewUnaryHandler(
+		AdminServiceRevealIdProcedure,
+		svc.RevealId,
+		connect.WithSchema(adminServiceMethods.ByName("RevealId")),
+		connect.WithHandlerOptions(opts...),
+	)
 	adminServiceListSegmentsHandler := connect.NewUnaryHandler(
 		AdminServiceListSegmentsProcedure,
 		svc.ListSegments,
@@ -727,6 +759,8 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceGetTagHandler.ServeHTTP(w, r)
 		case AdminServiceUpdateTagProcedure:
 			adminServiceUpdateTagHandler.ServeHTTP(w, r)
+		case AdminServiceRevealIdProcedure:
+			adminServiceRevealIdHandler.ServeHTTP(w, r)
 		case AdminServiceListSegmentsProcedure:
 			adminServiceListSegmentsHandler.ServeHTTP(w, r)
 		case AdminServiceCreateSpaceProcedure:
@@ -758,6 +792,10 @@ func (UnimplementedAdminServiceHandler) GetTag(context.Context, *connect.Request
 
 func (UnimplementedAdminServiceHandler) UpdateTag(context.Context, *connect.Request[v1.UpdateTagRequest]) (*connect.Response[v1.UpdateTagResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.AdminService.UpdateTag is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) RevealId(context.Context, *connect.Request[v1.RevealIdRequest]) (*connect.Response[v1.RevealIdResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.AdminService.RevealId is not implemented"))
 }
 
 func (UnimplementedAdminServiceHandler) ListSegments(context.Context, *connect.Request[v1.ListSegmentsRequest]) (*connect.Response[v1.ListSegmentsResponse], error) {
