@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
@@ -287,7 +286,7 @@ var _ httpapi.TagAdmin = (*segmenttest.MemStore)(nil)
 const testToken = "s3cret-admin-token"
 
 type env struct {
-	e    *echo.Echo
+	e    *httpapi.Handler
 	seg  *fakeSegments
 	snow *fakeSnowflake
 	tags *segmenttest.MemStore

@@ -170,7 +170,7 @@ func operationsOf(doc *openapi3.T) map[string]bool {
 func TestOpenAPIRoutes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	v := newEnv(t, withUUIDs, func(c *httpapi.Config) { c.StatusToken = "status-token" })
-	routes, ops := routesOf(v.e), operationsOf(doc)
+	routes, ops := routesOf(v.e.Echo), operationsOf(doc)
 	if len(routes) < 25 {
 		t.Fatalf("echo has %d routes: the walk found too few: %v", len(routes), routes)
 	}

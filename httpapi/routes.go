@@ -20,6 +20,9 @@ type routes interface {
 type chained struct {
 	e *echo.Echo
 	s *server
+	// gets keeps the composed chain of every GET route, by its path, for
+	// the Handler's direct paths.
+	gets map[string]echo.HandlerFunc
 }
 
 func (r chained) wrap(h echo.HandlerFunc, m []echo.MiddlewareFunc) echo.HandlerFunc {
@@ -30,7 +33,11 @@ func (r chained) wrap(h echo.HandlerFunc, m []echo.MiddlewareFunc) echo.HandlerF
 }
 
 func (r chained) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.GET(path, r.wrap(h, m))
+	chain := r.wrap(h, m)
+	if r.gets != nil {
+		r.gets[path] = chain
+	}
+	return r.e.GET(path, chain)
 }
 
 func (r chained) HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {

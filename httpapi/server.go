@@ -137,10 +137,10 @@ type server struct {
 	tagsSeen  atomic.Int64 // tags at the last read of /status, to size the next
 }
 
-// New returns the echo instance serving the whole API. It registers the
-// HTTP request metrics on cfg.Registry; it panics only if a different
-// collector already holds their names there.
-func New(cfg Config) *echo.Echo {
+// New returns the handler serving the whole API. It registers the HTTP
+// request metrics on cfg.Registry; it panics only if a different collector
+// already holds their names there.
+func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -175,6 +175,7 @@ func New(cfg Config) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleUnrouted
-	s.routes(chained{e: e, s: s})
-	return e
+	gets := make(map[string]echo.HandlerFunc)
+	s.routes(chained{e: e, s: s, gets: gets})
+	return &Handler{Echo: e, segmentGet: gets[segmentGetRoute], snowflakeGet: gets[snowflakeGetRoute]}
 }
