@@ -29,16 +29,9 @@ for kv in $LEAF_ENV; do
 	export "${kv?}"
 done
 
-need=()
-command -v wrk >/dev/null 2>&1 || need+=(wrk)
-command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
-if ((${#need[@]})); then
-	echo "installing ${need[*]} from apt"
-	sudo=""
-	[[ $EUID -eq 0 ]] || sudo="sudo -n"
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+# shellcheck source=scripts/apt.sh
+source scripts/apt.sh
+apt_need wrk=wrk valgrind=valgrind callgrind_control=valgrind
 if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:${PORT}/"; then
 	echo "something already listens on 127.0.0.1:${PORT}; set PORT=..." >&2
 	exit 1

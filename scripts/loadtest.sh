@@ -47,13 +47,9 @@ else
 fi
 TOKEN="loadtest-$$-${RANDOM}"
 
-if ! command -v wrk >/dev/null 2>&1; then
-	echo "installing wrk from apt"
-	sudo=""
-	[[ $EUID -eq 0 ]] || sudo="sudo -n"
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null
-fi
+# shellcheck source=scripts/apt.sh
+source scripts/apt.sh
+apt_need wrk=wrk
 command -v curl >/dev/null 2>&1 || { echo "curl is required" >&2; exit 1; }
 
 if curl -s -o /dev/null --max-time 1 "${BASE}/healthz"; then

@@ -17,13 +17,9 @@ EACH=${SECONDS_EACH:-10}
 BASE="http://127.0.0.1:${PORT}"
 TOKEN="pgo-$$-${RANDOM}"
 
-if ! command -v wrk >/dev/null 2>&1; then
-	echo "installing wrk from apt"
-	sudo=""
-	[[ $EUID -eq 0 ]] || sudo="sudo -n"
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null
-fi
+# shellcheck source=scripts/apt.sh
+source scripts/apt.sh
+apt_need wrk=wrk
 if curl -s -o /dev/null --max-time 1 "${BASE}/healthz"; then
 	echo "something already listens on 127.0.0.1:${PORT}; set PORT=..." >&2
 	exit 1
