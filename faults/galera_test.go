@@ -254,27 +254,8 @@ func galeraLoad(t *testing.T, c *mariadbtest.Cluster, run int) galeraRunResult {
 
 	time.Sleep(killAfter)
 	preKill := certCounters(t, plain[victim:victim+1])
-	killAt := clk.now()
-	if err := c.Kill(victim); err != nil {
-		t.Fatal(err)
-	}
-	// The node comes back once the others have evicted it and commit
-	// again: a node restarted while the others still hold its old self
-	// in their view rejoins only after evs.inactive_timeout.
-	testkit.WaitFor(t, 60*time.Second, "commits on the surviving nodes", func() bool {
-		for i := range probes.got {
-			if i != victim && !probes.got[i].committedAfter(killAt) {
-				return false
-			}
-		}
-		return true
-	})
-	time.Sleep(downFor)
-	restartAt := clk.now()
-	if err := c.Restart(victim); err != nil {
-		t.Fatal(err)
-	}
-	syncedAt := clk.now()
+	nl := loseNode(t, c, probes, clk, victim, downFor)
+	killAt, restartAt, syncedAt := nl.killAt, nl.restartAt, nl.syncedAt
 	for clk.now() < syncedAt+minAfter || l.segIDs.Load() < int64(wantIDs) {
 		if clk.now() > deadline {
 			break
@@ -425,6 +406,38 @@ func certCounters(tb testing.TB, nodes []*sql.DB) []int64 {
 		cancel()
 	}
 	return out
+}
+
+// nodeLoss is when a scenario killed a node, restarted it, and saw it
+// Synced again, on the scenario's time line.
+type nodeLoss struct{ killAt, restartAt, syncedAt time.Duration }
+
+// loseNode kills node victim of c with SIGKILL, waits until every other
+// node has committed again (they have evicted it: a node restarted while
+// the others still hold its old self in their view rejoins only after
+// evs.inactive_timeout), keeps it down downFor more, and restarts it.
+func loseNode(t *testing.T, c *mariadbtest.Cluster, probes *stallProbes, clk clock, victim int, downFor time.Duration) nodeLoss {
+	t.Helper()
+	var nl nodeLoss
+	nl.killAt = clk.now()
+	if err := c.Kill(victim); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 60*time.Second, "commits on the surviving nodes", func() bool {
+		for i := range probes.got {
+			if i != victim && !probes.got[i].committedAfter(nl.killAt) {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(downFor)
+	nl.restartAt = clk.now()
+	if err := c.Restart(victim); err != nil {
+		t.Fatal(err)
+	}
+	nl.syncedAt = clk.now()
+	return nl
 }
 
 // stallProbes commit a one-row update on every node in a loop and record

@@ -103,24 +103,8 @@ func TestSequencesGalera(t *testing.T) {
 		}
 	}
 	victimSections := len(ownedSections(ins[victim]))
-	killAt := clk.now()
-	if err := c.Kill(victim); err != nil {
-		t.Fatal(err)
-	}
-	testkit.WaitFor(t, 60*time.Second, "commits on the surviving nodes", func() bool {
-		for i := range probes.got {
-			if i != victim && !probes.got[i].committedAfter(killAt) {
-				return false
-			}
-		}
-		return true
-	})
-	time.Sleep(downFor)
-	restartAt := clk.now()
-	if err := c.Restart(victim); err != nil {
-		t.Fatal(err)
-	}
-	syncedAt := clk.now()
+	nl := loseNode(t, c, probes, clk, victim, downFor)
+	killAt, restartAt, syncedAt := nl.killAt, nl.restartAt, nl.syncedAt
 	time.Sleep(minAfter)
 	l.stop()
 	ordered := oc.stop()
