@@ -30,9 +30,28 @@ var (
 	ErrUnavailable = errors.New("sequence unavailable")
 	// ErrLeaseLost: the section's lease is no longer this instance's.
 	ErrLeaseLost = errors.New("section lease lost")
+	// ErrFull: an ordered tag's row has fewer numbers left below its
+	// limit than were asked for (a capped format's period). Nothing was
+	// taken.
+	ErrFull = errors.New("no numbers left below the row's limit")
 	// ErrClosed: the Sequencer was closed.
 	ErrClosed = errors.New("sequencer closed")
 )
+
+// FullError says that a row of an ordered tag has fewer numbers left up
+// to its limit than were asked for; nothing was taken. It is an ErrFull.
+type FullError struct {
+	Row         string
+	Left, Limit int64
+	Asked       int
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("%s: %d numbers left up to %d, %d asked for", ErrFull, e.Left, e.Limit, e.Asked)
+}
+
+// Is makes a FullError an ErrFull.
+func (e *FullError) Is(target error) bool { return target == ErrFull }
 
 // NotOwnerError says that another instance owns the key's section: Addr is
 // its advertised address (host:port), where the request can be sent.

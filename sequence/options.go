@@ -15,8 +15,9 @@ const (
 
 // Event is something a round did or met, for logs.
 type Event struct {
-	// Kind is "taken", "released", "lost", "error" (a round failed) or
-	// "recovered" (a round succeeded after one failed).
+	// Kind is "taken", "released", "lost", "error" (a round failed),
+	// "recovered" (a round succeeded after one failed) or "handback" (the
+	// unissued numbers of an ordered tag could not be handed back).
 	Kind    string
 	Space   string
 	Section int

@@ -2,6 +2,7 @@ package sequence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 )
@@ -23,11 +24,18 @@ const OrderedSection = -1
 
 // TagRows raises the rows of ordered tags.
 type TagRows interface {
-	// RaiseTag raises the tag's max_id by its row's step and returns the
-	// range taken, first..last, from the statement that raised it. Its
-	// errors are the segment store's (unknown tag, exhausted, store
-	// unavailable).
-	RaiseTag(ctx context.Context, tag string) (first, last int64, err error)
+	// RaiseRow raises the max_id of row (an ordered tag's own row, or the
+	// row of one of its periods) by the row's step, or by less where
+	// limit is reached: no number above limit is taken (0: no limit). It
+	// returns the range taken, first..last, from the statement that
+	// raised it, and ErrFull, without a write, when every number up to
+	// limit was taken already. Its other errors are the segment store's
+	// (unknown tag, exhausted, store unavailable).
+	RaiseRow(ctx context.Context, row string, limit int64) (first, last int64, err error)
+	// HandBack sets row's max_id back from end to first, only while it
+	// is still end, and says whether it did: the numbers first..end-1
+	// were taken by this owner and never issued.
+	HandBack(ctx context.Context, row string, end, first int64) (bool, error)
 }
 
 // OrderedStore is the part of the store about ordered tags.
@@ -37,6 +45,9 @@ type OrderedStore interface {
 	// TagOrdered says whether the tag exists (has a row in leaf_alloc)
 	// and whether it is ordered.
 	TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error)
+	// EnsureOrdered makes an existing tag ordered: it creates the tag's
+	// lease row unless it exists.
+	EnsureOrdered(ctx context.Context, tag string) error
 }
 
 // Ordered says whether tag is an ordered tag. A tag not known here is read
@@ -58,7 +69,7 @@ func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
 		return false, fmt.Errorf("is the tag ordered: %w", err) // the store's own error
 	case ordered:
 		q.addOrdered(tag)
-		q.Kick()
+		q.roundNow(ctx)
 		return true, nil
 	case exists:
 		q.plain.Store(tag, struct{}{})
@@ -66,10 +77,12 @@ func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
 	return false, nil
 }
 
-// AddedOrdered tells the Sequencer of an ordered tag just created.
-func (q *Sequencer) AddedOrdered(tag string) {
+// AddedOrdered tells the Sequencer of an ordered tag just created, and
+// runs a round at once (roundNow), bounded by ctx, so that the tag is
+// served where it was created when this instance wins it.
+func (q *Sequencer) AddedOrdered(ctx context.Context, tag string) {
 	q.addOrdered(tag)
-	q.Kick()
+	q.roundNow(ctx)
 }
 
 func (q *Sequencer) addOrdered(tag string) *section {
@@ -86,9 +99,52 @@ func (q *Sequencer) addOrdered(tag string) *section {
 	return s
 }
 
+// Own makes tag an ordered tag, served by one owner from now on, if it
+// is not one already here: a formatted tag whose numbers must be dense (a
+// capped format) becomes one this way. A tag new here gets a round at once
+// (roundNow), bounded by ctx.
+func (q *Sequencer) Own(ctx context.Context, tag string) error {
+	if _, ok := (*q.ordered.Load())[tag]; ok {
+		return nil
+	}
+	if q.opts.Ordered == nil || q.opts.Tags == nil {
+		return fmt.Errorf("%w: ordered tags are not served here", ErrUnavailable)
+	}
+	if err := q.opts.Ordered.EnsureOrdered(ctx, tag); err != nil {
+		return fmt.Errorf("make tag %q ordered: %w", tag, err)
+	}
+	q.plain.Delete(tag)
+	q.addOrdered(tag)
+	q.roundNow(ctx)
+	return nil
+}
+
+// roundNow runs a round at once for a tag just learned, so that it is
+// served without waiting for the next: taken here when this instance wins
+// it, else routed to the winner, which does the same when the request
+// reaches it. A round that fails leaves it to the next.
+func (q *Sequencer) roundNow(ctx context.Context) {
+	if q.opts.Interval < 0 {
+		q.Kick() // the caller runs the rounds (tests)
+		return
+	}
+	_ = q.Round(ctx)
+}
+
 // NextTag returns n ids of the ordered tag, increasing, each above every
 // id of the tag issued before by any instance.
 func (q *Sequencer) NextTag(ctx context.Context, tag string, n int) ([]int64, error) {
+	return q.NextRow(ctx, tag, tag, 0, n)
+}
+
+// NextRow returns n numbers of row, one of the rows of the ordered tag
+// tag (its own, or a period's: a formatted tag's tag@KEY), increasing,
+// each above every number of the row issued before by any instance.
+// limit, when above 0, bounds them: when fewer than n numbers up to limit
+// are left, it returns an error wrapping ErrFull and takes none. A
+// refusal takes nothing either: a batch whose raise failed leaves what
+// was taken for the next call.
+func (q *Sequencer) NextRow(ctx context.Context, tag, row string, limit int64, n int) ([]int64, error) {
 	if n < 1 || n > MaxCount {
 		return nil, fmt.Errorf("sequence: count %d outside 1..%d", n, MaxCount)
 	}
@@ -96,12 +152,13 @@ func (q *Sequencer) NextTag(ctx context.Context, tag string, n int) ([]int64, er
 	if s == nil {
 		return nil, fmt.Errorf("%w: %q is not an ordered tag here", ErrUnavailable, tag)
 	}
-	return s.nextTag(ctx, q, n)
+	return s.nextRow(ctx, q, row, limit, n)
 }
 
-// nextTag takes n ids from the ranges of the tag's row: base is the last
-// id issued, max the last of the current range.
-func (s *section) nextTag(ctx context.Context, q *Sequencer, n int) ([]int64, error) {
+// nextRow takes n numbers of row: base is the last number issued, max
+// the last of the ranges taken; full says that row has no number left
+// below the limit beyond max.
+func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit int64, n int) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.servingLocked(q); err != nil {
@@ -110,30 +167,63 @@ func (s *section) nextTag(ctx context.Context, q *Sequencer, n int) ([]int64, er
 	if q.opts.Tags == nil {
 		return nil, fmt.Errorf("%w: no store of tag rows", ErrUnavailable)
 	}
-	out := make([]int64, 0, n)
-	for len(out) < n {
-		if s.base >= s.max {
-			first, last, err := q.opts.Tags.RaiseTag(ctx, s.space)
-			if err != nil {
-				return nil, fmt.Errorf("raise ordered tag %q: %w", s.space, err)
-			}
-			if first <= s.base {
-				// Only the owner raises the row: a range at or below what
-				// it issued means the row went back in time.
-				s.dropLocked(q)
-				err := fmt.Errorf("%w: ordered tag %q: range from %d, not above the %d issued", ErrLeaseLost, s.space, first, s.base)
-				q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
-				return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-			}
-			s.base, s.max = first-1, last
-			if err := s.servingLocked(q); err != nil {
-				return nil, err
-			}
-		}
-		for s.base < s.max && len(out) < n {
-			s.base++
-			out = append(out, s.base)
+	if row != s.row {
+		// Another period: what is left of the last one's range is never
+		// issued (its period is over, or the clock went back to it).
+		s.row, s.base, s.max, s.full = row, 0, 0, false
+	}
+	for s.max-s.base < int64(n) && !s.full {
+		if err := s.raiseRowLocked(ctx, q, limit); err != nil {
+			return nil, err
 		}
 	}
+	if left := s.max - s.base; left < int64(n) {
+		return nil, &FullError{Row: row, Left: left, Limit: limit, Asked: n}
+	}
+	out := make([]int64, n)
+	for i := range out {
+		s.base++
+		out[i] = s.base
+	}
 	return out, nil
+}
+
+// raiseRowLocked takes the next range of the section's row, after the
+// ones held, or learns that the row is full.
+func (s *section) raiseRowLocked(ctx context.Context, q *Sequencer, limit int64) error {
+	first, last, err := q.opts.Tags.RaiseRow(ctx, s.row, limit)
+	switch {
+	case errors.Is(err, ErrFull):
+		s.full = true
+		return nil
+	case err != nil:
+		return fmt.Errorf("raise ordered tag %q: %w", s.row, err)
+	}
+	if s.max > 0 && first <= s.max {
+		// Only the owner raises the row: a range at or below what it took
+		// means the row went back in time.
+		s.dropLocked(q)
+		err := fmt.Errorf("%w: ordered tag %q: range from %d, not above the %d taken", ErrLeaseLost, s.row, first, s.max)
+		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if first != s.max+1 {
+		s.base = first - 1 // the first range here, or the row moved on
+	}
+	s.max = last
+	// The raise took time: the lease may have come near its end.
+	return s.servingLocked(q)
+}
+
+// handBack returns to the row of an ordered tag the numbers taken and not
+// issued, after the section stopped being served here (release, Close):
+// the next owner then continues right after the last number issued, with
+// no gap. It does nothing when the row moved on.
+func (q *Sequencer) handBack(ctx context.Context, row string, end, first int64) {
+	if q.opts.Tags == nil || row == "" || first >= end {
+		return
+	}
+	if _, err := q.opts.Tags.HandBack(ctx, row, end, first); err != nil {
+		q.opts.OnEvent(Event{Kind: "handback", Space: row, Section: OrderedSection, Err: err})
+	}
 }

@@ -110,3 +110,85 @@ func TestOrderedTagParallel(t *testing.T) {
 	wg.Wait()
 	checkSequences(t, got)
 }
+
+// TestOrderedRowLimit: a row numbered up to a limit (a capped format's
+// period) is raised no further than the limit; a request for more than is
+// left is refused and takes nothing; a full row costs the store nothing.
+func TestOrderedRowLimit(t *testing.T) {
+	f := newFixture(t)
+	tags := sequencetest.NewOrderedTags(f.store, 10)
+	tags.Create("inv", true)
+	q := f.orderedMember(t, "a", tags)
+	round(t, q)
+	ctx := context.Background()
+	next := func(row string, n int) ([]int64, error) {
+		t.Helper()
+		return q.NextRow(ctx, "inv", row, 25, n)
+	}
+	if ids, err := next("inv@1", 3); err != nil || ids[0] != 1 || ids[2] != 3 {
+		t.Fatalf("first three = %v, %v", ids, err)
+	}
+	if _, err := next("inv@1", 23); !errors.Is(err, sequence.ErrFull) {
+		t.Fatalf("23 of the 22 left: %v, want ErrFull", err)
+	}
+	ids, err := next("inv@1", 22)
+	if err != nil || ids[0] != 4 || ids[21] != 25 {
+		t.Fatalf("the 22 left after a refusal = %v, %v; want 4..25", ids, err)
+	}
+	if got := tags.MaxID("inv@1"); got != 26 {
+		t.Fatalf("max_id = %d, want 26: no number above the limit taken", got)
+	}
+	raises := tags.Raises()
+	for range 30 {
+		if _, err := next("inv@1", 1); !errors.Is(err, sequence.ErrFull) {
+			t.Fatalf("a full row: %v", err)
+		}
+	}
+	if got := tags.Raises(); got != raises {
+		t.Fatalf("30 refusals of a full row raised it %d times", got-raises)
+	}
+	// The next period numbers its own row from 1.
+	if ids, err := next("inv@2", 1); err != nil || ids[0] != 1 {
+		t.Fatalf("next period = %v, %v", ids, err)
+	}
+}
+
+// TestOrderedHandBack: an owner that stops serving an ordered tag cleanly
+// (a handover, Close) hands back what it took and did not issue, so the
+// next owner goes on with no gap.
+func TestOrderedHandBack(t *testing.T) {
+	f := newFixture(t)
+	tags := sequencetest.NewOrderedTags(f.store, 100)
+	tags.Create("orders", true)
+	a := f.orderedMember(t, "a", tags)
+	round(t, a)
+	ctx := context.Background()
+	var last int64
+	take := func(qs ...*sequence.Sequencer) {
+		t.Helper()
+		for _, q := range qs {
+			if ids, err := q.NextTag(ctx, "orders", 3); err == nil {
+				if ids[0] != last+1 {
+					t.Fatalf("ids %v after %d: a gap", ids, last)
+				}
+				last = ids[2]
+				return
+			}
+		}
+		t.Fatal("no member serves the tag")
+	}
+	take(a)
+	b := f.orderedMember(t, "b", tags)
+	round(t, b, a, b, a, b)
+	take(a, b)
+	take(a, b)
+	owner, other := a, b
+	if b.Stats().SectionsOwned == 1 {
+		owner, other = b, a
+	}
+	if err := owner.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	round(t, other)
+	take(other)
+}

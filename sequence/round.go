@@ -285,9 +285,10 @@ func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
 // there from now on.
 func (q *Sequencer) handOver(ctx context.Context, s *section, winner Member) {
 	s.mu.Lock()
-	s.dropLocked(q)
+	row, end, first := s.releaseLocked(q)
 	s.mu.Unlock()
 	s.owner.Store(&winner.Addr)
+	q.handBack(ctx, row, end, first)
 	err := q.opts.Store.ReleaseSection(ctx, s.space, s.index, q.opts.ID)
 	// A release that failed leaves the lease to run out.
 	q.opts.OnEvent(Event{Kind: "released", Space: s.space, Section: s.index, Err: err})

@@ -16,7 +16,7 @@ type section struct {
 	space string // the space, or the ordered tag
 	index int
 	step  int64
-	tag   bool // an ordered tag: base and max are its last id issued and the end of its range
+	tag   bool // an ordered tag: base and max are its last id issued and the end of its ranges
 
 	// owner is the address of the instance holding the section's lease
 	// when that is another, as the last round read it; "" when none
@@ -34,6 +34,11 @@ type section struct {
 	base int64
 	// max is the persisted max_seq: no number above it is issued.
 	max int64
+	// row is the leaf_alloc row an ordered tag numbers now (the tag's, or
+	// its period's); full says it has no number left below its limit
+	// beyond max.
+	row  string
+	full bool
 	// keys holds the last number issued to each key since the lease was
 	// taken. One plain map per section: about 60 bytes a key of 16 bytes
 	// (docs/sequences.md, "Memory").
@@ -140,10 +145,21 @@ func (s *section) raiseLocked(ctx context.Context, q *Sequencer, last int64) err
 func (s *section) takeLocked(maxSeq int64, deadline time.Time) {
 	s.owned, s.deadline, s.base, s.max = true, deadline, maxSeq, maxSeq
 	if s.tag {
-		s.base, s.max = 0, 0
+		s.row, s.base, s.max, s.full = "", 0, 0, false
 		return
 	}
 	s.keys = make(map[string]int64)
+}
+
+// releaseLocked stops serving the section, as dropLocked, and returns
+// what an ordered tag took of its row and did not issue, end and first,
+// for handBack.
+func (s *section) releaseLocked(q *Sequencer) (row string, end, first int64) {
+	if s.owned && s.tag && s.base < s.max {
+		row, end, first = s.row, s.max+1, s.base+1
+	}
+	s.dropLocked(q)
+	return row, end, first
 }
 
 // dropLocked stops serving the section and forgets its keys.

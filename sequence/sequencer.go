@@ -262,9 +262,10 @@ func (q *Sequencer) Close(ctx context.Context) error {
 	q.each(func(s *section) {
 		s.mu.Lock()
 		owned := s.owned
-		s.dropLocked(q)
+		row, end, first := s.releaseLocked(q)
 		s.mu.Unlock()
 		if owned {
+			q.handBack(ctx, row, end, first)
 			if err := q.opts.Store.ReleaseSection(ctx, s.space, s.index, q.opts.ID); err != nil {
 				errs = append(errs, err)
 			}

@@ -254,13 +254,14 @@ func (m *MemStore) RaiseMax(_ context.Context, space string, section int, holder
 }
 
 // OrderedTags are the tags created with CreateOrderedTag; tags of
-// PlainTag exist and are not ordered. RaiseTag raises a tag's row by step,
+// PlainTag exist and are not ordered. RaiseRow raises a tag's row by step,
 // rows starting at max_id 1 as leaf_alloc's do.
 type OrderedTags struct {
 	mu      sync.Mutex // protects the fields below
 	step    int64
 	rows    map[string]int64 // max_id
 	ordered map[string]bool
+	raises  int
 	store   *MemStore
 }
 
@@ -307,15 +308,67 @@ func (o *OrderedTags) TagOrdered(_ context.Context, tag string) (bool, bool, err
 	return exists, o.ordered[tag], nil
 }
 
-func (o *OrderedTags) RaiseTag(_ context.Context, tag string) (int64, int64, error) {
+func (o *OrderedTags) EnsureOrdered(_ context.Context, tag string) error {
+	o.mu.Lock()
+	_, exists := o.rows[tag]
+	if exists {
+		o.ordered[tag] = true
+	}
+	o.mu.Unlock()
+	if !exists {
+		return fmt.Errorf("no tag %q", tag)
+	}
+	o.store.mu.Lock()
+	if _, ok := o.store.sections[sectionKey{tag, sequence.OrderedSection}]; !ok {
+		o.store.sections[sectionKey{tag, sequence.OrderedSection}] = &sectionRow{}
+	}
+	o.store.mu.Unlock()
+	return nil
+}
+
+// RaiseRow raises a row by step, or less up to limit; a row not created
+// (a period's) starts at max_id 1.
+func (o *OrderedTags) RaiseRow(_ context.Context, row string, limit int64) (int64, int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	maxID, ok := o.rows[tag]
+	maxID, ok := o.rows[row]
 	if !ok {
-		return 0, 0, fmt.Errorf("no tag %q", tag)
+		maxID = 1
 	}
-	o.rows[tag] = maxID + o.step
-	return maxID, maxID + o.step - 1, nil
+	by := o.step
+	if limit > 0 {
+		if maxID > limit {
+			return 0, 0, sequence.ErrFull
+		}
+		by = min(by, limit+1-maxID)
+	}
+	o.rows[row] = maxID + by
+	o.raises++
+	return maxID, maxID + by - 1, nil
+}
+
+func (o *OrderedTags) HandBack(_ context.Context, row string, end, first int64) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rows[row] != end {
+		return false, nil
+	}
+	o.rows[row] = first
+	return true, nil
+}
+
+// MaxID is a row's max_id.
+func (o *OrderedTags) MaxID(row string) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.rows[row]
+}
+
+// Raises is how many raises the rows had.
+func (o *OrderedTags) Raises() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.raises
 }
 
 // SetMaxID sets a tag's max_id: its next range starts there.
