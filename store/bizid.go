@@ -18,14 +18,18 @@ var _ bizid.Store = (*Store)(nil)
 const (
 	settingsColumns = `biz_tag, format, reset, time_zone, opaque_bits, key_id, pruned_before`
 
-	// lookupTag reads a tag's row and its settings in one statement, so
-	// that a tag created with settings (one transaction) is never seen
-	// without them. Args: tag, tag.
-	lookupTag = `SELECT a.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before
+	// lookupTag reads a tag's row, its settings and whether it is ordered
+	// (has the lease row of an ordered tag) in one statement, so that a
+	// tag created with settings (one transaction) is never seen without
+	// them. Args: tag, tag, tag.
+	lookupTag = `SELECT a.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
+  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = ? AND s.section = -1) AS ordered
 FROM leaf_alloc a LEFT JOIN leaf_tag_format f ON f.biz_tag = ?
 WHERE a.biz_tag = ?`
 
-	selectSettings = `SELECT ` + settingsColumns + ` FROM leaf_tag_format`
+	selectSettings = `SELECT f.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
+  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = f.biz_tag AND s.section = -1) AS ordered
+FROM leaf_tag_format f`
 	insertSettings = `INSERT INTO leaf_tag_format (` + settingsColumns + `) VALUES (?, ?, ?, ?, ?, ?, '')`
 	// setTimeZone changes the zone of a formatted tag whose format and
 	// reset are still those the change was checked against. Args: zone,
@@ -68,12 +72,14 @@ type settingsRow struct {
 	OpaqueBits   sql.NullInt64  `db:"opaque_bits"`
 	KeyID        sql.NullString `db:"key_id"`
 	PrunedBefore sql.NullString `db:"pruned_before"`
+	Ordered      int            `db:"ordered"`
 }
 
 func (r settingsRow) settings() bizid.Settings {
 	return bizid.Settings{
 		Tag: r.Tag, Format: r.Format.String, Reset: bizid.Reset(r.Reset.String), TimeZone: r.TimeZone.String,
 		OpaqueBits: int(r.OpaqueBits.Int64), KeyID: r.KeyID.String, PrunedBefore: r.PrunedBefore.String,
+		Ordered: r.Ordered > 0,
 	}
 }
 
@@ -82,7 +88,7 @@ func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizi
 	var rows []settingsRow
 	err := s.call(ctx, true, func(ctx context.Context) error {
 		rows = rows[:0]
-		err := s.db.SelectContext(ctx, &rows, lookupTag, tag, tag)
+		err := s.db.SelectContext(ctx, &rows, lookupTag, tag, tag, tag)
 		if isCharsetMismatch(err) {
 			return nil // a name the table cannot hold has no row
 		}
@@ -122,7 +128,8 @@ func (s *Store) TagSettings(ctx context.Context) ([]bizid.Settings, error) {
 }
 
 // CreateSpecialTag creates a tag and its settings in one transaction,
-// after t.Validate and set.Validate. It returns segment.ErrTagExists when
+// after t.Validate and set.Validate, and, for a tag served by one owner
+// (an ordered or capped formatted tag), its lease row too. It returns segment.ErrTagExists when
 // the name is taken, and refuses a tag that resets when rows named like
 // its periods (tag@...) exist already: they would be taken for its
 // periods.
@@ -160,6 +167,15 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 				return segment.ErrTagExists
 			}
 			return unstorable(err)
+		}
+		if set.Owned() {
+			// Served by one owner from its creation on (bizid.Tag.Owned).
+			if _, err := tx.ExecContext(ctx, insertOrderedTag, t.Name); err != nil {
+				if isDuplicateKey(err) {
+					return segment.ErrTagExists
+				}
+				return err
+			}
 		}
 		return tx.Commit()
 	})

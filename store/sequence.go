@@ -383,6 +383,14 @@ const (
 	// rows. Args: tag, tag.
 	selectTagOrdered = `SELECT (SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?) AS alloc_rows,
   (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND section = -1) AS ordered_rows`
+	// ensureOrdered* create a tag's lease row unless it exists. Args: tag.
+	ensureOrderedMySQL = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)
+ON DUPLICATE KEY UPDATE section = section`
+	ensureOrderedSQLite = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)
+ON CONFLICT (space, section) DO NOTHING`
+	// raiseRowTo sets a row's max_id from the value read to a higher one:
+	// a compare-and-set. Args: new max_id, row, max_id read.
+	raiseRowTo = `UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?`
 )
 
 // CreateOrderedTag creates a tag whose ids strictly increase across the
@@ -458,12 +466,72 @@ func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered boo
 	return r.Rows > 0, r.Ordered > 0, nil
 }
 
-// RaiseTag raises the tag's max_id by its row's step and returns the range
-// taken.
-func (s *Store) RaiseTag(ctx context.Context, tag string) (first, last int64, err error) {
-	a, err := s.Allocate(ctx, tag, 0)
-	if err != nil {
-		return 0, 0, err
+// RaiseRow raises a row of an ordered tag by its step, or by less where
+// limit is reached (sequence.TagRows). Without a limit it is Allocate.
+// With one, the row is read, then raised from the max_id read by a
+// compare-and-set: only the tag's owner raises the row, so the set finds
+// it as read; another writer's raise in between only makes it read again.
+// A row already past limit is sequence.ErrFull, found by the read alone.
+func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, last int64, err error) {
+	if limit <= 0 {
+		a, err := s.Allocate(ctx, row, 0)
+		if err != nil {
+			return 0, 0, err
+		}
+		return a.Start(), a.MaxID - 1, nil
 	}
-	return a.Start(), a.MaxID - 1, nil
+	// Safe to retry: a raise whose answer was lost is found by the next
+	// read, and the next raise starts after it: its numbers are skipped.
+	err = s.call(ctx, true, func(ctx context.Context) error {
+		for range 3 {
+			t, err := s.readTag(ctx, row)
+			if err != nil {
+				return err
+			}
+			if t.Step < segment.MinStep {
+				return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, t.Step, segment.MinStep)
+			}
+			if t.MaxID > limit {
+				return fmt.Errorf("%w: max_id %d is past %d", sequence.ErrFull, t.MaxID, limit)
+			}
+			by := min(t.Step, limit+1-t.MaxID)
+			res, err := s.db.ExecContext(ctx, raiseRowTo, t.MaxID+by, row, t.MaxID)
+			if err != nil {
+				return err
+			}
+			if n, err := rowsAffected(res); err != nil {
+				return err
+			} else if n == 1 {
+				first, last = t.MaxID, t.MaxID+by-1
+				return nil
+			}
+		}
+		return fmt.Errorf("the row moved under three raises in a row")
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("raise %q up to %d: %w", row, limit, err)
+	}
+	return first, last, nil
+}
+
+// EnsureOrdered makes an existing tag ordered: it creates the tag's lease
+// row unless it exists (sequence.OrderedStore). A formatted tag whose
+// numbers must be dense becomes ordered this way when it was created
+// before such tags were.
+func (s *Store) EnsureOrdered(ctx context.Context, tag string) error {
+	q := ensureOrderedMySQL
+	if s.dialect == SQLite {
+		q = ensureOrderedSQLite
+	}
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		if _, err := s.readTag(ctx, tag); err != nil {
+			return err
+		}
+		_, err := s.db.ExecContext(ctx, q, tag)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("make tag %q ordered: %w", tag, err)
+	}
+	return nil
 }

@@ -212,10 +212,47 @@ func TestOrderedTags(t *testing.T) {
 			}
 		}
 		for i, want := range [][2]int64{{1, 10}, {11, 20}} {
-			first, last, err := s.RaiseTag(ctx, "orders")
+			first, last, err := s.RaiseRow(ctx, "orders", 0)
 			if err != nil || first != want[0] || last != want[1] {
 				t.Fatalf("raise %d = %d..%d, %v; want %v", i, first, last, err, want)
 			}
+		}
+		// Up to a limit: a step, then what is left, then full without a
+		// write.
+		for i, want := range [][2]int64{{21, 30}, {31, 34}} {
+			first, last, err := s.RaiseRow(ctx, "orders", 34)
+			if err != nil || first != want[0] || last != want[1] {
+				t.Fatalf("raise %d up to 34 = %d..%d, %v; want %v", i, first, last, err, want)
+			}
+		}
+		before, err := s.Tag(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.RaiseRow(ctx, "orders", 34); !errors.Is(err, sequence.ErrFull) {
+			t.Fatalf("raise of a full row: %v, want ErrFull", err)
+		}
+		if after, err := s.Tag(ctx, "orders"); err != nil || after.MaxID != 35 || !after.UpdateTime.Equal(before.UpdateTime) {
+			t.Fatalf("a full row after a refused raise: %+v, %v; want max_id 35, not written", after, err)
+		}
+		if done, err := s.HandBack(ctx, "orders", 35, 33); err != nil || !done {
+			t.Fatalf("hand back 33..34: %v, %v", done, err)
+		}
+		if first, last, err := s.RaiseRow(ctx, "orders", 34); err != nil || first != 33 || last != 34 {
+			t.Fatalf("raise after a hand back = %d..%d, %v; want 33..34", first, last, err)
+		}
+		// A plain tag made ordered keeps its row and gets its lease row.
+		if err := s.EnsureOrdered(ctx, "plain"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EnsureOrdered(ctx, "plain"); err != nil {
+			t.Fatalf("EnsureOrdered twice: %v", err)
+		}
+		if e, o, err := s.TagOrdered(ctx, "plain"); err != nil || !e || !o {
+			t.Fatalf("TagOrdered(plain) after EnsureOrdered = %v, %v, %v", e, o, err)
+		}
+		if err := s.EnsureOrdered(ctx, "nope"); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("EnsureOrdered of no tag: %v", err)
 		}
 		// The lease row is a section like any other.
 		if _, ok, err := s.AcquireSection(ctx, "orders", sequence.OrderedSection, sequence.Member{ID: "a", Addr: "a:1"}, time.Minute); err != nil || !ok {
