@@ -1,6 +1,9 @@
 package bizid
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of formatted and opaque tags.
 var (
@@ -30,6 +33,20 @@ var (
 	// ErrExhausted: an opaque tag's row passed the largest number of its
 	// domain (2^53-1 for 53 bits): it issues no more ids.
 	ErrExhausted = errors.New("opaque tag has issued the last id of its domain")
+	// ErrNoOwner: the tag's numbers come from one owner (an ordered or
+	// capped formatted tag) and this instance serves no owned tags.
+	ErrNoOwner = errors.New("tag served by one owner, which this instance cannot reach")
 	// ErrClosed: the Issuer was closed.
 	ErrClosed = errors.New("issuer closed")
 )
+
+// LeftError is an Owner's refusal of more numbers than a period has left;
+// nothing was taken. It is an ErrSequenceFull.
+type LeftError struct{ Left int64 }
+
+func (e *LeftError) Error() string {
+	return fmt.Sprintf("%s: %d numbers left", ErrSequenceFull, e.Left)
+}
+
+// Is makes a LeftError an ErrSequenceFull.
+func (e *LeftError) Is(target error) bool { return target == ErrSequenceFull }

@@ -48,6 +48,21 @@ type IDs interface {
 	NextN(ctx context.Context, tag string, n int) ([]int64, error)
 }
 
+// Owner hands out the numbers of the formatted tags served by one owner at
+// a time: the ordered ones, and those of a capped format (Tag.Owned),
+// whose numbers are then dense and in the order issued across the fleet
+// (sequence.Sequencer does, through the server's wiring).
+type Owner interface {
+	// Own makes tag served by one owner from now on, if it is not yet.
+	Own(ctx context.Context, tag string) error
+	// NextRow returns n increasing numbers of row (the tag's own row, or
+	// the row of one of its periods), each above every number of the
+	// row issued before. With limit above 0 no number passes it: when
+	// fewer than n are left, a *LeftError, and nothing is taken. When another instance owns the tag, an error the
+	// caller may forward by (Issuer passes it on as it is).
+	NextRow(ctx context.Context, tag, row string, limit int64, n int) ([]int64, error)
+}
+
 // Options configure an Issuer. Zero fields are documented defaults.
 type Options struct {
 	Store Store
@@ -68,6 +83,9 @@ type Options struct {
 	// the allocator hands out its numbers only to the Issuer
 	// (segment.Allocator.MarkSpecial).
 	OnSpecial func(tag string)
+	// Owner serves the tags that are Owned; nil refuses them with
+	// ErrNoOwner.
+	Owner Owner
 }
 
 // Grace limits.
@@ -281,10 +299,34 @@ func (is *Issuer) Put(s Settings) *Tag {
 	return t
 }
 
-// sameIssue reports whether a and b issue the same ids.
+// sameIssue reports whether a and b issue the same ids the same way.
 func sameIssue(a, b Settings) bool {
 	return a.Format == b.Format && a.Reset == b.Reset && a.TimeZone == b.TimeZone &&
-		a.OpaqueBits == b.OpaqueBits && a.KeyID == b.KeyID
+		a.OpaqueBits == b.OpaqueBits && a.KeyID == b.KeyID && a.Ordered == b.Ordered
+}
+
+// Owned reports whether t's numbers come from one owner at a time, in the
+// order issued across the fleet: an ordered tag, or a capped format
+// ({seq:N!}), whose period holds a fixed count of numbers that every
+// instance must be able to issue to the last, and that a refusal must
+// not use up.
+func (t *Tag) Owned() bool {
+	if t.Ordered {
+		return true
+	}
+	if t.tmpl == nil {
+		return false
+	}
+	_, capped := t.tmpl.SeqWidth()
+	return capped
+}
+
+// limit is the highest number a period of t shows, 0 for no limit.
+func (t *Tag) limit() int64 {
+	if _, capped := t.tmpl.SeqWidth(); capped {
+		return t.tmpl.MaxSeq()
+	}
+	return 0
 }
 
 func (is *Issuer) compile(s Settings) *Tag {
@@ -389,19 +431,11 @@ func (is *Issuer) AppendText(ctx context.Context, t *Tag, b []byte) ([]byte, err
 		return b, fmt.Errorf("%w: tag %q is not formatted", ErrNotNumeric, t.Tag)
 	}
 	now := is.opts.Now().In(t.loc)
-	var n int64
-	p, err := is.issue(ctx, t, now, func(row string) error {
-		var err error
-		n, err = is.opts.IDs.Next(ctx, row)
-		return err
-	})
+	ns, _, err := is.numbers(ctx, t, now, 1)
 	if err != nil {
 		return b, err
 	}
-	if n > t.tmpl.MaxSeq() {
-		return b, fullError(t, p)
-	}
-	return t.tmpl.AppendText(b, now, n), nil
+	return t.tmpl.AppendText(b, now, ns[0]), nil
 }
 
 // NextN issues n ids of t: texts of one period, or opaque numbers.
@@ -423,32 +457,74 @@ func (is *Issuer) NextN(ctx context.Context, t *Tag, n int) ([]ID, error) {
 		return out[:len(ns)], nil
 	}
 	now := is.opts.Now().In(t.loc)
-	var ns []int64
-	p, err := is.issue(ctx, t, now, func(row string) error {
-		var err error
-		ns, err = is.opts.IDs.NextN(ctx, row, n)
-		return err
-	})
+	ns, _, err := is.numbers(ctx, t, now, n)
 	if err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 0, 32)
 	for i, v := range ns {
-		if v > t.tmpl.MaxSeq() {
-			return nil, fullError(t, p)
-		}
 		buf = t.tmpl.AppendText(buf[:0], now, v)
 		out[i].Text = string(buf)
 	}
 	return out[:len(ns)], nil
 }
 
+// numbers takes n numbers of the period of the formatted tag t that holds
+// now: from the owner when t is Owned, which refuses what the period
+// cannot show and takes nothing then; else from the allocator, whose
+// numbers past what the period shows are refused (an open format shows
+// them all).
+func (is *Issuer) numbers(ctx context.Context, t *Tag, now time.Time, n int) ([]int64, Period, error) {
+	var ns []int64
+	take := func(row string) error {
+		var err error
+		if n == 1 {
+			var v int64
+			v, err = is.opts.IDs.Next(ctx, row)
+			ns = append(ns[:0], v)
+		} else {
+			ns, err = is.opts.IDs.NextN(ctx, row, n)
+		}
+		return err
+	}
+	if t.Owned() {
+		if is.opts.Owner == nil {
+			return nil, Period{}, fmt.Errorf("%w: tag %q is served by one owner at a time, and this instance serves no such tags (it runs without sequences)", ErrNoOwner, t.Tag)
+		}
+		if err := is.opts.Owner.Own(ctx, t.Tag); err != nil {
+			return nil, Period{}, err
+		}
+		take = func(row string) error {
+			var err error
+			ns, err = is.opts.Owner.NextRow(ctx, t.Tag, row, t.limit(), n)
+			return err
+		}
+	}
+	p, err := is.issue(ctx, t, now, take)
+	if errors.Is(err, ErrSequenceFull) {
+		return nil, p, fullError(t, p, err)
+	}
+	if err != nil {
+		return nil, p, err
+	}
+	for _, v := range ns {
+		if v > t.tmpl.MaxSeq() {
+			return nil, p, fullError(t, p, nil)
+		}
+	}
+	return ns, p, nil
+}
+
 func exhaustedError(t *Tag, n int64) error {
 	return fmt.Errorf("%w: number %d is past %d, the last of %d bits", ErrExhausted, n, t.cipher.Max(), t.cipher.Bits())
 }
 
-func fullError(t *Tag, p Period) error {
+func fullError(t *Tag, p Period, why error) error {
 	w, _ := t.tmpl.SeqWidth()
+	var left *LeftError
+	if errors.As(why, &left) {
+		return fmt.Errorf("%w: {seq:%d!} shows at most %d ids in period %q, and %d are left", ErrSequenceFull, w, t.tmpl.MaxSeq(), p.Key, left.Left)
+	}
 	return fmt.Errorf("%w: {seq:%d!} shows at most %d ids in period %q", ErrSequenceFull, w, t.tmpl.MaxSeq(), p.Key)
 }
 

@@ -16,6 +16,7 @@ type memStore struct {
 	rows     map[string]int64 // the next number of each row
 	settings map[string]Settings
 	ensures  int
+	owns     int // Own calls
 	lookups  int // LookupTag calls
 	active   int // LookupTag calls running
 	most     int // the most that ever ran at once
@@ -123,13 +124,40 @@ func (c *fakeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); ret
 func (c *fakeClock) Set(t time.Time)     { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 func (c *fakeClock) Add(d time.Duration) { c.Set(c.Now().Add(d)) }
 
+// Own and NextRow make memStore the Owner of a single instance: it owns
+// every tag, and takes a row's numbers from its counter, none past limit.
+func (m *memStore) Own(context.Context, string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owns++
+	return nil
+}
+
+func (m *memStore) NextRow(_ context.Context, _, row string, limit int64, n int) ([]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next, ok := m.rows[row]
+	if !ok {
+		return nil, errUnknown
+	}
+	if limit > 0 && next+int64(n)-1 > limit {
+		return nil, &LeftError{Left: max(0, limit-next+1)}
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = next + int64(i)
+	}
+	m.rows[row] = next + int64(n)
+	return out, nil
+}
+
 func newIssuer(t *testing.T, m *memStore, clock *fakeClock, keys ...string) *Issuer {
 	t.Helper()
 	var ks [][]byte
 	for _, k := range keys {
 		ks = append(ks, []byte(k))
 	}
-	is, err := New(Options{Store: m, IDs: m, Now: clock.Now, Keys: ks,
+	is, err := New(Options{Store: m, IDs: m, Owner: m, Now: clock.Now, Keys: ks,
 		IsUnknown: func(err error) bool { return errors.Is(err, errUnknown) }})
 	if err != nil {
 		t.Fatal(err)
@@ -246,10 +274,21 @@ func TestFixedWidthFull(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	is := newIssuer(t, m, clock)
 	tag, _ := is.Lookup(context.Background(), "t")
-	if _, err := is.NextN(context.Background(), tag, 99); err != nil {
+	if !tag.Owned() {
+		t.Fatal("a capped format is not served by one owner")
+	}
+	// A batch larger than the period holds is refused, and takes nothing.
+	if _, err := is.NextN(context.Background(), tag, 100); !errors.Is(err, ErrSequenceFull) {
+		t.Fatalf("100 ids of {seq:2!}: %v", err)
+	}
+	if got := next(t, is, tag); got != "T20261123-01" {
+		t.Fatalf("after a refused batch: %q, want the first of the period", got)
+	}
+	if _, err := is.NextN(context.Background(), tag, 98); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := is.Next(context.Background(), tag); !errors.Is(err, ErrSequenceFull) {
+	_, err := is.Next(context.Background(), tag)
+	if !errors.Is(err, ErrSequenceFull) || !strings.Contains(err.Error(), "0 are left") {
 		t.Fatalf("the 100th id of {seq:2!}: %v", err)
 	}
 	clock.Add(24 * time.Hour)

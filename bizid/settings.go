@@ -20,6 +20,10 @@ type Settings struct {
 	// PrunedBefore is the first period key whose row is kept: every
 	// period before it has been pruned and is closed. "" when none was.
 	PrunedBefore string
+	// Ordered: the tag's numbers are issued by one owner at a time, in
+	// order across the fleet (the tag has the lease row of an ordered
+	// tag). A capped format is served so whether or not it is set.
+	Ordered bool
 }
 
 // MaxTagLen is the longest name of a formatted tag with a reset: its
@@ -29,6 +33,23 @@ const MaxTagLen = 128 - 1 - 8
 
 // Formatted reports whether the tag's ids are texts.
 func (s Settings) Formatted() bool { return s.Format != "" }
+
+// Owned reports whether the tag's numbers come from one owner at a time
+// (Tag.Owned): it is ordered, or its format is capped ({seq:N!}).
+func (s Settings) Owned() bool {
+	if s.Ordered {
+		return true
+	}
+	if !s.Formatted() {
+		return false
+	}
+	t, err := ParseTemplate(s.Format)
+	if err != nil {
+		return false
+	}
+	_, capped := t.SeqWidth()
+	return capped
+}
 
 // Opaque reports whether the tag's ids are opaque numbers.
 func (s Settings) Opaque() bool { return s.OpaqueBits != 0 }
@@ -59,6 +80,8 @@ func (s Settings) Validate() error {
 	switch {
 	case s.Formatted() && s.Opaque():
 		return fmt.Errorf("%w: a tag is formatted or opaque, not both", ErrInvalidFormat)
+	case s.Ordered && s.Opaque():
+		return fmt.Errorf("%w: an opaque tag is not ordered: its ids hide their order; give ordered to a formatted or plain tag", ErrInvalidFormat)
 	case s.Opaque():
 		if s.OpaqueBits != Bits63 && s.OpaqueBits != Bits53 {
 			return fmt.Errorf("%w: opaque ids have 63 or 53 bits, not %d", ErrInvalidFormat, s.OpaqueBits)

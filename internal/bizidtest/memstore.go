@@ -152,3 +152,52 @@ func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool
 	s.Rows.SetSpecial(set.Tag)
 	return nil
 }
+
+var _ bizid.Owner = (*Owner)(nil)
+
+// Owner is the bizid.Owner of a lone instance: it owns every tag, and
+// takes n numbers of a row at a time from the rows of Rows, none past the
+// limit.
+type Owner struct {
+	Rows *segmenttest.MemStore
+
+	mu   sync.Mutex // protects owns
+	owns int
+}
+
+// Owns counts Own calls.
+func (o *Owner) Owns() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.owns
+}
+
+// Own implements bizid.Owner.
+func (o *Owner) Own(context.Context, string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.owns++
+	return nil
+}
+
+// NextRow implements bizid.Owner.
+func (o *Owner) NextRow(ctx context.Context, _, row string, limit int64, n int) ([]int64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t, err := o.Rows.Tag(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && t.MaxID+int64(n)-1 > limit {
+		return nil, &bizid.LeftError{Left: max(0, limit-t.MaxID+1)}
+	}
+	a, err := o.Rows.Allocate(ctx, row, int64(n))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = a.Start() + int64(i)
+	}
+	return out, nil
+}
