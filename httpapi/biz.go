@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 )
 
 // BizIDs serves formatted and opaque tags (bizid.Issuer implements it).
@@ -69,7 +71,7 @@ func (s *server) bizGet(c echo.Context, tag string, bt *bizid.Tag, form idForm) 
 	b, err := s.cfg.Biz.AppendText(c.Request().Context(), bt, (*buf)[:0])
 	*buf = b[:0]
 	if err != nil {
-		return withTag(tag, err)
+		return s.bizError(c, tag, err)
 	}
 	res := c.Response()
 	res.Header()[echo.HeaderContentType] = textPlain
@@ -89,7 +91,7 @@ func (s *server) bizBatch(c echo.Context, tag string, bt *bizid.Tag, n int, form
 	}
 	ids, err := s.cfg.Biz.NextN(c.Request().Context(), bt, n)
 	if err != nil {
-		return withTag(tag, err)
+		return s.bizError(c, tag, err)
 	}
 	if len(ids) != n {
 		return checkBatch(nil, n)
@@ -112,6 +114,17 @@ func (s *server) bizBatch(c echo.Context, tag string, bt *bizid.Tag, n int, form
 	}
 	b = append(b, "]}"...)
 	return c.JSONBlob(http.StatusOK, b)
+}
+
+// bizError answers the error of a formatted or opaque tag's ids: a tag
+// served by one owner (bizid.Tag.Owned) that another instance owns has
+// its request forwarded there once.
+func (s *server) bizError(c echo.Context, tag string, err error) error {
+	var no *sequence.NotOwnerError
+	if errors.As(err, &no) && s.fwd != nil {
+		return s.toOwner(c, no.Addr)
+	}
+	return withTag(tag, err)
 }
 
 func textForm(tag string) error {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -196,30 +197,47 @@ func (o orderedFake) NextTag(context.Context, string, int) ([]int64, error) {
 	return nil, errors.New("not served by this fake")
 }
 
-// TestOrderedNotFormatted: a tag is ordered or formatted/opaque, never
-// both: creating one with both is a 400 invalid_format, giving an ordered
-// tag a format or opaque ids a 409 format_fixed.
-func TestOrderedNotFormatted(t *testing.T) {
+// TestOrderedFormatted: a formatted tag may be ordered (its answer says
+// so, as a capped format's does); an opaque tag may not, nor settings
+// without a format; giving an ordered tag a format or opaque ids is a 409
+// format_fixed.
+func TestOrderedFormatted(t *testing.T) {
 	v := newEnv(t, func(cfg *httpapi.Config) {
 		seg := cfg.Segments.(*fakeSegments)
 		seg.anyTag = true
-		biz := bizidtest.New(cfg.Tags.(*segmenttest.MemStore))
-		is, err := bizid.New(bizid.Options{Store: biz, IDs: seg, Keys: [][]byte{[]byte(testOpaqueKey)},
+		rows := cfg.Tags.(*segmenttest.MemStore)
+		biz := bizidtest.New(rows)
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: seg, Keys: [][]byte{[]byte(testOpaqueKey)}, Owner: &bizidtest.Owner{Rows: rows}, OnSpecial: seg.markSpecial,
 			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Biz, cfg.BizTags, cfg.Ordered = is, biz, orderedFake{"orders": true}
 	})
-	for _, body := range []string{
-		`{"tag":"o","ordered":true,"format":"O-{seq}"}`,
-		`{"tag":"o","ordered":true,"format":"O-{date:20060102}-{seq}","reset":"day"}`,
-		`{"tag":"o","ordered":true,"opaque":63}`,
-		`{"tag":"o","ordered":true,"time_zone":"UTC"}`,
+	for _, tc := range []struct{ body, text string }{
+		{`{"tag":"o1","ordered":true,"format":"O-{seq}"}`, "O-1"},
+		{`{"tag":"o2","ordered":true,"format":"O-{date:20060102}-{seq}","reset":"day"}`, "O-"},
+		{`{"tag":"o3","format":"O-{seq:3!}"}`, "O-001"},
 	} {
-		e := wantError(t, v.admin(t, http.MethodPost, "/api/admin/tags", body), http.StatusBadRequest, "invalid_format")
-		if !strings.Contains(e.Error.Message, "either ordered or formatted/opaque") {
-			t.Fatalf("%s: message %q", body, e.Error.Message)
+		rec := v.admin(t, http.MethodPost, "/api/admin/tags", tc.body)
+		if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"ordered":true`) {
+			t.Fatalf("%s: %d %s; want 201 and ordered", tc.body, rec.Code, rec.Body)
+		}
+		var created struct{ Tag string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &created); err != nil {
+			t.Fatal(err)
+		}
+		if rec := v.do(t, http.MethodGet, "/api/segment/get/"+created.Tag, nil); rec.Code != http.StatusOK || !strings.HasPrefix(rec.Body.String(), tc.text) {
+			t.Fatalf("%s: first id %d %s", tc.body, rec.Code, rec.Body)
+		}
+	}
+	for _, tc := range []struct{ body, says string }{
+		{`{"tag":"o","ordered":true,"opaque":63}`, "opaque tag is not ordered"},
+		{`{"tag":"o","ordered":true,"time_zone":"UTC"}`, "need a format"},
+	} {
+		e := wantError(t, v.admin(t, http.MethodPost, "/api/admin/tags", tc.body), http.StatusBadRequest, "invalid_format")
+		if !strings.Contains(e.Error.Message, tc.says) {
+			t.Fatalf("%s: message %q", tc.body, e.Error.Message)
 		}
 	}
 	for _, body := range []string{`{"format":"O-{seq}"}`, `{"opaque":63}`, `{"opaque":53,"step":10}`} {

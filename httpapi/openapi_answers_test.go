@@ -67,7 +67,7 @@ func (o oaTags) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Ta
 	}
 	o.SetNotPlain(t.Name)
 	o.ordered.Create(t.Name, true)
-	o.seqs.AddedOrdered(t.Name)
+	o.seqs.AddedOrdered(ctx, t.Name)
 	return created, nil
 }
 
@@ -138,7 +138,8 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 			}
 		}
 		issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: [][]byte{[]byte(testOpaqueKey)},
-			Now: func() time.Time { return fakeNow }, IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
+			Owner: &bizidtest.Owner{Rows: s.store},
+			Now:   func() time.Time { return fakeNow }, IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -411,7 +412,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 
 		// Ordered tags: served by their owner, never formatted or opaque.
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"ticks","ordered":true,"step":5}`, status: 201, path: tags},
-		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"ticks2","ordered":true,"format":"T-{seq}"}`, status: 400, path: tags},
+		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"ticks2","ordered":true,"opaque":63}`, status: 400, path: tags},
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"ticks2","ordered":"yes"}`, status: 400, path: tags},
 		{method: "PATCH", target: "/api/admin/tags/ticks", token: oaAdmin, body: `{"format":"T-{seq}"}`, status: 409, path: tag},
 		{method: "GET", target: "/api/segment/get/ticks", status: 200, path: seg, setup: round},

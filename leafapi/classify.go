@@ -102,6 +102,8 @@ func Classify(err error) (code, message string) {
 		return SequenceExhausted, fmt.Sprintf("a section of sequence space %q has issued its last number: max_seq is at the int64 maximum", space)
 	case errors.Is(err, sequence.ErrClosed):
 		return Unavailable, "the service is shutting down; retry later"
+	case errors.Is(err, sequence.ErrUnavailable) && space == "" && tag != "":
+		return Unavailable, fmt.Sprintf("no instance serves biz tag %q now (the store is unreachable or its owner is changing); retry later", tag)
 	case errors.Is(err, sequence.ErrUnavailable):
 		return Unavailable, "no instance serves the key's section now (the store is unreachable or ownership is moving); retry later"
 
@@ -131,7 +133,7 @@ func Classify(err error) (code, message string) {
 		return InvalidRequest, fmt.Sprintf("biz tag %q is not opaque: its ids are their numbers", tag)
 	case errors.Is(err, bizid.ErrOutOfDomain):
 		return InvalidID, unwrapTag(err).Error()
-	case errors.Is(err, bizid.ErrNoKey):
+	case errors.Is(err, bizid.ErrNoKey), errors.Is(err, bizid.ErrNoOwner):
 		return Unavailable, unwrapTag(err).Error()
 	case errors.Is(err, bizid.ErrExhausted):
 		return TagExhausted, fmt.Sprintf("biz tag %q has issued its last id: %v", tag, unwrapTag(err))

@@ -101,7 +101,9 @@ func (g TagSettings) settings() (bizid.Settings, error) {
 // TagView is a tag as the admin calls show it.
 type TagView struct {
 	segment.Tag
-	// Ordered is set in the answer of a creation of an ordered tag.
+	// Ordered is set in the answer of a creation of an ordered tag, and
+	// for every formatted tag served by one owner (ordered, or of a
+	// capped format).
 	Ordered bool
 	// The settings of a formatted or opaque tag; empty for a plain one.
 	// A formatted tag shows its reset, and its zone (UTC when none was
@@ -120,6 +122,7 @@ func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
 		return v
 	}
 	v.Format, v.TimeZone, v.Opaque, v.KeyID, v.PrunedBefore = set.Format, set.TimeZone, set.OpaqueBits, set.KeyID, set.PrunedBefore
+	v.Ordered = set.Owned()
 	if set.Formatted() {
 		v.Reset = string(set.Reset)
 		if v.TimeZone == "" {
@@ -135,6 +138,18 @@ func (a *TagAdmin) settingsOff() error {
 		return bizOff()
 	}
 	return nil
+}
+
+// ownerOff refuses settings that make a tag served by one owner at a time
+// (ordered, or a capped format) where this server serves no such tags.
+func (a *TagAdmin) ownerOff(set bizid.Settings) error {
+	if a.Ordered != nil || !set.Owned() {
+		return nil
+	}
+	if set.Ordered {
+		return Errorf(InvalidRequest, "ordered tags are not served here: they need sequences on and one store")
+	}
+	return Errorf(InvalidRequest, "a capped format ({seq:N!}) is served by one owner at a time, so that every instance can issue its numbers to the last: it needs sequences on and one store")
 }
 
 // bizOff refuses settings and reveals where this server serves no
@@ -156,12 +171,12 @@ func (a *TagAdmin) Create(ctx context.Context, t segment.Tag, ordered bool, g Ta
 	}
 	special := g.given()
 	switch {
-	case ordered && special:
-		// Refused rather than half served: an ordered tag's numbers come
-		// from its owner, and formatted or opaque ids from the period rows
-		// or the keyed bijection of every instance (docs/business-ids.md).
-		return TagView{}, Errorf(InvalidFormat, "a tag is either ordered or formatted/opaque, not both: give ordered, or format/reset/time_zone/opaque")
+	case ordered && set.Opaque():
+		// An opaque tag's ids hide their order, and come from the ranges
+		// of every instance (docs/business-ids.md).
+		return TagView{}, Errorf(InvalidFormat, "an opaque tag is not ordered: its ids hide their order; give ordered to a plain or formatted tag")
 	case special:
+		set.Ordered = ordered
 		return a.createSpecial(ctx, t, set)
 	case ordered:
 		oa, ok := a.Rows.(OrderedTagRows)
@@ -210,6 +225,9 @@ func (a *TagAdmin) createSpecial(ctx context.Context, t segment.Tag, set bizid.S
 	}
 	if err := set.Validate(); err != nil {
 		return TagView{}, WithTag(t.Name, err)
+	}
+	if err := a.ownerOff(set); err != nil {
+		return TagView{}, err
 	}
 	created, err := a.Settings.CreateSpecialTag(ctx, t, set)
 	if err != nil {
@@ -305,6 +323,9 @@ func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.
 		return err
 	}
 	if err := next.Validate(); err != nil {
+		return err
+	}
+	if err := a.ownerOff(next); err != nil {
 		return err
 	}
 	if err := a.Settings.SetTagSettings(ctx, old, had, next); err != nil {

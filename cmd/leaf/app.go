@@ -110,10 +110,10 @@ func (a *app) open(ctx context.Context) error {
 	}
 	e := a.newEdges()
 	a.openSegments(e)
-	if err := a.openIssuer(e); err != nil {
+	if err := a.openSequences(e); err != nil {
 		return err
 	}
-	if err := a.openSequences(e); err != nil {
+	if err := a.openIssuer(e); err != nil {
 		return err
 	}
 	a.openUUIDs(e)

@@ -114,19 +114,35 @@ func TestTagAddDescriptionMySQLRefuses(t *testing.T) {
 	}
 }
 
-// An ordered tag is never formatted or opaque: asking for both is a
-// usage error, before any store is opened.
-func TestTagAddOrderedAndFormattedRefused(t *testing.T) {
+// An ordered tag is never opaque, and settings need a format: asking for
+// them is a usage error, before any store is opened. An ordered formatted
+// tag is created ordered.
+func TestTagAddOrderedRules(t *testing.T) {
 	inEmptyDir(t)
-	for _, extra := range [][]string{{"--format", "O-{seq}"}, {"--opaque", "63"}} {
-		args := append([]string{"tag", "add", "o", "--ordered", "--sqlite-path", "leaf.db"}, extra...)
+	for _, tc := range []struct {
+		extra []string
+		says  string
+	}{
+		{[]string{"--opaque", "63", "--opaque-key", "0123456789abcdef"}, "opaque tag is not ordered"},
+		{[]string{"--time-zone", "UTC"}, "need a format"},
+	} {
+		args := append([]string{"tag", "add", "o", "--ordered", "--sqlite-path", "leaf.db"}, tc.extra...)
 		_, _, err := runSplit(t, env{}, args...)
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "either ordered or formatted/opaque") {
-			t.Fatalf("%q = %v, want a usage error", args, err)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.says) {
+			t.Fatalf("%q = %v, want a usage error saying %q", args, err, tc.says)
 		}
 	}
 	if _, err := os.Stat("leaf.db"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the database was created: %v", err)
+	}
+	db := filepath.Join(t.TempDir(), "leaf.db")
+	out, _, err := runSplit(t, env{}, "tag", "add", "o", "--ordered", "--format", "O-{seq}", "--sqlite-path", db)
+	if err != nil || !strings.Contains(out, "ordered") {
+		t.Fatalf("an ordered formatted tag: %q, %v", out, err)
+	}
+	out, _, err = runSplit(t, env{}, "tag", "add", "c", "--format", "C-{seq:3!}", "--sqlite-path", db)
+	if err != nil || !strings.Contains(out, "ordered") {
+		t.Fatalf("a capped formatted tag: %q, %v", out, err)
 	}
 }
 

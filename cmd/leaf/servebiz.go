@@ -7,6 +7,7 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/store"
 )
 
@@ -16,7 +17,8 @@ import (
 const pruneEvery = time.Hour
 
 // openIssuer serves formatted and opaque tags, whose ids the segment
-// allocator issues, with one store only (see newIssuer).
+// allocator issues (or the Sequencer, for those served by one owner), with
+// one store only (see newIssuer).
 func (a *app) openIssuer(e *edges) error {
 	if !a.cfg.segment || a.set != nil {
 		return nil
@@ -45,11 +47,15 @@ func (a *app) closeIssuer() {
 // --tag-refresh and prunes old periods every hour. With several stores
 // they are off: a period's row would have to be made in every store.
 func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
-	is, err := bizid.New(bizid.Options{
+	opts := bizid.Options{
 		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.opaqueKeys.keys, Grace: time.Duration(a.cfg.periodGrace),
 		OnSpecial: a.alloc.MarkSpecial,
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
-	})
+	}
+	if a.seq != nil {
+		opts.Owner = owner{a.seq}
+	}
+	is, err := bizid.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -90,4 +96,19 @@ func (a *app) pruneOnce(ctx context.Context, is *bizid.Issuer) {
 	case n > 0:
 		a.log.Info("formatted tags: pruned the rows of old periods", "rows", n)
 	}
+}
+
+// owner serves the formatted tags whose numbers come from one owner at a
+// time (bizid.Tag.Owned) from the Sequencer, as it serves ordered tags.
+type owner struct{ seq *sequence.Sequencer }
+
+func (o owner) Own(ctx context.Context, tag string) error { return o.seq.Own(ctx, tag) }
+
+func (o owner) NextRow(ctx context.Context, tag, row string, limit int64, n int) ([]int64, error) {
+	ids, err := o.seq.NextRow(ctx, tag, row, limit, n)
+	var full *sequence.FullError
+	if errors.As(err, &full) {
+		return nil, &bizid.LeftError{Left: full.Left}
+	}
+	return ids, err
 }

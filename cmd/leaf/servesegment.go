@@ -102,7 +102,7 @@ func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segmen
 	created, err := t.st.CreateOrderedTag(ctx, tag)
 	if err == nil {
 		t.alloc.MarkNotPlain(created.Name)
-		t.seq.AddedOrdered(created.Name)
+		t.seq.AddedOrdered(ctx, created.Name)
 	}
 	return created, err
 }

@@ -50,10 +50,8 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
 	}
-	if special && ordered {
-		return fmt.Errorf("%w: a tag is either ordered or formatted/opaque, not both: give --ordered, or --format/--reset/--time-zone/--opaque", errUsage)
-	}
 	if special {
+		set.Ordered = ordered
 		if err := specialSettings(&set, reset, &keys, getenv, t); err != nil {
 			return err
 		}
@@ -86,6 +84,9 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 			return err
 		}
 		what := fmt.Sprintf("format %s, reset %s, time zone %s", set.Format, set.Reset, cmp.Or(set.TimeZone, "UTC"))
+		if set.Owned() {
+			what += ", ordered (served by one owner at a time)"
+		}
 		if set.Opaque() {
 			what = fmt.Sprintf("opaque over %d bits, key id %s", set.OpaqueBits, set.KeyID)
 		}
