@@ -31,7 +31,7 @@ func newFleet() string {
 }
 
 // Init makes the stores one set, version 1, with classes in the order
-// given. Every store must answer and belong to no set (or to a set that an
+// given and the first store as its home. Every store must answer and belong to no set (or to a set that an
 // earlier Init of the same stores left half made, which it finishes). The
 // set's floor is above every id any of them has issued, so rows that were
 // in use need no renumbering: what they issued lies below it. A set of one
@@ -65,6 +65,7 @@ func Init(ctx context.Context, named []Named) (Set, error) {
 		for i, n := range named {
 			set.Members = append(set.Members, Member{Name: n.Name, Store: recs[i].StoreID, Class: int64(i), Slot: int64(i)})
 		}
+		set.Home = named[0].Name
 		if len(named) > 1 {
 			high, err := highest(ctx, named, nil)
 			if err != nil {
@@ -250,8 +251,12 @@ func (c *change) plan(ctx context.Context) error {
 	}
 	jump := int64(DefaultFailoverJump)
 	old := c.old
+	home, err := c.nextHome(ctx)
+	if err != nil {
+		return err
+	}
 	next := Set{Fleet: old.Fleet, Version: old.Version + 1, Block: old.Block, WorkerSlots: old.WorkerSlots,
-		Retired: slices.Clone(old.Retired)}
+		Retired: slices.Clone(old.Retired), Home: home}
 	next.Floor = math.MaxInt64
 	if high <= math.MaxInt64-jump {
 		next.Floor = high + jump
@@ -285,6 +290,31 @@ func (c *change) plan(ctx context.Context) error {
 	}
 	c.next = next
 	return nil
+}
+
+// nextHome is the home of the next set: the old one, unless it is retired,
+// which only a home that holds nothing of what lives there (HomeRows) may
+// be; the first store of the next set is the home then.
+func (c *change) nextHome(ctx context.Context) (string, error) {
+	home := c.old.HomeName()
+	if slices.Contains(c.names, home) {
+		return home, nil
+	}
+	i, ok := c.byName[home]
+	if !ok || c.errs[i] != nil {
+		return "", fmt.Errorf("store %q is the set's home, where sequences and ordered, formatted and opaque tags live, and does not answer: it cannot be retired", home)
+	}
+	n := -1
+	if h, ok := c.named[i].Store.(Homing); ok {
+		var err error
+		if n, err = h.HomeRows(ctx); err != nil {
+			return "", fmt.Errorf("store %q: %w", home, err)
+		}
+	}
+	if n != 0 {
+		return "", fmt.Errorf("store %q is the set's home, where sequences and ordered, formatted and opaque tags live, and holds some: it cannot be retired", home)
+	}
+	return c.names[0], nil
 }
 
 // give records the next set in every store that answers and does not
@@ -414,8 +444,13 @@ func sameMembers(set Set, named []Named, recs []Record) bool {
 func (s Set) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "set version %d of fleet %s: floor %d, blocks of %d ids\n", s.Version, s.Fleet, s.Floor, s.Block)
+	home := s.HomeName()
 	for _, m := range s.Members {
-		fmt.Fprintf(&b, "  %s: class %d of %d, worker slot %d of %d, store id %s\n", m.Name, m.Class, len(s.Members), m.Slot, s.WorkerSlots, m.Store)
+		fmt.Fprintf(&b, "  %s: class %d of %d, worker slot %d of %d, store id %s", m.Name, m.Class, len(s.Members), m.Slot, s.WorkerSlots, m.Store)
+		if m.Name == home {
+			b.WriteString(", home")
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

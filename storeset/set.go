@@ -72,6 +72,24 @@ type Set struct {
 	// to another (a worker id of theirs may still run somewhere).
 	WorkerSlots int64   `json:"worker_slots"`
 	Retired     []int64 `json:"retired_slots,omitempty"`
+	// Home names the member where what has one counter lives: sequences,
+	// ordered tags, formatted and opaque tags (see the package comment).
+	// Sets recorded before it existed have none: their home is the member
+	// of class 0, which the next change records.
+	Home string `json:"home,omitempty"`
+}
+
+// HomeName is the name of the set's home member.
+func (s Set) HomeName() string {
+	if s.Home != "" {
+		return s.Home
+	}
+	for _, m := range s.Members {
+		if m.Class == 0 {
+			return m.Name
+		}
+	}
+	return ""
 }
 
 // Member is one store of a set.
@@ -162,6 +180,9 @@ func (s Set) Validate() error {
 		if !classes[k] {
 			return fmt.Errorf("set: no member has class %d of %d", k, len(s.Members))
 		}
+	}
+	if s.Home != "" && !names[s.Home] {
+		return fmt.Errorf("set: its home %q is not a member", s.Home)
 	}
 	c, _ := s.Class(s.Members[0].Name)
 	return c.Validate()

@@ -86,6 +86,9 @@ type Stores struct {
 
 	rereads singleflight.Group // reads of the set by recheck
 
+	// homed holds the tags whose rows the home store numbers (home.go).
+	homed sync.Map
+
 	marksMu sync.Mutex                  // protects the fields below
 	pending map[string]map[string]int64 // marks to write: store id -> tag -> max_id
 	known   map[string]map[string]int64 // marks read of each store's tags, and what it gave us
@@ -273,6 +276,9 @@ func (s *Stores) Allocate(ctx context.Context, tag string, step int64) (segment.
 // backup, or failed over to a copy that missed writes) is moved past that
 // mark plus the failover jump first.
 func (s *Stores) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	if s.Homed(tag) {
+		return s.allocateHome(ctx, tag, step, floor)
+	}
 	var errs []error
 	unknown := 0
 	for _, pass := range []bool{true, false} { // first the stores that are up, then the others
@@ -353,7 +359,8 @@ func (s *Stores) allocateFrom(ctx context.Context, m *member, tag string, step, 
 }
 
 // copyRow gives m the row of tag that another store has, from max_id 1,
-// and reports whether m has one now. A tag created while m did not answer,
+// and reports whether m has one now; a row that is not plain where it is
+// is never copied (see home.go). A tag created while m did not answer,
 // or before the copy m was restored from, gets its row this way; the
 // class keeps its ids apart, and the marks find a row that had ids before.
 func (s *Stores) copyRow(ctx context.Context, m *member, tag string) bool {
@@ -362,7 +369,7 @@ func (s *Stores) copyRow(ctx context.Context, m *member, tag string) bool {
 			continue
 		}
 		t, err := o.st.Tag(ctx, tag)
-		if err != nil {
+		if err != nil || !plainIn(ctx, o, tag) {
 			continue
 		}
 		_, err = m.st.CreateTag(ctx, segment.Tag{Name: t.Name, MaxID: 1, Step: t.Step, Description: t.Description})

@@ -1,0 +1,156 @@
+package storeset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// The home store. What has one counter lives in one store of the set, its
+// home (Set.Home): the sequences and ordered tags, whose owners take their
+// numbers from one row each, and the formatted and opaque tags, whose
+// numbers people read or must not tell apart from a gap in the classes.
+// Their rows exist only in the home store and are numbered there as a
+// single store numbers them, with no class: no other store has a row of
+// the name, so no other store numbers it. A row is homed or striped for
+// good: the allocator asks what kind each tag is before its first load
+// (Classify), and the home store says which rows are special; a special
+// row is never copied to another store (copyRow), nor a plain one created
+// in the home store alone, and a plain tag cannot be given settings in a
+// set (the admin API refuses it). While the home store does not answer,
+// its rows are not served past the buffers, and the other rows are.
+
+// Homing is implemented by stores that can tell whether they hold what
+// lives in the home store of a set alone.
+type Homing interface {
+	// HomeRows counts the sequence spaces, ordered tags and formatted or
+	// opaque tags the store holds.
+	HomeRows(ctx context.Context) (int, error)
+}
+
+// Classify says which of tags are not plain (segment.Classifier), asking
+// every store that is up: a tag that any of them says is not plain is
+// not, the most restricted kind winning. The rows of special tags are
+// numbered in the home store from then on. An error of a store that is up
+// fails the call: a row of the home store must never be taken for a
+// plain one because the home store's answer was missing.
+func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
+	out := map[string]segment.Kind{}
+	asked := 0
+	for _, m := range s.members {
+		if !m.up() {
+			continue
+		}
+		c, ok := m.st.(segment.Classifier)
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+		kinds, err := c.Classify(cctx, tags)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("store %q: %w", m.name, err)
+		}
+		asked++
+		for tag, k := range kinds {
+			out[tag] = max(out[tag], k)
+		}
+	}
+	if asked == 0 {
+		return nil, fmt.Errorf("%w: no store answers", segment.ErrStoreUnavailable)
+	}
+	for tag, k := range out {
+		if k == segment.Special {
+			s.homed.Store(tag, struct{}{})
+		}
+	}
+	return out, nil
+}
+
+// Homed reports whether tag's row is numbered in the home store.
+func (s *Stores) Homed(tag string) bool {
+	_, ok := s.homed.Load(tag)
+	return ok
+}
+
+// home is the home member of the set in force.
+func (s *Stores) home() (*member, error) {
+	s.mu.RLock()
+	name := s.set.HomeName()
+	s.mu.RUnlock()
+	for _, m := range s.members {
+		if m.name == name {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("the set's home store %q is not configured", name)
+}
+
+// HomeName is the name of the home store of the set in force.
+func (s *Stores) HomeName() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.set.HomeName()
+}
+
+// allocateHome takes a range of a homed row from the home store, with no
+// class, at or above floor and the highest mark other stores hold of it,
+// as allocateFrom does for a class.
+func (s *Stores) allocateHome(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	m, err := s.home()
+	if err != nil {
+		return segment.Allocation{}, fmt.Errorf("%w: %w", segment.ErrStoreUnavailable, err)
+	}
+	s.mu.RLock()
+	id := s.ids[m]
+	s.mu.RUnlock()
+	if id == "" { // not checked against the set yet: it did not answer
+		wait, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+		err := s.recheck(wait, time.Millisecond)
+		cancel()
+		s.mu.RLock()
+		id = s.ids[m]
+		s.mu.RUnlock()
+		if id == "" {
+			return segment.Allocation{}, fmt.Errorf("%w: home store %q not checked against the set: %v", segment.ErrStoreUnavailable, m.name, err)
+		}
+	}
+	mark := s.mark(ctx, m, id, tag)
+	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	if mark > 0 {
+		// A row found behind the mark went back in time: the ranges taken
+		// after the last mark recorded elsewhere may be lost with it, so
+		// the next one starts past the jump (as allocateFrom's).
+		t, err := m.st.Tag(cctx, tag)
+		if err == nil && t.MaxID < mark {
+			if s.opts.OnStale != nil {
+				s.opts.OnStale(m.name, tag, mark)
+			}
+			floor = max(floor, mark+s.opts.FailoverJump)
+		}
+	}
+	a, err := m.st.AllocateAbove(cctx, tag, step, max(floor, mark))
+	if err != nil {
+		if errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrMisconfigured) || errors.Is(err, segment.ErrExhausted) {
+			return segment.Allocation{}, err
+		}
+		return segment.Allocation{}, fmt.Errorf("%w: home store %q: %w", segment.ErrStoreUnavailable, m.name, err)
+	}
+	s.gave(id, tag, a.MaxID)
+	return a, nil
+}
+
+// plainIn reports whether store m says tag is plain: a row copied to
+// another store must be one.
+func plainIn(ctx context.Context, m *member, tag string) bool {
+	c, ok := m.st.(segment.Classifier)
+	if !ok {
+		return true
+	}
+	kinds, err := c.Classify(ctx, []string{tag})
+	return err == nil && kinds[tag] == segment.Plain
+}

@@ -1,0 +1,154 @@
+package storeset_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/storeset"
+)
+
+func (f faulty) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
+	if f.down.Load() {
+		return nil, errUnreachable
+	}
+	return f.Store.Classify(ctx, tags)
+}
+
+// TestHomedRows: a formatted and an opaque tag, made in the home store
+// alone, are numbered there by every instance, whichever store it prefers,
+// with no class: no other store ever gets their rows, no id is issued
+// twice, and while the home store is down they are not served from the
+// others. The plain tag beside them is striped as before.
+func TestHomedRows(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		ctx := context.Background()
+		dbs := databases(t, kind, 3)
+		createTag(t, dbs, "plain", 1, 50)
+		set, err := storeset.Init(ctx, namedOf(dbs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.HomeName() != "a" || !strings.Contains(set.Describe(), ", home") {
+			t.Fatalf("the home of a new set is %q, want the first store:\n%s", set.HomeName(), set.Describe())
+		}
+		for _, s := range []bizid.Settings{
+			{Tag: "fmt", Format: "F-{seq}", Reset: bizid.Never},
+			{Tag: "opq", OpaqueBits: bizid.Bits63, KeyID: "k"},
+		} {
+			if _, err := dbs[0].CreateSpecialTag(ctx, segment.Tag{Name: s.Tag, MaxID: 1, Step: 10}, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, a1 := instance(t, namedOf(dbs...))
+		s2, a2 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]))
+		var (
+			mu  sync.Mutex
+			got = map[string]map[int64]bool{}
+		)
+		var wg sync.WaitGroup
+		for _, a := range []*segment.Allocator{a1, a2} {
+			for _, tag := range []string{"fmt", "opq"} {
+				wg.Go(func() {
+					for range 60 {
+						id, err := a.NextSpecial(ctx, tag)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						if got[tag] == nil {
+							got[tag] = map[int64]bool{}
+						}
+						if got[tag][id] {
+							t.Errorf("%s: %d twice", tag, id)
+						}
+						got[tag][id] = true
+						mu.Unlock()
+					}
+				})
+			}
+		}
+		wg.Wait()
+		for _, tag := range []string{"fmt", "opq"} {
+			for id := range got[tag] {
+				if id > 1000 {
+					t.Fatalf("%s: id %d is not of the home store's own numbering (no class)", tag, id)
+				}
+			}
+			if !s2.Homed(tag) {
+				t.Fatalf("%s is not homed", tag)
+			}
+			for _, d := range dbs[1:] {
+				if _, err := d.Tag(ctx, tag); !errors.Is(err, segment.ErrUnknownTag) {
+					t.Fatalf("store %s has a row of %s: %v", d.name, tag, err)
+				}
+			}
+		}
+		if id, err := a2.Next(ctx, "plain"); err != nil || id < storeset.DefaultBlock {
+			t.Fatalf("plain tag from store b: %d, %v; want one of b's class", id, err)
+		}
+
+		// The home store down: a fresh instance serves the plain tag from
+		// the others, never the homed ones.
+		dbs[0].down.Store(true)
+		_, a3 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]))
+		if _, err := a3.NextSpecial(ctx, "fmt"); err == nil {
+			t.Fatal("a homed tag served with its home store down")
+		}
+		if _, err := a3.Next(ctx, "plain"); err != nil {
+			t.Fatalf("plain tag with the home store down: %v", err)
+		}
+		dbs[0].down.Store(false)
+		if _, err := a3.NextSpecial(ctx, "fmt"); err != nil {
+			t.Fatalf("a homed tag once its home answers again: %v", err)
+		}
+		for _, d := range dbs[1:] {
+			if _, err := d.Tag(ctx, "fmt"); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("store %s got a row of fmt: %v", d.name, err)
+			}
+		}
+	})
+}
+
+// TestHomeNotRetired: the home store cannot be retired while it holds
+// what lives there; an empty one can, and the first store of the next set
+// is the home then. A set recorded without a home has the store of class 0
+// as its home, which the next change records.
+func TestHomeNotRetired(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, "sqlite", 3)
+	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	next, err := storeset.Change(ctx, namedOf(dbs...), []string{"b", "a"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Home != "a" {
+		t.Fatalf("home after a change that moved classes: %q", next.Home)
+	}
+	if _, err := dbs[0].CreateOrderedTag(ctx, segment.Tag{Name: "o", MaxID: 1, Step: 10}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = storeset.Change(ctx, namedOf(dbs...), []string{"b"}, false)
+	if err == nil || !strings.Contains(err.Error(), "home") {
+		t.Fatalf("retiring the home store that holds an ordered tag: %v", err)
+	}
+	fresh := databases(t, "sqlite", 2)
+	if _, err := storeset.Init(ctx, namedOf(fresh...)); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := storeset.Change(ctx, namedOf(fresh...), []string{"b"}, false)
+	if err != nil || moved.Home != "b" {
+		t.Fatalf("retiring an empty home: %+v, %v; want b the home", moved, err)
+	}
+	old := storeset.Set{Members: []storeset.Member{{Name: "x", Class: 1}, {Name: "y", Class: 0}}}
+	if old.HomeName() != "y" {
+		t.Fatalf("home of a set without one: %q, want the store of class 0", old.HomeName())
+	}
+}
