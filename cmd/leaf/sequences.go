@@ -58,20 +58,11 @@ func sequenceAdd(ctx context.Context, args []string, getenv func(string) string,
 	if err := sp.Validate(); err != nil {
 		return fmt.Errorf("%w: space %s: %w", errUsage, quote(sp.Name), err)
 	}
-	if sf.several() {
-		return fmt.Errorf("%w: sequences are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
-	}
-	st, err := sf.open(ctx, store.Options{})
+	st, where, done, err := sequenceStore(ctx, sf, stderr, true)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	where := sf.where(st)
-	applied, err := st.Migrate(ctx)
-	printMigrations(stderr, where, applied)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
+	defer done()
 	created, err := st.CreateSpace(ctx, sp)
 	switch {
 	case errors.Is(err, sequence.ErrSpaceExists):
@@ -94,17 +85,14 @@ func sequenceList(ctx context.Context, args []string, getenv func(string) string
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: sequence list takes no arguments, got %s", errUsage, quoteAll(rest))
 	}
-	if sf.several() {
-		return fmt.Errorf("%w: sequences are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
-	}
-	st, err := sf.openExisting(ctx)
+	st, where, done, err := sequenceStore(ctx, sf, stderr, false)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer done()
 	spaces, err := st.Spaces(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: %w", sf.where(st), err)
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-24s  %12s  %8s\n", "SPACE", "STEP", "SECTIONS")
@@ -113,4 +101,48 @@ func sequenceList(ctx context.Context, args []string, getenv func(string) string
 	}
 	_, err = io.WriteString(stdout, b.String())
 	return err
+}
+
+// sequenceStore opens the store where the sequences live: the store, or
+// the home store of the set of --store; migrated first when migrate is
+// set, else only read (no file made, no migration). done closes it.
+func sequenceStore(ctx context.Context, sf *storeFlags, stderr io.Writer, migrate bool) (st *store.Store, where string, done func(), err error) {
+	if sf.several() {
+		o := openStores(ctx, sf, !migrate)
+		if migrate {
+			if err := o.migrate(ctx, stderr); err != nil {
+				o.close()
+				return nil, "", nil, err
+			}
+		}
+		set, err := o.openSet(ctx)
+		if err != nil {
+			o.close()
+			return nil, "", nil, err
+		}
+		st, where, err := o.home(set)
+		if err != nil {
+			set.Close()
+			o.close()
+			return nil, "", nil, err
+		}
+		return st, where + " (the home store of the set)", func() { set.Close(); o.close() }, nil
+	}
+	if !migrate {
+		if st, err = sf.openExisting(ctx); err != nil {
+			return nil, "", nil, err
+		}
+		return st, sf.where(st), func() { st.Close() }, nil
+	}
+	if st, err = sf.open(ctx, store.Options{}); err != nil {
+		return nil, "", nil, err
+	}
+	where = sf.where(st)
+	applied, err := st.Migrate(ctx)
+	printMigrations(stderr, where, applied)
+	if err != nil {
+		st.Close()
+		return nil, "", nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return st, where, func() { st.Close() }, nil
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/storeset"
 )
 
 // pruneEvery is how often each instance closes and prunes the periods past
@@ -17,19 +19,47 @@ import (
 const pruneEvery = time.Hour
 
 // openIssuer serves formatted and opaque tags, whose ids the segment
-// allocator issues (or the Sequencer, for those served by one owner), with
-// one store only (see newIssuer).
+// allocator issues (or the Sequencer, for those served by one owner). They
+// live in one store: the store, or the home store of a set, whose rows
+// the set's allocator numbers there (storeset's home.go).
 func (a *app) openIssuer(e *edges) error {
-	if !a.cfg.segment || a.set != nil {
+	if !a.cfg.segment {
 		return nil
 	}
-	st := a.stores[0].st
+	st := a.homeStore()
 	is, err := a.newIssuer(st)
 	if err != nil {
 		return err
 	}
-	e.api.Biz, e.api.BizTags, e.api.OnCreate = is, st, a.alloc.Added
+	e.api.Biz, e.api.OnCreate = is, a.alloc.Added
+	e.api.BizTags = st
+	if a.set != nil {
+		e.api.BizTags = homeSettings{Store: st, set: a.set}
+	}
 	return nil
+}
+
+// homeSettings keeps the settings of formatted and opaque tags in the home
+// store of a set: a tag is created there only when no store of the set has
+// its name, and a plain tag, whose numbers are striped over every store,
+// never takes settings.
+type homeSettings struct {
+	*store.Store
+	set *storeset.Stores
+}
+
+func (h homeSettings) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.Settings) (segment.Tag, error) {
+	if err := freeInSet(ctx, h.set, t.Name); err != nil {
+		return segment.Tag{}, err
+	}
+	return h.Store.CreateSpecialTag(ctx, t, set)
+}
+
+func (h homeSettings) SetTagSettings(ctx context.Context, old bizid.Settings, had bool, set bizid.Settings) error {
+	if !had {
+		return fmt.Errorf("%w: with several stores a plain tag's numbers come from every store, each in its own part of the number space, while a formatted tag's come from the home store alone: create a new tag", bizid.ErrFixed)
+	}
+	return h.Store.SetTagSettings(ctx, old, had, set)
 }
 
 // closeIssuer stops the issuer's loop, then the issuer.
@@ -44,8 +74,7 @@ func (a *app) closeIssuer() {
 
 // newIssuer serves formatted and opaque tags over the store and the
 // allocator, and starts the loop that re-reads their settings every
-// --tag-refresh and prunes old periods every hour. With several stores
-// they are off: a period's row would have to be made in every store.
+// --tag-refresh and prunes old periods every hour.
 func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	opts := bizid.Options{
 		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.opaqueKeys.keys, Grace: time.Duration(a.cfg.periodGrace),

@@ -80,7 +80,7 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var(&c.opaqueKeys, "opaque-key", fmt.Sprintf("`keys` of opaque tags, shared by the fleet, at least %d bytes each, separated by commas: the first for new tags, the others for tags made before a rotation; never logged", bizid.MinKeyLen))
 	c.periodGrace = periodGraceFlag(bizid.DefaultGrace)
 	fs.Var(&c.periodGrace, "period-grace", "how long after its end a formatted tag's period keeps its row; older periods are pruned and never issued again")
-	fs.BoolVar(&c.sequences, "sequences", true, "serve per-key sequences (/api/sequence); they need one store: off with --store")
+	fs.BoolVar(&c.sequences, "sequences", true, "serve per-key sequences (/api/sequence), and ordered, capped and ordered formatted tags; with --store they live in the home store of the set")
 	fs.Var((*advertiseAddrFlag)(&c.advertiseAddr), "advertise-addr", "`host:port` where other instances reach this one, to forward sequence requests to the owner of a key's section; empty means the host name and the port of --addr")
 	c.sequenceLease = sequence.DefaultLease
 	fs.Var((*positiveDurationFlag)(&c.sequenceLease), "sequence-lease", "lease of a sequence section's owner: an owner that cannot renew stops serving before it ends, and a section whose owner died is served again after it")

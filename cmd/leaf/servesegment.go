@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/storeset"
 )
 
 // openSegments starts the segment allocator, with --segment, and serves
@@ -92,12 +94,16 @@ type tagAdmin struct {
 	httpapi.TagAdmin
 	alloc *segment.Allocator
 	seq   *sequence.Sequencer // nil: no ordered tags
-	st    *store.Store
+	st    *store.Store        // where ordered tags live: the store, or the home store of the set
+	set   *storeset.Stores    // nil: one store
 }
 
 func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
 	if t.seq == nil || t.st == nil {
-		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on and one store", sequence.ErrUnavailable)
+		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on", sequence.ErrUnavailable)
+	}
+	if err := freeInSet(ctx, t.set, tag.Name); err != nil {
+		return segment.Tag{}, err
 	}
 	created, err := t.st.CreateOrderedTag(ctx, tag)
 	if err == nil {
@@ -113,4 +119,21 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 		t.alloc.Added(created.Name)
 	}
 	return created, err
+}
+
+// freeInSet refuses a name that a store of the set has: a tag that lives in
+// the home store alone (ordered, formatted, opaque) must have no row of its
+// name in another store, which would number it in its class.
+func freeInSet(ctx context.Context, set *storeset.Stores, name string) error {
+	if set == nil {
+		return nil
+	}
+	_, err := set.Tag(ctx, name)
+	switch {
+	case err == nil:
+		return fmt.Errorf("create tag %q: %w", name, segment.ErrTagExists)
+	case errors.Is(err, segment.ErrUnknownTag):
+		return nil
+	}
+	return err
 }

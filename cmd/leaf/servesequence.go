@@ -9,15 +9,12 @@ import (
 	"github.com/leafid/leaf/sequence"
 )
 
-// openSequences starts the per-key sequences, with --sequences and one
-// store, and serves them, their spaces and, with the segment allocator,
-// the strictly increasing (ordered) tags.
+// openSequences starts the per-key sequences, with --sequences, and serves
+// them, their spaces and, with the segment allocator, the strictly
+// increasing (ordered) tags. They live in one store: the store, or the
+// home store of a set.
 func (a *app) openSequences(e *edges) error {
 	if !a.cfg.sequences {
-		return nil
-	}
-	if a.set != nil {
-		a.log.Warn("sequences are not served with several stores (--store): a section's max_seq and lease live in one store; /api/sequence answers 404 not_found")
 		return nil
 	}
 	var err error
@@ -25,10 +22,10 @@ func (a *app) openSequences(e *edges) error {
 		return err
 	}
 	e.api.Sequences, e.domain.Sequences = a.seq, a.seq
-	e.api.Spaces = spaceAdmin{SpaceAdmin: a.stores[0].st, seq: a.seq}
+	e.api.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
 	if a.cfg.segment {
 		e.api.Ordered = a.seq
-		e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.stores[0].st}
+		e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
 	}
 	return nil
 }
@@ -60,10 +57,11 @@ func (a *app) newSequencer() (*sequence.Sequencer, error) {
 		lastErr    string
 		lastLogged time.Time
 	)
+	home := a.homeStore()
 	q, err := sequence.New(sequence.Options{
-		Store:   a.stores[0].st,
-		Ordered: a.stores[0].st,
-		Tags:    a.stores[0].st,
+		Store:   home,
+		Ordered: home,
+		Tags:    home,
 		Addr:    addr,
 		Lease:   a.cfg.sequenceLease,
 		OnEvent: func(e sequence.Event) {

@@ -158,6 +158,21 @@ func (a *app) tagStore() httpapi.TagAdmin {
 	return a.stores[0].st
 }
 
+// homeStore is where what has one counter lives: the sequences, and the
+// ordered, formatted and opaque tags. It is the store, or the home store of
+// the set (storeset's home.go).
+func (a *app) homeStore() *store.Store {
+	if a.set != nil {
+		home := a.set.HomeName()
+		for _, s := range a.stores {
+			if s.name == home {
+				return s.st
+			}
+		}
+	}
+	return a.stores[0].st
+}
+
 // leaseStore is where snowflake worker ids are leased. With several stores
 // it is the set: each store leases only in its own part of the worker-id
 // space, so regions never run the same worker id, and a lease lost with

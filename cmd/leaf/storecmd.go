@@ -47,6 +47,9 @@ func storeInit(ctx context.Context, args []string, getenv func(string) string, s
 	if err := o.migrate(ctx, stderr); err != nil {
 		return err
 	}
+	if err := o.onlyHomeHasOne(ctx); err != nil {
+		return err
+	}
 	set, err := storeset.Init(ctx, o.named())
 	if err != nil {
 		return err
@@ -149,6 +152,11 @@ func storeAdd(ctx context.Context, args []string, getenv func(string) string, st
 	if _, member := set.Member(name); member && settled(ctx, o, set) {
 		return fmt.Errorf("store %q is in the set already (version %d)", name, set.Version)
 	}
+	if _, member := set.Member(name); !member {
+		if err := o.holdsNone(ctx, name); err != nil {
+			return err
+		}
+	}
 	if err := copyTags(ctx, o, set, name, stderr); err != nil {
 		return err
 	}
@@ -249,8 +257,8 @@ func settled(ctx context.Context, o *openedStores, set storeset.Set) bool {
 	return true
 }
 
-// copyTags creates in the store added the tags the members of set have,
-// with their steps and descriptions, so that it serves them once the
+// copyTags creates in the store added the plain tags the members of set
+// have, with their steps and descriptions, so that it serves them once the
 // change gives it its class; it says on w which it created. A row's
 // max_id is copied too, though the class's floor lies above it anyway.
 func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added string, w io.Writer) error {
@@ -277,7 +285,18 @@ func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added stri
 		if err != nil {
 			return fmt.Errorf("store %q: %w", m.Name, err)
 		}
+		names := make([]string, len(tags))
+		for k, t := range tags {
+			names[k] = t.Name
+		}
+		kinds, err := o.stores[i].Classify(ctx, names)
+		if err != nil {
+			return fmt.Errorf("store %q: %w", m.Name, err)
+		}
 		for _, t := range tags {
+			if kinds[t.Name] != segment.Plain {
+				continue // it lives in the home store alone (storeset's home.go)
+			}
 			if !have[t.Name] {
 				have[t.Name] = true
 				rows = append(rows, t)
@@ -293,6 +312,33 @@ func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added stri
 		if err == nil {
 			fmt.Fprintf(w, "created %s in %s: step %d\n", printable(created.Name), where, created.Step)
 		}
+	}
+	return nil
+}
+
+// onlyHomeHasOne refuses to make a set in which a store other than the
+// first, the home, holds what lives in the home store alone (holdsNone).
+func (o *openedStores) onlyHomeHasOne(ctx context.Context) error {
+	for _, e := range o.entries[1:] {
+		if err := o.holdsNone(ctx, e.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdsNone refuses a store, not the home of its set, that holds what
+// lives in the home store alone: sequence spaces, ordered tags, formatted
+// and opaque tags. Their rows would be numbered in that store's class, and
+// their settings missed.
+func (o *openedStores) holdsNone(ctx context.Context, name string) error {
+	n, err := o.stores[o.entries.index(name)].HomeRows(ctx)
+	if err != nil {
+		return fmt.Errorf("store %q: %w", name, err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: store %q holds sequence spaces, ordered tags or formatted or opaque tags (%d), which live in the home store of a set alone: only the home (the first store of leaf store init) may hold them",
+			storeset.ErrMismatch, name, n)
 	}
 	return nil
 }

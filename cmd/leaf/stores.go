@@ -109,6 +109,25 @@ func (o *openedStores) openSet(ctx context.Context) (*storeset.Stores, error) {
 	return storeset.Open(ctx, o.named(), storeset.Options{})
 }
 
+// home is the home store of set among those that opened, and where it
+// is, for the commands that make what lives there alone.
+func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) {
+	name := set.HomeName()
+	for i, e := range o.entries {
+		if e.name != name {
+			continue
+		}
+		if o.stores[i] == nil {
+			return nil, "", fmt.Errorf("the set's home store %q did not open: %w", name, o.errs[i])
+		}
+		if err := o.stores[i].Ping(context.Background()); err != nil {
+			return nil, "", fmt.Errorf("the set's home store %q does not answer: %w", name, err)
+		}
+		return o.stores[i], e.where(o.stores[i]), nil
+	}
+	return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
+}
+
 // newestSet is the set of the highest version any store that answered
 // records, leaving out the records of retired stores when active is set
 // (as storeset.Change does); ok is false when no store holds one.

@@ -24,7 +24,7 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		ordered bool
 	)
 	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.BoolVar(&ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on, one store); fixed for good")
+		fs.BoolVar(&ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good")
 		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
 		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
 		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
@@ -55,13 +55,10 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		if err := specialSettings(&set, reset, &keys, getenv, t); err != nil {
 			return err
 		}
-		if sf.several() {
-			return fmt.Errorf("%w: formatted and opaque tags need one store, not --store", errUsage)
-		}
 	}
 	if sf.several() {
-		if ordered {
-			return fmt.Errorf("%w: ordered tags are served from one store; give --mysql-dsn or --sqlite-path, not --store", errUsage)
+		if special || ordered {
+			return tagAddHome(ctx, sf, t, set, special, ordered, stdout, stderr)
 		}
 		return tagAddStores(ctx, sf, t, stdout, stderr)
 	}
@@ -78,6 +75,12 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
+	return createTagIn(ctx, st, where, t, set, special, ordered, stdout)
+}
+
+// createTagIn creates the tag in st: formatted or opaque when special,
+// else ordered or plain; and says so on stdout.
+func createTagIn(ctx context.Context, st *store.Store, where string, t segment.Tag, set bizid.Settings, special, ordered bool, stdout io.Writer) error {
 	if special {
 		created, err := st.CreateSpecialTag(ctx, t, set)
 		if err := createError(where, err); err != nil {
@@ -103,6 +106,29 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "created %s%s in %s: next id %d, step %d\n", kind, printable(created.Name), where, created.MaxID, created.Step)
 	return nil
+}
+
+// tagAddHome creates an ordered, formatted or opaque tag in the home store
+// of the set of --store, once no store of the set has its name.
+func tagAddHome(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Settings, special, ordered bool, stdout, stderr io.Writer) error {
+	o := openStores(ctx, sf, false)
+	defer o.close()
+	if err := o.migrate(ctx, stderr); err != nil {
+		return err
+	}
+	stores, err := o.openSet(ctx)
+	if err != nil {
+		return err
+	}
+	defer stores.Close()
+	home, where, err := o.home(stores)
+	if err != nil {
+		return err
+	}
+	if err := freeInSet(ctx, stores, t.Name); err != nil {
+		return createError(where, err)
+	}
+	return createTagIn(ctx, home, where+" (the home store of the set)", t, set, special, ordered, stdout)
 }
 
 // specialSettings completes and checks the settings of a formatted or

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,26 @@ func (s *SyncBuffer) String() string {
 // the status and body. A request that fails returns status 0 and the
 // error's text as the body, so callers that poll need not stop.
 func Get(url, token string) (int, string) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	return Do(http.MethodGet, url, token, "")
+}
+
+// Post is Get with the method POST and body.
+func Post(url, token, body string) (int, string) {
+	return Do(http.MethodPost, url, token, body)
+}
+
+// Patch is Get with the method PATCH and body.
+func Patch(url, token, body string) (int, string) {
+	return Do(http.MethodPatch, url, token, body)
+}
+
+// Do requests url by method with body (none when empty), as Get does.
+func Do(method, url, token, body string) (int, string) {
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
 	if err != nil {
 		return 0, err.Error()
 	}
