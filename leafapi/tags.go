@@ -147,15 +147,15 @@ func (a *TagAdmin) ownerOff(set bizid.Settings) error {
 		return nil
 	}
 	if set.Ordered {
-		return Errorf(InvalidRequest, "ordered tags are not served here: they need sequences on and one store")
+		return Errorf(InvalidRequest, "ordered tags are not served here: they need sequences on")
 	}
-	return Errorf(InvalidRequest, "a capped format ({seq:N!}) is served by one owner at a time, so that every instance can issue its numbers to the last: it needs sequences on and one store")
+	return Errorf(InvalidRequest, "a capped format ({seq:N!}) is served by one owner at a time, so that every instance can issue its numbers to the last: it needs sequences on")
 }
 
 // bizOff refuses settings and reveals where this server serves no
 // formatted or opaque tags.
 func bizOff() error {
-	return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need one store)")
+	return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need segment mode on)")
 }
 
 // Create creates t: ordered, or formatted or opaque when settings are
@@ -181,7 +181,7 @@ func (a *TagAdmin) Create(ctx context.Context, t segment.Tag, ordered bool, g Ta
 	case ordered:
 		oa, ok := a.Rows.(OrderedTagRows)
 		if !ok || a.Ordered == nil {
-			return TagView{}, Errorf(InvalidRequest, "ordered tags are not served here: they need sequences on and one store")
+			return TagView{}, Errorf(InvalidRequest, "ordered tags are not served here: they need sequences on")
 		}
 		created, err := oa.CreateOrderedTag(ctx, t)
 		if err != nil {
