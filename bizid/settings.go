@@ -47,8 +47,13 @@ func (s Settings) Location() (*time.Location, error) {
 
 // Validate checks settings about to be stored: a template that cannot
 // repeat a text under its reset and zone (Template.Check), or an opaque
-// width, not both. The error wraps ErrInvalidFormat.
+// width, not both; and a tag whose name does not end in a space, for
+// MySQL compares names with trailing spaces ignored and the settings
+// would be keyed as another tag's. The error wraps ErrInvalidFormat.
 func (s Settings) Validate() error {
+	if strings.HasSuffix(s.Tag, " ") {
+		return fmt.Errorf("%w: a tag whose name ends in a space takes no settings: MySQL compares names with trailing spaces ignored, so they would be keyed as those of %q", ErrInvalidFormat, strings.TrimRight(s.Tag, " "))
+	}
 	if _, err := ParseReset(string(s.Reset)); err != nil {
 		return err
 	}

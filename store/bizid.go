@@ -20,8 +20,11 @@ const (
 
 	// lookupTag reads a tag's row and its settings in one statement, so
 	// that a tag created with settings (one transaction) is never seen
-	// without them. Args: tag, tag.
-	lookupTag = `SELECT a.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before
+	// without them. Both names are as stored: the caller keeps only the
+	// exact ones (leaf_tag_format's key ignores trailing spaces, and a
+	// Leaf table under a NO PAD collation may hold "fmt" and "fmt ").
+	// Args: tag, tag.
+	lookupTag = `SELECT a.biz_tag, f.biz_tag AS settings_of, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before
 FROM leaf_alloc a LEFT JOIN leaf_tag_format f ON f.biz_tag = ?
 WHERE a.biz_tag = ?`
 
@@ -52,7 +55,8 @@ ON CONFLICT(biz_tag) DO NOTHING`
 	// raisePruned raises the mark, never lowers it. Args: key, tag, key.
 	raisePruned = `UPDATE leaf_tag_format SET pruned_before = ? WHERE biz_tag = ? AND pruned_before < ?`
 	// selectRowsBetween reads the names of the rows in [from, to) by the
-	// column's collation; the caller keeps those of exactly its prefix.
+	// column's collation; the caller keeps those of exactly its prefix,
+	// or all when it looks for rows in the way of new ones.
 	selectRowsBetween = `SELECT biz_tag FROM leaf_alloc WHERE biz_tag >= ? AND biz_tag < ?`
 	// deleteRow* delete the row of exactly this name: MySQL's collations
 	// would match "ORDERS@20261123" to "orders@20261123".
@@ -62,6 +66,7 @@ ON CONFLICT(biz_tag) DO NOTHING`
 
 type settingsRow struct {
 	Tag          string         `db:"biz_tag"`
+	SettingsOf   sql.NullString `db:"settings_of"` // lookupTag only
 	Format       sql.NullString `db:"format"`
 	Reset        sql.NullString `db:"reset"`
 	TimeZone     sql.NullString `db:"time_zone"`
@@ -95,8 +100,8 @@ func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizi
 		if r.Tag != tag {
 			continue // a row only the collation matches
 		}
-		if !r.Format.Valid {
-			return bizid.Settings{}, bizid.Plain, nil
+		if !r.Format.Valid || r.SettingsOf.String != tag {
+			return bizid.Settings{}, bizid.Plain, nil // none, or another tag's
 		}
 		return r.settings(), bizid.Special, nil
 	}
@@ -136,7 +141,7 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
 		if set.Formatted() && set.Reset != bizid.Never {
-			names, err := s.rowsWithPrefix(ctx, t.Name+bizid.RowSep, "")
+			names, err := s.periodLikeRows(ctx, t.Name)
 			if err != nil {
 				return err
 			}
@@ -173,13 +178,16 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 // allowed: settings for a tag that had none, or a formatted tag's new time
 // zone. A change that raced with another is refused with bizid.ErrFixed.
 func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool, set bizid.Settings) error {
+	if err := set.Validate(); err != nil {
+		return fmt.Errorf("set settings of tag %q: %w", set.Tag, err)
+	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
 		if _, err := s.readTag(ctx, set.Tag); err != nil {
 			return err
 		}
 		if !had {
 			if set.Formatted() && set.Reset != bizid.Never {
-				names, err := s.rowsWithPrefix(ctx, set.Tag+bizid.RowSep, "")
+				names, err := s.periodLikeRows(ctx, set.Tag)
 				if err != nil {
 					return err
 				}
@@ -297,6 +305,32 @@ func (s *Store) PrunePeriods(ctx context.Context, tag, before string) (int, erro
 // rowsWithPrefix returns the names of the rows that begin with exactly
 // prefix and, when upTo is not "", sort below prefix+upTo.
 func (s *Store) rowsWithPrefix(ctx context.Context, prefix, upTo string) ([]string, error) {
+	names, err := s.rowsFrom(ctx, prefix, upTo)
+	if err != nil {
+		return nil, err
+	}
+	kept := names[:0]
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			kept = append(kept, n)
+		}
+	}
+	return kept, nil
+}
+
+// periodLikeRows returns the names of the rows that the column's
+// collation puts among the period rows of tag (tag@...): those of exactly
+// that prefix, and under a case-insensitive Leaf table "TAG@20261123" too,
+// which would stand in the way of the row "tag@20261123" (its key is the
+// same). A tag that resets is not created beside any of them.
+func (s *Store) periodLikeRows(ctx context.Context, tag string) ([]string, error) {
+	return s.rowsFrom(ctx, tag+bizid.RowSep, "")
+}
+
+// rowsFrom returns the names of the rows the column's collation sorts at
+// or after prefix and below its end: below prefix+upTo, or, when upTo is
+// "", below the prefix with its last byte raised by one.
+func (s *Store) rowsFrom(ctx context.Context, prefix, upTo string) ([]string, error) {
 	to := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
 	if upTo != "" {
 		to = prefix + upTo
@@ -308,11 +342,5 @@ func (s *Store) rowsWithPrefix(ctx context.Context, prefix, upTo string) ([]stri
 		}
 		return nil, err
 	}
-	kept := names[:0]
-	for _, n := range names {
-		if strings.HasPrefix(n, prefix) {
-			kept = append(kept, n)
-		}
-	}
-	return kept, nil
+	return names, nil
 }
