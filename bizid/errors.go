@@ -1,6 +1,9 @@
 package bizid
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of formatted and opaque tags.
 var (
@@ -33,3 +36,14 @@ var (
 	// ErrClosed: the Issuer was closed.
 	ErrClosed = errors.New("issuer closed")
 )
+
+// PeriodRowError says that a name asked for as a tag is the row of a
+// period of a formatted tag (Row is RowName(Tag, Key)): its numbers are
+// issued only as that tag's texts, never by their own name.
+type PeriodRowError struct {
+	Row, Tag, Key string
+}
+
+func (e *PeriodRowError) Error() string {
+	return fmt.Sprintf("biz tag %q is the row of period %s of formatted tag %q; ask for %q", e.Row, e.Key, e.Tag, e.Tag)
+}

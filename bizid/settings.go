@@ -27,6 +27,15 @@ type Settings struct {
 // characters.
 const MaxTagLen = 128 - 1 - 8
 
+// PeriodKey reports whether key, the part after RowSep of a row's name
+// (SplitRowName), is a period key of this tag: the tag is formatted, resets,
+// and its periods' keys have key's length. The row tag@key then numbers
+// that period, and is served only as the tag's texts.
+func (s Settings) PeriodKey(key string) bool {
+	r, err := ParseReset(string(s.Reset))
+	return err == nil && s.Formatted() && r != Never && len(key) == r.KeyLen()
+}
+
 // Formatted reports whether the tag's ids are texts.
 func (s Settings) Formatted() bool { return s.Format != "" }
 

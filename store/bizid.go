@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
@@ -50,6 +52,11 @@ ON DUPLICATE KEY UPDATE max_id = leaf_alloc.max_id`
 SELECT ?, 1, a.step, ? FROM leaf_alloc a, leaf_tag_format f
 WHERE a.biz_tag = ? AND f.biz_tag = ? AND f.pruned_before <= ?
 ON CONFLICT(biz_tag) DO NOTHING`
+
+	// selectFormats reads the format and reset of those of a list of
+	// names that are formatted tags, as stored: the caller keeps exact
+	// names. Args: the names, expanded by sqlx.In.
+	selectFormats = `SELECT biz_tag, format, reset FROM leaf_tag_format WHERE format <> '' AND biz_tag IN (?)`
 
 	selectPruned = `SELECT pruned_before FROM leaf_tag_format WHERE biz_tag = ?`
 	// raisePruned raises the mark, never lowers it. Args: key, tag, key.
@@ -140,6 +147,9 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
+		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+			return err
+		}
 		if set.Formatted() && set.Reset != bizid.Never {
 			names, err := s.periodLikeRows(ctx, t.Name)
 			if err != nil {
@@ -186,6 +196,9 @@ func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool
 			return err
 		}
 		if !had {
+			if err := s.notPeriodRow(ctx, set.Tag); err != nil {
+				return err
+			}
 			if set.Formatted() && set.Reset != bizid.Never {
 				names, err := s.periodLikeRows(ctx, set.Tag)
 				if err != nil {
@@ -300,6 +313,64 @@ func (s *Store) PrunePeriods(ctx context.Context, tag, before string) (int, erro
 		return deleted, fmt.Errorf("prune periods of %q: %w", tag, err)
 	}
 	return deleted, nil
+}
+
+// maxPeriodTags is the most tags one read of periodRows asks about.
+const maxPeriodTags = 500
+
+// periodRows returns, of names, those that are the row of a period of a
+// formatted tag that resets (bizid.SplitRowName, Settings.PeriodKey), each
+// with its tag, within a call.
+func (s *Store) periodRows(ctx context.Context, names []string) (map[string]bizid.PeriodRowError, error) {
+	byTag := map[string][]bizid.PeriodRowError{}
+	var tags []string
+	for _, n := range names {
+		tag, key, ok := bizid.SplitRowName(n)
+		if !ok {
+			continue
+		}
+		if _, seen := byTag[tag]; !seen {
+			tags = append(tags, tag)
+		}
+		byTag[tag] = append(byTag[tag], bizid.PeriodRowError{Row: n, Tag: tag, Key: key})
+	}
+	out := map[string]bizid.PeriodRowError{}
+	for len(tags) > 0 {
+		n := min(len(tags), maxPeriodTags)
+		query, args, err := sqlx.In(selectFormats, tags[:n])
+		if err != nil {
+			return nil, err
+		}
+		var rows []settingsRow
+		err = s.db.SelectContext(ctx, &rows, query, args...)
+		if err != nil && !isCharsetMismatch(err) {
+			return nil, err
+		}
+		for _, r := range rows {
+			for _, p := range byTag[r.Tag] { // exactly the tag: none for a spelling the collation matched
+				if r.settings().PeriodKey(p.Key) {
+					out[p.Row] = p
+				}
+			}
+		}
+		tags = tags[n:]
+	}
+	return out, nil
+}
+
+// notPeriodRow refuses, within a call, a new tag or settings named like
+// the row of a period of a formatted tag: its rows are made by that tag
+// and issued only as its texts.
+func (s *Store) notPeriodRow(ctx context.Context, name string) error {
+	rows, err := s.periodRows(ctx, []string{name})
+	if err != nil {
+		return err
+	}
+	if p, ok := rows[name]; ok {
+		return fmt.Errorf("%w: %q is the name of the row of period %s of formatted tag %q, which that tag makes and issues as its texts",
+			segment.ErrInvalidTag, name, p.Key, p.Tag)
+	}
+	return nil
 }
 
 // rowsWithPrefix returns the names of the rows that begin with exactly

@@ -129,6 +129,19 @@ func TestEveryNameIsExact(t *testing.T) {
 			if _, err := s.Allocate(ctx, "inv@20200102 ", 0); !errors.Is(err, segment.ErrUnknownTag) {
 				t.Errorf("Allocate(\"inv@20200102 \") = %v; want ErrUnknownTag", err)
 			}
+			// A period's row is served only as inv's texts, and no tag of
+			// such a name is created; a name of no period's is a tag.
+			kinds, err := s.Classify(ctx, []string{"inv@20200102", "inv@20200102 ", "INV@20200102", "inv@2020", "inv@x0200102"})
+			if err != nil || len(kinds) != 1 || kinds["inv@20200102"] != segment.Special {
+				t.Errorf("Classify = %v, %v; want inv@20200102 Special, the others plain", kinds, err)
+			}
+			if _, err := s.CreateTag(ctx, segment.Tag{Name: "inv@20200103", MaxID: 1, Step: 10}); !errors.Is(err, segment.ErrInvalidTag) {
+				t.Errorf("CreateTag(inv@20200103) = %v; want ErrInvalidTag", err)
+			}
+			if _, err := s.CreateOrderedTag(ctx, segment.Tag{Name: "inv@20200103", MaxID: 1, Step: 10}); !errors.Is(err, segment.ErrInvalidTag) {
+				t.Errorf("CreateOrderedTag(inv@20200103) = %v; want ErrInvalidTag", err)
+			}
+			createTag(t, s, "inv@2020", 1, 10)
 			if n, err := s.PrunePeriods(ctx, "inv", "20200102"); err != nil || n != 1 {
 				t.Errorf("PrunePeriods = %d, %v; want the one row of 20200101", n, err)
 			}

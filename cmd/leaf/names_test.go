@@ -1,13 +1,21 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/leafid/leaf/internal/testkit"
+	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/store/storetest"
 )
 
@@ -85,6 +93,67 @@ func TestPaddedNamesOverHTTP(t *testing.T) {
 			if code != http.StatusBadRequest || !strings.Contains(body, `"code":"`+c.code+`"`) || !strings.Contains(body, "end in a space") {
 				t.Errorf("POST %s %s: %d %s; want 400 %s saying why", c.path, c.body, code, body, c.code)
 			}
+		}
+	})
+}
+
+// TestPeriodRowsAreNotTags: the row inv@KEY numbers period KEY of the
+// formatted tag inv. Asked for by its own name it is refused on every id
+// route, over HTTP and gRPC, and none of its numbers is spent: inv goes
+// on where it was. No tag of such a name can be created either.
+func TestPeriodRowsAreNotTags(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, e env) {
+		a := startApp(t, e, "--snowflake=false")
+		if code, body := adminPost(t, a.base, "/api/admin/tags", `{"tag":"inv","step":10,"format":"INV-{date:20060102}-{seq}","reset":"day"}`); code != http.StatusCreated {
+			t.Fatalf("create inv: %d %s", code, body)
+		}
+		get := func(want string) {
+			t.Helper()
+			code, body := testkit.MustGet(t, a.base+"/api/segment/get/inv")
+			if code != http.StatusOK || !strings.HasSuffix(body, want) {
+				t.Fatalf("inv: %d %s; want an id ending in %s", code, body, want)
+			}
+		}
+		get("-1")
+		key := time.Now().UTC().Format("20060102")
+		row := "inv@" + key
+		says := `biz tag "` + row + `" is the row of period ` + key + ` of formatted tag "inv"; ask for "inv"`
+		for _, path := range []string{"/api/segment/get/", "/api/segment/batch/", "/api/segment/range/"} {
+			target := a.base + path + row + "?count=2"
+			code, body := testkit.MustGet(t, target)
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			_ = json.Unmarshal([]byte(body), &e)
+			if code != http.StatusBadRequest || e.Error.Code != "invalid_tag" || e.Error.Message != says {
+				t.Errorf("GET %s: %d %s; want 400 invalid_tag saying %s", target, code, body, says)
+			}
+		}
+		cc, err := grpc.NewClient(strings.TrimPrefix(a.base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		for _, call := range []struct {
+			method   string
+			req, res any
+		}{
+			{"/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: row}, new(leafv1.GetSegmentIdResponse)},
+			{"/leaf.v1.IdService/BatchSegmentIds", &leafv1.BatchSegmentIdsRequest{Tag: row, Count: 2}, new(leafv1.BatchSegmentIdsResponse)},
+			{"/leaf.v1.IdService/GetSegmentRange", &leafv1.GetSegmentRangeRequest{Tag: row, Count: 2}, new(leafv1.GetSegmentRangeResponse)},
+		} {
+			err := cc.Invoke(t.Context(), call.method, call.req, call.res)
+			if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), says) {
+				t.Errorf("%s: %v; want InvalidArgument saying %s", call.method, err, says)
+			}
+		}
+		get("-2")
+		tomorrow := "inv@" + time.Now().UTC().AddDate(0, 0, 1).Format("20060102")
+		if code, body := adminPost(t, a.base, "/api/admin/tags", `{"tag":"`+tomorrow+`"}`); code != http.StatusBadRequest || !strings.Contains(body, `"code":"invalid_tag"`) {
+			t.Errorf("create %s: %d %s; want 400 invalid_tag", tomorrow, code, body)
+		}
+		if code, body := adminPost(t, a.base, "/api/admin/tags", `{"tag":"inv@2026"}`); code != http.StatusCreated {
+			t.Errorf("create inv@2026, no key of a daily tag: %d %s", code, body)
 		}
 	})
 }
