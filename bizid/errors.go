@@ -50,3 +50,14 @@ func (e *LeftError) Error() string {
 
 // Is makes a LeftError an ErrSequenceFull.
 func (e *LeftError) Is(target error) bool { return target == ErrSequenceFull }
+
+// PeriodRowError says that a name asked for as a tag is the row of a
+// period of a formatted tag (Row is RowName(Tag, Key)): its numbers are
+// issued only as that tag's texts, never by their own name.
+type PeriodRowError struct {
+	Row, Tag, Key string
+}
+
+func (e *PeriodRowError) Error() string {
+	return fmt.Sprintf("biz tag %q is the row of period %s of formatted tag %q; ask for %q", e.Row, e.Key, e.Tag, e.Tag)
+}

@@ -189,7 +189,8 @@ func (is *Issuer) CurrentKeyID() (string, bool) { return is.current, is.current 
 
 // Lookup returns the compiled tag when name is formatted or opaque, and
 // nil for a plain tag or a name without a row. A plain tag's answer is
-// one map read once it is known.
+// one map read once it is known. The row of a period of a formatted tag
+// (tag@KEY) is no tag: its answer is a *PeriodRowError.
 func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
 	if v, ok := is.tags.Load(name); ok {
 		if t := v.(*Tag); t != plain {
@@ -205,6 +206,9 @@ func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
 	case NoRow:
 		return nil, nil
 	case Plain:
+		if err := is.periodRow(ctx, name); err != nil {
+			return nil, err
+		}
 		is.tags.LoadOrStore(name, plain)
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package bizid
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -92,6 +93,28 @@ func RowName(tag, key string) string {
 		return tag
 	}
 	return tag + RowSep + key
+}
+
+// SplitRowName splits a name as RowName makes a period's: the tag before
+// the last RowSep and a key of 4, 6 or 8 digits (a year's, a month's or a
+// day's) after it. ok is false for a name that no period's row has.
+// Whether tag resets, and by periods of that key's length, is for its
+// settings to say (Settings.PeriodKey).
+func SplitRowName(name string) (tag, key string, ok bool) {
+	i := strings.LastIndex(name, RowSep)
+	if i < 1 {
+		return "", "", false
+	}
+	tag, key = name[:i], name[i+len(RowSep):]
+	switch len(key) {
+	case Year.KeyLen(), Month.KeyLen(), Day.KeyLen():
+	default:
+		return "", "", false
+	}
+	if strings.Trim(key, "0123456789") != "" {
+		return "", "", false
+	}
+	return tag, key, true
 }
 
 // Period is one period of a tag.

@@ -31,6 +31,15 @@ type Settings struct {
 // characters.
 const MaxTagLen = 128 - 1 - 8
 
+// PeriodKey reports whether key, the part after RowSep of a row's name
+// (SplitRowName), is a period key of this tag: the tag is formatted, resets,
+// and its periods' keys have key's length. The row tag@key then numbers
+// that period, and is served only as the tag's texts.
+func (s Settings) PeriodKey(key string) bool {
+	r, err := ParseReset(string(s.Reset))
+	return err == nil && s.Formatted() && r != Never && len(key) == r.KeyLen()
+}
+
 // Formatted reports whether the tag's ids are texts.
 func (s Settings) Formatted() bool { return s.Format != "" }
 
@@ -68,8 +77,13 @@ func (s Settings) Location() (*time.Location, error) {
 
 // Validate checks settings about to be stored: a template that cannot
 // repeat a text under its reset and zone (Template.Check), or an opaque
-// width, not both. The error wraps ErrInvalidFormat.
+// width, not both; and a tag whose name does not end in a space, for
+// MySQL compares names with trailing spaces ignored and the settings
+// would be keyed as another tag's. The error wraps ErrInvalidFormat.
 func (s Settings) Validate() error {
+	if strings.HasSuffix(s.Tag, " ") {
+		return fmt.Errorf("%w: a tag whose name ends in a space takes no settings: MySQL compares names with trailing spaces ignored, so they would be keyed as those of %q", ErrInvalidFormat, strings.TrimRight(s.Tag, " "))
+	}
 	if _, err := ParseReset(string(s.Reset)); err != nil {
 		return err
 	}

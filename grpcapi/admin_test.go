@@ -460,6 +460,29 @@ func TestAdminRevealId(t *testing.T) {
 	if !numbers[1] || !numbers[2] || !numbers[3] {
 		t.Fatalf("the first batch revealed %v, want the numbers 1, 2 and 3", numbers)
 	}
+	// An id is the tag's only when its number lies below the row's
+	// max_id: handed out in a range. One bit flipped makes an id of the
+	// domain whose number no range held.
+	row, err := s.rows.Tag(ctx, "users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cipher, err := bizid.NewCipher([]byte(opaqueKey), 53)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atMax, err := cipher.Encode(row.MaxID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastHanded, err := cipher.Encode(row.MaxID - 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := got.Msg.GetIds()[0] ^ 1<<40
+	if r, err := c.RevealId(ctx, withToken(&leafv1.RevealIdRequest{Tag: "users", Id: lastHanded}, adminToken)); err != nil || r.Msg.GetNumber() != row.MaxID-1 {
+		t.Fatalf("reveal of the last number of the range: %v, %v", r, err)
+	}
 
 	for _, tc := range []struct {
 		name   string
@@ -479,6 +502,8 @@ func TestAdminRevealId(t *testing.T) {
 		{name: "ordered tag", tag: "ticks", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: "not opaque"},
 		{name: "id beyond the bits", tag: "users", id: 1 << 53, code: "invalid_id", grpc: "InvalidArgument", says: "outside 1..9007199254740991"},
 		{name: "id zero", tag: "users", id: 0, code: "invalid_id", grpc: "InvalidArgument", says: "outside"},
+		{name: "forged id", tag: "users", id: forged, code: "invalid_id", grpc: "InvalidArgument", says: `was never issued by biz tag "users"`},
+		{name: "id of the number at max_id", tag: "users", id: atMax, code: "invalid_id", grpc: "InvalidArgument", says: `was never issued by biz tag "users"`},
 		{name: "negative id", tag: "users", id: -5, code: "invalid_id", grpc: "InvalidArgument", says: "non-negative", otherMessage: true},
 		{name: "negative id of a plain tag", tag: "orders", id: -5, code: "invalid_id", grpc: "InvalidArgument", says: "non-negative", otherMessage: true},
 		{name: "bad tag", tag: strings.Repeat("t", 129), id: 5, code: "invalid_tag", grpc: "InvalidArgument"},

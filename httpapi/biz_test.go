@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +43,8 @@ func newBizEnv(tb testing.TB, keys ...string) *bizEnv {
 	b.env = newEnv(tb, func(cfg *httpapi.Config) {
 		seg := cfg.Segments.(*fakeSegments)
 		seg.anyTag = true
-		b.biz = bizidtest.New(cfg.Tags.(*segmenttest.MemStore))
+		seg.rows = cfg.Tags.(*segmenttest.MemStore)
+		b.biz = bizidtest.New(seg.rows)
 		var err error
 		b.is, err = bizid.New(bizid.Options{Store: b.biz, IDs: seg, Now: b.now, Keys: ks, OnSpecial: seg.markSpecial,
 			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
@@ -174,6 +176,11 @@ func TestOpaqueTagAPI(t *testing.T) {
 	wantError(t, b.admin(t, http.MethodGet, "/api/admin/tags/orders/reveal/5", ""), http.StatusBadRequest, "invalid_request")
 	wantError(t, b.admin(t, http.MethodGet, "/api/admin/tags/u/reveal/"+"9007199254740992", ""), http.StatusBadRequest, "invalid_id")
 	wantError(t, b.admin(t, http.MethodGet, "/api/admin/tags/u/reveal/x", ""), http.StatusBadRequest, "invalid_id")
+	n, _ := strconv.ParseInt(id, 10, 64)
+	forged := strconv.FormatInt(n^1<<40, 10) // one bit flipped: an id of the domain no range held
+	if e := wantError(t, b.admin(t, http.MethodGet, "/api/admin/tags/u/reveal/"+forged, ""), http.StatusBadRequest, "invalid_id"); !strings.Contains(e.Error.Message, `never issued by biz tag "u"`) {
+		t.Errorf("forged id: %+v", e)
+	}
 	wantError(t, b.do(t, http.MethodGet, "/api/admin/tags/u/reveal/5", nil), http.StatusUnauthorized, "unauthorized")
 	wantError(t, b.admin(t, http.MethodPatch, "/api/admin/tags/u", `{"opaque":63}`), http.StatusConflict, "format_fixed")
 	wantError(t, b.admin(t, http.MethodPatch, "/api/admin/tags/orders", `{"opaque":63}`), http.StatusConflict, "format_fixed")

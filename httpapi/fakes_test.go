@@ -35,6 +35,9 @@ type fakeSegments struct {
 	issued   map[string]uint64
 	seen     []string
 	special  map[string]bool // tags served only through the business ids
+	// rows, when set, are raised past every id handed out of a tag that
+	// has one, as an allocator's ranges raise them.
+	rows *segmenttest.MemStore
 }
 
 // Special is segment.Allocator.Special: tags markSpecial named.
@@ -85,6 +88,11 @@ func (f *fakeSegments) take(ctx context.Context, tag string, n int) (int64, erro
 	}
 	f.next[tag] = start + int64(n)
 	f.issued[tag] += uint64(n)
+	if f.rows != nil {
+		if _, err := f.rows.Tag(ctx, tag); err == nil {
+			f.rows.Edit(tag, func(t *segment.Tag) { t.MaxID = max(t.MaxID, start+int64(n)) })
+		}
+	}
 	return start, nil
 }
 

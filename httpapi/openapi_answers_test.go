@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -239,6 +240,16 @@ func TestOpenAPIAnswers(t *testing.T) {
 		s.seqStore.Fail(sequence.ErrUnavailable)
 		return func() { s.seqStore.Fail(nil) }
 	}
+	// The id of opq's number 1, which its first range holds; 12345 is an
+	// id of its domain whose number no range held.
+	opq, err := bizid.NewCipher([]byte(testOpaqueKey), bizid.Bits63)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opqFirst, err := opq.Encode(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []oaCase{
 		{method: "GET", target: "/api/segment/get/orders", status: 200, path: seg},
 		{method: "GET", target: "/api/segment/get/orders?format=base62", status: 200, path: seg},
@@ -360,7 +371,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: tags, token: oaAdmin, status: 200, path: tags},
 		{method: "PATCH", target: "/api/admin/tags/fmt", token: oaAdmin, body: `{"time_zone":"UTC"}`, status: 200, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/fmt", token: oaAdmin, body: `{"format":"G-{seq}"}`, status: 409, path: tag},
-		{method: "GET", target: "/api/admin/tags/opq/reveal/12345", token: oaAdmin, status: 200, path: reveal},
+		{method: "GET", target: "/api/admin/tags/opq/reveal/" + strconv.FormatInt(opqFirst, 10), token: oaAdmin, status: 200, path: reveal},
+		{method: "GET", target: "/api/admin/tags/opq/reveal/12345", token: oaAdmin, status: 400, path: reveal},
 		{method: "GET", target: "/api/admin/tags/opq/reveal/x", token: oaAdmin, status: 400, path: reveal},
 		{method: "GET", target: "/api/admin/tags/orders/reveal/5", token: oaAdmin, status: 400, path: reveal},
 		{method: "GET", target: "/api/admin/tags/opq/reveal/5", status: 401, path: reveal},

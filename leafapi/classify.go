@@ -74,6 +74,7 @@ func Classify(err error) (code, message string) {
 		te *tagError
 		nm *segment.NotMigratedError
 		le *Error
+		pr *bizid.PeriodRowError
 	)
 	if errors.As(err, &le) {
 		return le.Code, le.Message
@@ -119,6 +120,8 @@ func Classify(err error) (code, message string) {
 		return TagExists, fmt.Sprintf("biz tag %q already exists", tag)
 
 	// Formatted and opaque tags (package bizid).
+	case errors.As(err, &pr):
+		return InvalidTag, pr.Error()
 	case errors.Is(err, bizid.ErrInvalidFormat):
 		return InvalidFormat, unwrapTag(err).Error()
 	case errors.Is(err, bizid.ErrFixed):

@@ -387,8 +387,11 @@ type Revealed struct {
 
 // Reveal turns id, an id of the opaque tag, back into the number it was
 // made from. A tag that is not opaque, or has no row, is invalid_request;
-// an id outside the tag's domain invalid_id; a tag whose key this
-// instance lacks unavailable.
+// an id outside the tag's domain invalid_id, and so is an id the tag never
+// issued: its number is not below the row's max_id, read now, so no range
+// of the row ever held it (a forged or mistyped id decodes to a number of
+// the whole domain, far above). A tag whose key this instance lacks is
+// unavailable.
 func (a *TagAdmin) Reveal(ctx context.Context, tag string, id int64) (Revealed, error) {
 	if a.Issuer == nil {
 		return Revealed{}, bizOff()
@@ -402,6 +405,13 @@ func (a *TagAdmin) Reveal(ctx context.Context, tag string, id int64) (Revealed, 
 	n, err := a.Issuer.Reveal(ctx, tag, id)
 	if err != nil {
 		return Revealed{}, WithTag(tag, err)
+	}
+	row, err := a.Rows.Tag(ctx, tag)
+	if err != nil {
+		return Revealed{}, WithTag(tag, err)
+	}
+	if n < 1 || n >= row.MaxID {
+		return Revealed{}, Errorf(InvalidID, "id %d was never issued by biz tag %q", id, tag)
 	}
 	return Revealed{Tag: tag, ID: id, Number: n}, nil
 }

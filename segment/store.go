@@ -74,7 +74,8 @@ const (
 	// Plain: the allocator hands out the tag's ids (the default).
 	Plain Kind = iota
 	// Special: the tag's ids are handed out only once transformed
-	// (formatted, opaque), by a caller that takes them with NextSpecial
+	// (formatted, opaque, or the row of a formatted tag's period, whose
+	// numbers are that tag's), by a caller that takes them with NextSpecial
 	// and NextNSpecial. Next, NextN and NextRange answer the call that
 	// loads the tag with ErrSpecial; their hot path does not look again,
 	// so a caller that serves plain ids asks Special(tag) before them.

@@ -3,6 +3,7 @@ package segment
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -58,13 +59,19 @@ func ValidateTag(name string) error {
 // validateNewTag is ValidateTag for a tag about to be created. It also
 // refuses what a client could not address or an operator could not read:
 // control characters, and the names "." and "..", which URL clients
-// resolve as path steps before sending.
+// resolve as path steps before sending; and a name that ends in a space,
+// which MySQL and MariaDB compare with its trailing spaces ignored (PAD
+// SPACE, utf8mb4_bin included): it would share the key of the name
+// without them, so it is refused rather than taken for another.
 func validateNewTag(name string) error {
 	if err := ValidateTag(name); err != nil {
 		return err
 	}
 	if name == "." || name == ".." {
 		return fmt.Errorf("%w: %q cannot be addressed in a URL path", ErrInvalidTag, name)
+	}
+	if strings.HasSuffix(name, " ") {
+		return fmt.Errorf("%w: a new name may not end in a space (MySQL compares names with trailing spaces ignored)", ErrInvalidTag)
 	}
 	for i, r := range name {
 		if unicode.IsControl(r) {

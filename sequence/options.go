@@ -63,6 +63,10 @@ func (o *Options) fill() error {
 	if o.ID == "" {
 		o.ID = rand.Text()
 	}
+	if endsInSpace(o.ID) {
+		// Its rows would be those of the id without the spaces.
+		return errors.New("sequence: a member id may not end in a space")
+	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLease
 	}

@@ -69,7 +69,7 @@ func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
 		return false, fmt.Errorf("is the tag ordered: %w", err) // the store's own error
 	case ordered:
 		q.addOrdered(tag)
-		q.roundNow(ctx)
+		q.roundNow(ctx, tag)
 		return true, nil
 	case exists:
 		q.plain.Store(tag, struct{}{})
@@ -82,7 +82,7 @@ func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
 // served where it was created when this instance wins it.
 func (q *Sequencer) AddedOrdered(ctx context.Context, tag string) {
 	q.addOrdered(tag)
-	q.roundNow(ctx)
+	q.roundNow(ctx, tag)
 }
 
 func (q *Sequencer) addOrdered(tag string) *section {
@@ -115,20 +115,24 @@ func (q *Sequencer) Own(ctx context.Context, tag string) error {
 	}
 	q.plain.Delete(tag)
 	q.addOrdered(tag)
-	q.roundNow(ctx)
+	q.roundNow(ctx, tag)
 	return nil
 }
 
-// roundNow runs a round at once for a tag just learned, so that it is
-// served without waiting for the next: taken here when this instance wins
-// it, else routed to the winner, which does the same when the request
-// reaches it. A round that fails leaves it to the next.
-func (q *Sequencer) roundNow(ctx context.Context) {
+// roundNow settles an ordered tag just learned at once (settleNew), so
+// that it is served without waiting for the next round: taken here when
+// this instance wins it, else routed to the winner, which does the same
+// when the request reaches it.
+func (q *Sequencer) roundNow(ctx context.Context, tag string) {
+	s := (*q.ordered.Load())[tag]
+	if s == nil {
+		return
+	}
 	if q.opts.Interval < 0 {
 		q.Kick() // the caller runs the rounds (tests)
 		return
 	}
-	_ = q.Round(ctx)
+	q.settleNew(ctx, s.settled.Load)
 }
 
 // NextTag returns n ids of the ordered tag, increasing, each above every
@@ -151,6 +155,9 @@ func (q *Sequencer) NextRow(ctx context.Context, tag, row string, limit int64, n
 	s := (*q.ordered.Load())[tag]
 	if s == nil {
 		return nil, fmt.Errorf("%w: %q is not an ordered tag here", ErrUnavailable, tag)
+	}
+	if !s.settled.Load() && q.opts.Interval >= 0 {
+		q.settleNew(ctx, s.settled.Load)
 	}
 	return s.nextRow(ctx, q, row, limit, n)
 }

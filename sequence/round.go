@@ -20,9 +20,15 @@ import (
 func (q *Sequencer) Round(ctx context.Context) error {
 	q.roundMu.Lock()
 	defer q.roundMu.Unlock()
+	return q.roundLocked(ctx)
+}
+
+// roundLocked is Round with roundMu held.
+func (q *Sequencer) roundLocked(ctx context.Context) error {
 	if q.closed.Load() {
 		return ErrClosed
 	}
+	q.begun.Add(1)
 	served, err := q.learn(ctx)
 	if err != nil || served == 0 {
 		return err // with nothing to serve, no member to be
@@ -36,8 +42,9 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		return err
 	}
 	var (
-		plans []plan
-		errs  []error
+		plans   []plan
+		errs    []error
+		settled = map[string]bool{}
 	)
 	for _, r := range v.rows {
 		s := q.lookup(r.Space, r.Section)
@@ -51,8 +58,20 @@ func (q *Sequencer) Round(ctx context.Context) error {
 		if p.s != nil {
 			plans = append(plans, p)
 		}
+		if r.Section != OrderedSection {
+			settled[r.Space] = true
+		} else {
+			s.settled.Store(true)
+		}
 	}
 	q.plans = plans
+	q.mu.RLock()
+	for name := range settled {
+		if sp := q.spaces[name]; sp != nil {
+			sp.settled.Store(true)
+		}
+	}
+	q.mu.RUnlock()
 	return errors.Join(errs...)
 }
 

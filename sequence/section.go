@@ -18,6 +18,10 @@ type section struct {
 	step  int64
 	tag   bool // an ordered tag: base and max are its last id issued and the end of its ranges
 
+	// settled: a round has read this ordered tag's lease row (unused for
+	// the sections of a space, which their space's settled covers).
+	settled atomic.Bool
+
 	// owner is the address of the instance holding the section's lease
 	// when that is another, as the last round read it; "" when none
 	// holds a live lease or this one does.

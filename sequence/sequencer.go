@@ -30,8 +30,9 @@ type Sequencer struct {
 	dropped      atomic.Int64 // sections released or lost since the start
 	closed       atomic.Bool
 
-	roundMu sync.Mutex // one round at a time; protects plans
-	plans   []plan     // made by the last round, for leases' ends
+	roundMu sync.Mutex    // one round at a time; protects plans
+	plans   []plan        // made by the last round, for leases' ends
+	begun   atomic.Uint64 // rounds begun since the start
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -42,6 +43,9 @@ type space struct {
 	Space
 	sections []*section
 	routes   routeCache // its routing table (routes.go)
+	// settled: a round has read the leases of its sections and taken or
+	// routed each; until then a request runs one (settleNew).
+	settled atomic.Bool
 }
 
 // New returns a Sequencer and, unless opts.Interval is negative, starts
@@ -183,11 +187,40 @@ func (q *Sequencer) known(ctx context.Context, spaceName string) (*space, error)
 		sp = q.add(s)
 		q.Kick()
 	}
+	if !sp.settled.Load() {
+		q.settleNew(ctx, sp.settled.Load)
+	}
 	return sp, nil
 }
 
+// settleNew runs a round for a space or an ordered tag that no round has
+// settled yet (just created, here or by another instance), so that its
+// first request finds each section taken here or routed to its owner,
+// rather than answering "retry later" until the next round. Requests that come meanwhile share
+// one round: one that began after they came has seen the space. When
+// Options.Interval is negative the caller runs the rounds, and this does
+// nothing. A round that fails leaves the sections as they were: their
+// requests answer unavailable until a round succeeds.
+func (q *Sequencer) settleNew(ctx context.Context, settled func() bool) {
+	if q.opts.Interval < 0 {
+		return
+	}
+	begun := q.begun.Load()
+	q.roundMu.Lock()
+	defer q.roundMu.Unlock()
+	if settled() || q.begun.Load() > begun || q.closed.Load() {
+		return
+	}
+	// The round is bounded as the background ones are, and not cut short
+	// by a client that goes away: a take half done waits for the next.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.opts.Interval+q.opts.Margin)
+	defer cancel()
+	_ = q.roundLocked(rctx) // the background rounds report failures
+}
+
 // Added tells the Sequencer of a space just created, so that its
-// sections are claimed at once rather than at the next round.
+// sections are claimed at once rather than at the next round (its first
+// request waits for that; see settleNew).
 func (q *Sequencer) Added(s Space) {
 	q.add(s)
 	q.Kick()

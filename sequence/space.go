@@ -2,6 +2,7 @@ package sequence
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -47,6 +48,9 @@ func (s Space) Validate() error {
 			return fmt.Errorf("%w: control character %U at byte %d", ErrInvalidSpace, r, i)
 		}
 	}
+	if endsInSpace(s.Name) {
+		return fmt.Errorf("%w: a new name may not end in a space (MySQL compares names with trailing spaces ignored)", ErrInvalidSpace)
+	}
 	if s.Step < MinStep || s.Step > MaxStep {
 		return fmt.Errorf("%w: %d, want %d..%d", ErrInvalidStep, s.Step, MinStep, MaxStep)
 	}
@@ -55,6 +59,13 @@ func (s Space) Validate() error {
 	}
 	return nil
 }
+
+// endsInSpace reports whether a name ends in a space. MySQL and MariaDB
+// compare strings with trailing spaces ignored (PAD SPACE, utf8mb4_bin
+// included): such a name would share the primary key of the name without
+// them, so a new space or member of that name is refused rather than
+// taken for another. One that exists already is still only itself.
+func endsInSpace(name string) bool { return strings.HasSuffix(name, " ") }
 
 // ValidateSpace checks a space name: 1 to MaxSpaceLen characters of UTF-8.
 func ValidateSpace(name string) error {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
@@ -21,14 +23,17 @@ const (
 	// lookupTag reads a tag's row, its settings and whether it is ordered
 	// (has the lease row of an ordered tag) in one statement, so that a
 	// tag created with settings (one transaction) is never seen without
-	// them. Args: tag, tag, tag.
-	lookupTag = `SELECT a.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
-  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = ? AND s.section = -1) AS ordered
+	// them. Both names are as stored: the caller keeps only the exact ones
+	// (leaf_tag_format's key ignores trailing spaces, and a Leaf table
+	// under a NO PAD collation may hold "fmt" and "fmt "). Args: tag, tag,
+	// tag, tag.
+	lookupTag = `SELECT a.biz_tag, f.biz_tag AS settings_of, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
+  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = ? AND HEX(s.space) = HEX(?) AND s.section = -1) AS ordered
 FROM leaf_alloc a LEFT JOIN leaf_tag_format f ON f.biz_tag = ?
 WHERE a.biz_tag = ?`
 
 	selectSettings = `SELECT f.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
-  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = f.biz_tag AND s.section = -1) AS ordered
+  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = f.biz_tag AND HEX(s.space) = HEX(f.biz_tag) AND s.section = -1) AS ordered
 FROM leaf_tag_format f`
 	insertSettings = `INSERT INTO leaf_tag_format (` + settingsColumns + `) VALUES (?, ?, ?, ?, ?, ?, '')`
 	// setTimeZone changes the zone of a formatted tag whose format and
@@ -52,11 +57,17 @@ SELECT ?, 1, a.step, ? FROM leaf_alloc a, leaf_tag_format f
 WHERE a.biz_tag = ? AND f.biz_tag = ? AND f.pruned_before <= ?
 ON CONFLICT(biz_tag) DO NOTHING`
 
+	// selectFormats reads the format and reset of those of a list of
+	// names that are formatted tags, as stored: the caller keeps exact
+	// names. Args: the names, expanded by sqlx.In.
+	selectFormats = `SELECT biz_tag, format, reset FROM leaf_tag_format WHERE format <> '' AND biz_tag IN (?)`
+
 	selectPruned = `SELECT pruned_before FROM leaf_tag_format WHERE biz_tag = ?`
 	// raisePruned raises the mark, never lowers it. Args: key, tag, key.
 	raisePruned = `UPDATE leaf_tag_format SET pruned_before = ? WHERE biz_tag = ? AND pruned_before < ?`
 	// selectRowsBetween reads the names of the rows in [from, to) by the
-	// column's collation; the caller keeps those of exactly its prefix.
+	// column's collation; the caller keeps those of exactly its prefix,
+	// or all when it looks for rows in the way of new ones.
 	selectRowsBetween = `SELECT biz_tag FROM leaf_alloc WHERE biz_tag >= ? AND biz_tag < ?`
 	// deleteRow* delete the row of exactly this name: MySQL's collations
 	// would match "ORDERS@20261123" to "orders@20261123".
@@ -66,6 +77,7 @@ ON CONFLICT(biz_tag) DO NOTHING`
 
 type settingsRow struct {
 	Tag          string         `db:"biz_tag"`
+	SettingsOf   sql.NullString `db:"settings_of"` // lookupTag only
 	Format       sql.NullString `db:"format"`
 	Reset        sql.NullString `db:"reset"`
 	TimeZone     sql.NullString `db:"time_zone"`
@@ -88,7 +100,7 @@ func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizi
 	var rows []settingsRow
 	err := s.call(ctx, true, func(ctx context.Context) error {
 		rows = rows[:0]
-		err := s.db.SelectContext(ctx, &rows, lookupTag, tag, tag, tag)
+		err := s.db.SelectContext(ctx, &rows, lookupTag, tag, tag, tag, tag)
 		if isCharsetMismatch(err) {
 			return nil // a name the table cannot hold has no row
 		}
@@ -101,8 +113,8 @@ func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizi
 		if r.Tag != tag {
 			continue // a row only the collation matches
 		}
-		if !r.Format.Valid {
-			return bizid.Settings{}, bizid.Plain, nil
+		if !r.Format.Valid || r.SettingsOf.String != tag {
+			return bizid.Settings{}, bizid.Plain, nil // none, or another tag's
 		}
 		return r.settings(), bizid.Special, nil
 	}
@@ -142,8 +154,11 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
+		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+			return err
+		}
 		if set.Formatted() && set.Reset != bizid.Never {
-			names, err := s.rowsWithPrefix(ctx, t.Name+bizid.RowSep, "")
+			names, err := s.periodLikeRows(ctx, t.Name)
 			if err != nil {
 				return err
 			}
@@ -189,13 +204,19 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 // allowed: settings for a tag that had none, or a formatted tag's new time
 // zone. A change that raced with another is refused with bizid.ErrFixed.
 func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool, set bizid.Settings) error {
+	if err := set.Validate(); err != nil {
+		return fmt.Errorf("set settings of tag %q: %w", set.Tag, err)
+	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
 		if _, err := s.readTag(ctx, set.Tag); err != nil {
 			return err
 		}
 		if !had {
+			if err := s.notPeriodRow(ctx, set.Tag); err != nil {
+				return err
+			}
 			if set.Formatted() && set.Reset != bizid.Never {
-				names, err := s.rowsWithPrefix(ctx, set.Tag+bizid.RowSep, "")
+				names, err := s.periodLikeRows(ctx, set.Tag)
 				if err != nil {
 					return err
 				}
@@ -310,9 +331,93 @@ func (s *Store) PrunePeriods(ctx context.Context, tag, before string) (int, erro
 	return deleted, nil
 }
 
+// maxPeriodTags is the most tags one read of periodRows asks about.
+const maxPeriodTags = 500
+
+// periodRows returns, of names, those that are the row of a period of a
+// formatted tag that resets (bizid.SplitRowName, Settings.PeriodKey), each
+// with its tag, within a call.
+func (s *Store) periodRows(ctx context.Context, names []string) (map[string]bizid.PeriodRowError, error) {
+	byTag := map[string][]bizid.PeriodRowError{}
+	var tags []string
+	for _, n := range names {
+		tag, key, ok := bizid.SplitRowName(n)
+		if !ok {
+			continue
+		}
+		if _, seen := byTag[tag]; !seen {
+			tags = append(tags, tag)
+		}
+		byTag[tag] = append(byTag[tag], bizid.PeriodRowError{Row: n, Tag: tag, Key: key})
+	}
+	out := map[string]bizid.PeriodRowError{}
+	for len(tags) > 0 {
+		n := min(len(tags), maxPeriodTags)
+		query, args, err := sqlx.In(selectFormats, tags[:n])
+		if err != nil {
+			return nil, err
+		}
+		var rows []settingsRow
+		err = s.db.SelectContext(ctx, &rows, query, args...)
+		if err != nil && !isCharsetMismatch(err) {
+			return nil, err
+		}
+		for _, r := range rows {
+			for _, p := range byTag[r.Tag] { // exactly the tag: none for a spelling the collation matched
+				if r.settings().PeriodKey(p.Key) {
+					out[p.Row] = p
+				}
+			}
+		}
+		tags = tags[n:]
+	}
+	return out, nil
+}
+
+// notPeriodRow refuses, within a call, a new tag or settings named like
+// the row of a period of a formatted tag: its rows are made by that tag
+// and issued only as its texts.
+func (s *Store) notPeriodRow(ctx context.Context, name string) error {
+	rows, err := s.periodRows(ctx, []string{name})
+	if err != nil {
+		return err
+	}
+	if p, ok := rows[name]; ok {
+		return fmt.Errorf("%w: %q is the name of the row of period %s of formatted tag %q, which that tag makes and issues as its texts",
+			segment.ErrInvalidTag, name, p.Key, p.Tag)
+	}
+	return nil
+}
+
 // rowsWithPrefix returns the names of the rows that begin with exactly
 // prefix and, when upTo is not "", sort below prefix+upTo.
 func (s *Store) rowsWithPrefix(ctx context.Context, prefix, upTo string) ([]string, error) {
+	names, err := s.rowsFrom(ctx, prefix, upTo)
+	if err != nil {
+		return nil, err
+	}
+	kept := names[:0]
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			kept = append(kept, n)
+		}
+	}
+	return kept, nil
+}
+
+// periodLikeRows returns the names of the rows that the column's
+// collation puts among the period rows of tag (tag@...): those of exactly
+// that prefix, and under a case-insensitive Leaf table "TAG@20261123" too,
+// which would stand in the way of the row "tag@20261123" (its key is the
+// same). A tag that resets is not created beside any of them.
+func (s *Store) periodLikeRows(ctx context.Context, tag string) ([]string, error) {
+	return s.rowsFrom(ctx, tag+bizid.RowSep, "")
+}
+
+// rowsFrom returns the names of the rows the column's collation sorts at
+// or after prefix and below its end: below prefix+upTo, or, when upTo is
+// "", below the prefix with its last byte raised by one.
+func (s *Store) rowsFrom(ctx context.Context, prefix, upTo string) ([]string, error) {
 	to := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
 	if upTo != "" {
 		to = prefix + upTo
@@ -324,11 +429,5 @@ func (s *Store) rowsWithPrefix(ctx context.Context, prefix, upTo string) ([]stri
 		}
 		return nil, err
 	}
-	kept := names[:0]
-	for _, n := range names {
-		if strings.HasPrefix(n, prefix) {
-			kept = append(kept, n)
-		}
-	}
-	return kept, nil
+	return names, nil
 }

@@ -33,3 +33,6 @@ func RaiseAsRead(ctx context.Context, s *Store, maxIDs map[string]int64) (bool, 
 	_, ok, err := raiseRows(ctx, tx, tags, rows)
 	return ok, err
 }
+
+// Dialect is the dialect the store runs on.
+func Dialect(s *Store) string { return s.dialect }

@@ -25,7 +25,9 @@ const maxClassifyNames = 500
 
 // Classify says which of tags are not plain, and what they are. The
 // segment allocator asks once per tag, with its first load: one read for
-// up to 500 names.
+// up to 500 names, and one more for those named like the row of a period
+// (tag@KEY). Such a row of a formatted tag that resets is Special: its
+// numbers go out only as that tag's texts (bizid), never by its own name.
 func (s *Store) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
 	if len(tags) == 0 {
 		return nil, nil
@@ -57,7 +59,11 @@ func (s *Store) Classify(ctx context.Context, tags []string) (map[string]segment
 			}
 			rest = rest[n:]
 		}
-		return nil
+		rows, err := s.periodRows(ctx, tags)
+		for name := range rows {
+			out[name] = max(out[name], segment.Special)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("which of %d tags are plain: %w", len(tags), err)

@@ -19,6 +19,15 @@ var _ sequence.Store = (*Store)(nil)
 // The SQL of the sequences (leaf_seq_space, leaf_seq_section,
 // leaf_seq_member). Times are Unix milliseconds by the database's clock,
 // read with the dialect's nowMillis query and passed as arguments.
+//
+// A space is exactly its name. MySQL compares strings with trailing spaces
+// ignored (PAD SPACE, utf8mb4_bin included), so "inbox " would reach the
+// rows of "inbox": a statement that finds a section by a name adds
+// HEX(space) = HEX(?), byte for byte on both dialects, beside the
+// space = ? that the primary key serves (the tables are utf8mb4, so both
+// sides are the same bytes). A space read by name is compared with the
+// name asked. Member ids (the holders) are random tokens that may not end
+// in a space (sequence.Options), so holder = ? is exact as it is.
 const (
 	insertSpace  = `INSERT INTO leaf_seq_space (space, step, sections) VALUES (?, ?, ?)`
 	selectSpace  = `SELECT space, step, sections FROM leaf_seq_space WHERE space = ?`
@@ -46,28 +55,31 @@ ON CONFLICT (member) DO UPDATE SET addr = excluded.addr, expires_ms = excluded.e
 
 	// acquireSection* take a section whose lease has run out or is the
 	// member's already, and answer its max_seq from the same statement.
-	// Args: holder, addr, expires_ms, space, section, now, holder.
+	// Args: holder, addr, expires_ms, space, space, section, now, holder.
 	acquireSectionMySQL = `UPDATE leaf_seq_section SET holder = ?, addr = ?, expires_ms = ?,
   max_seq = LAST_INSERT_ID(max_seq)
-WHERE space = ? AND section = ? AND (expires_ms <= ? OR holder = ?)`
+WHERE space = ? AND HEX(space) = HEX(?) AND section = ? AND (expires_ms <= ? OR holder = ?)`
 	acquireSectionSQLite = `UPDATE leaf_seq_section SET holder = ?, addr = ?, expires_ms = ?
-WHERE space = ? AND section = ? AND (expires_ms <= ? OR holder = ?)
+WHERE space = ? AND HEX(space) = HEX(?) AND section = ? AND (expires_ms <= ? OR holder = ?)
 RETURNING max_seq`
 
-	// releaseSection clears a holder's lease. Args: space, section, holder.
+	// releaseSection clears a holder's lease. Args: space, space, section,
+	// holder.
 	releaseSection = `UPDATE leaf_seq_section SET holder = '', addr = '', expires_ms = 0
-WHERE space = ? AND section = ? AND holder = ?`
+WHERE space = ? AND HEX(space) = HEX(?) AND section = ? AND holder = ?`
 
 	// raiseMax* raise max_seq while the holder holds the section, unless
 	// that passes the int64 maximum, and answer the new value.
-	// Args: by, space, section, holder, by.
+	// Args: by, space, space, section, holder, by.
 	raiseMaxMySQL = `UPDATE leaf_seq_section SET max_seq = LAST_INSERT_ID(max_seq + ?)
-WHERE space = ? AND section = ? AND holder = ? AND max_seq <= 9223372036854775807 - ?`
+WHERE space = ? AND HEX(space) = HEX(?) AND section = ? AND holder = ? AND max_seq <= 9223372036854775807 - ?`
 	raiseMaxSQLite = `UPDATE leaf_seq_section SET max_seq = max_seq + ?
-WHERE space = ? AND section = ? AND holder = ? AND max_seq <= 9223372036854775807 - ?
+WHERE space = ? AND HEX(space) = HEX(?) AND section = ? AND holder = ? AND max_seq <= 9223372036854775807 - ?
 RETURNING max_seq`
 
-	selectSectionHolder = `SELECT holder FROM leaf_seq_section WHERE space = ? AND section = ?`
+	// selectSectionHolder reads a section's holder. Args: space, space,
+	// section.
+	selectSectionHolder = `SELECT holder FROM leaf_seq_section WHERE space = ? AND HEX(space) = HEX(?) AND section = ?`
 )
 
 // memberMemory is how long the row of a member gone stays.
@@ -137,8 +149,8 @@ func (s *Store) Space(ctx context.Context, name string) (sequence.Space, error) 
 	var r spaceRow
 	err := s.call(ctx, true, func(ctx context.Context) error {
 		err := sqlx.GetContext(ctx, s.db, &r, selectSpace, name)
-		if errors.Is(err, sql.ErrNoRows) || isCharsetMismatch(err) {
-			return sequence.ErrUnknownSpace
+		if errors.Is(err, sql.ErrNoRows) || isCharsetMismatch(err) || err == nil && r.Name != name {
+			return sequence.ErrUnknownSpace // none, or one only padding matched
 		}
 		return err
 	})
@@ -304,7 +316,7 @@ func (s *Store) AcquireSection(ctx context.Context, space string, section int, m
 		if err != nil {
 			return err
 		}
-		maxSeq, ok, err = s.updateReturning(ctx, q, m.ID, m.Addr, now+ttlMS, space, section, now, m.ID)
+		maxSeq, ok, err = s.updateReturning(ctx, q, m.ID, m.Addr, now+ttlMS, space, space, section, now, m.ID)
 		return err
 	})
 	if err != nil {
@@ -316,7 +328,7 @@ func (s *Store) AcquireSection(ctx context.Context, space string, section int, m
 // ReleaseSection clears holder's lease of a section.
 func (s *Store) ReleaseSection(ctx context.Context, space string, section int, holder string) error {
 	err := s.call(ctx, true, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, releaseSection, space, section, holder)
+		_, err := s.db.ExecContext(ctx, releaseSection, space, space, section, holder)
 		return err
 	})
 	if err != nil {
@@ -340,7 +352,7 @@ func (s *Store) RaiseMax(ctx context.Context, space string, section int, holder 
 	// a second would skip a step (harmless, but not silently).
 	err := s.call(ctx, false, func(ctx context.Context) error {
 		var err error
-		v, ok, err = s.updateReturning(ctx, q, by, space, section, holder, by)
+		v, ok, err = s.updateReturning(ctx, q, by, space, space, section, holder, by)
 		return err
 	})
 	if err == nil && !ok {
@@ -356,7 +368,7 @@ func (s *Store) RaiseMax(ctx context.Context, space string, section int, holder 
 func (s *Store) whyNotRaised(ctx context.Context, space string, section int, holder string) error {
 	var h string
 	err := s.call(ctx, true, func(ctx context.Context) error {
-		return sqlx.GetContext(ctx, s.db, &h, selectSectionHolder, space, section)
+		return sqlx.GetContext(ctx, s.db, &h, selectSectionHolder, space, space, section)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -379,10 +391,11 @@ var (
 const (
 	insertOrderedTag = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)`
 	selectOrdered    = `SELECT space FROM leaf_seq_section WHERE section = -1 ORDER BY space`
-	// selectTagOrdered counts the tag's rows in leaf_alloc and its lease
-	// rows. Args: tag, tag.
+	// selectTagOrdered counts the tag's rows in leaf_alloc (by the
+	// column's collation) and its lease rows (exactly).
+	// Args: tag, tag, tag.
 	selectTagOrdered = `SELECT (SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?) AS alloc_rows,
-  (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND section = -1) AS ordered_rows`
+  (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND HEX(space) = HEX(?) AND section = -1) AS ordered_rows`
 	// ensureOrdered* create a tag's lease row unless it exists. Args: tag.
 	ensureOrderedMySQL = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)
 ON DUPLICATE KEY UPDATE section = section`
@@ -400,6 +413,9 @@ func (s *Store) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Ta
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
+		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+			return err
+		}
 		tx, err := s.db.BeginTxx(ctx, nil)
 		if err != nil {
 			return err
@@ -446,14 +462,15 @@ func (s *Store) OrderedTags(ctx context.Context) ([]string, error) {
 // TagOrdered says whether the tag has a row, and whether it is ordered,
 // in one read: it is asked once per tag an instance serves. A row that
 // only the column's collation matches ("ORDERS" for "orders") counts as
-// existing: no ordered tag of that name can be created beside it.
+// existing: no ordered tag of that name can be created beside it. Only the
+// lease row of exactly the name makes it ordered.
 func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error) {
 	var r struct {
 		Rows    int `db:"alloc_rows"`
 		Ordered int `db:"ordered_rows"`
 	}
 	err = s.call(ctx, true, func(ctx context.Context) error {
-		err := sqlx.GetContext(ctx, s.db, &r, selectTagOrdered, tag, tag)
+		err := sqlx.GetContext(ctx, s.db, &r, selectTagOrdered, tag, tag, tag)
 		if isCharsetMismatch(err) {
 			r.Rows, r.Ordered = 0, 0
 			return nil

@@ -141,10 +141,24 @@ func (s *Store) Highest(ctx context.Context) (int64, error) {
 
 // Marks returns the marks this store holds of the tags of store storeID:
 // the highest max_id recorded for each; a tag with none is left out.
+//
+// On MySQL the key of leaf_marks ignores trailing spaces (PAD SPACE), so
+// "a" and "a " (two tags of a Leaf table under a NO PAD collation) share
+// one mark, which RecordMarks raises for either: each is answered that
+// mark. A mark is a floor, never a number handed out, so the higher one
+// only moves a tag's next range forward, and no tag is left without its
+// own mark.
 func (s *Store) Marks(ctx context.Context, storeID string, tags []string) (map[string]int64, error) {
 	out := make(map[string]int64)
 	if len(tags) == 0 {
 		return out, nil
+	}
+	padded := map[string][]string{} // on MySQL: the tags asked, by their name without trailing spaces
+	if s.dialect == MySQL {
+		for _, t := range tags {
+			k := strings.TrimRight(t, " ")
+			padded[k] = append(padded[k], t)
+		}
 	}
 	err := s.call(ctx, true, func(ctx context.Context) error {
 		clear(out)
@@ -165,7 +179,13 @@ func (s *Store) Marks(ctx context.Context, storeID string, tags []string) (map[s
 			if err := rows.Scan(&tag, &m); err != nil {
 				return err
 			}
-			out[tag] = m
+			if s.dialect != MySQL {
+				out[tag] = m
+				continue
+			}
+			for _, t := range padded[strings.TrimRight(tag, " ")] {
+				out[t] = max(out[t], m)
+			}
 		}
 		return rows.Err()
 	})

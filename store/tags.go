@@ -143,7 +143,9 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 }
 
 // CreateTag inserts a tag after t.Validate and returns it as stored. It
-// returns segment.ErrTagExists when the name is taken. Whether the row was
+// returns segment.ErrTagExists when the name is taken, and
+// segment.ErrInvalidTag for the name of a row of a period of a formatted
+// tag (tag@KEY): those rows are the tag's to make. Whether the row was
 // created is the INSERT's own answer; the row is read back only to show it.
 func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
 	if err := t.Validate(); err != nil {
@@ -152,6 +154,9 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 	// Not retried after a broken connection: the INSERT may have run, and
 	// a second one would call the caller's own new tag taken.
 	err := s.call(ctx, false, func(ctx context.Context) error {
+		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+			return err
+		}
 		if _, err := s.db.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
 			if isDuplicateKey(err) {
 				return segment.ErrTagExists

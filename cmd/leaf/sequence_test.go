@@ -240,3 +240,40 @@ func TestOrderedTagAcrossInstances(t *testing.T) {
 	}
 	run(live) // and the ordered tag goes on from where it was
 }
+
+// TestNewSpaceServedAtOnce: a space answers from the moment its creation
+// has been answered, on the instance that created it and on any other,
+// without waiting for a round of ownership: the first request settles the
+// new space's sections (taken here, or sent on to their owner).
+func TestNewSpaceServedAtOnce(t *testing.T) {
+	eachDatabase(t, testNewSpaceServedAtOnce)
+}
+
+func testNewSpaceServedAtOnce(t *testing.T, e env) {
+	defer clusterClient.CloseIdleConnections()
+	a := startApp(t, e, "--snowflake=false")
+	b := startApp(t, e, "--snowflake=false")
+	next := func(n *testApp, space, key string) {
+		t.Helper()
+		resp, err := clusterClient.Get(n.base + "/api/sequence/next/" + space + "/" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "1" {
+			t.Errorf("%s right after its creation: %d %s", space, resp.StatusCode, body)
+		}
+	}
+	for i := range 20 {
+		space := fmt.Sprintf("s%d", i)
+		if code, body := adminPost(t, a.base, "/api/admin/sequences", `{"space":"`+space+`","step":100,"sections":4}`); code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", space, code, body)
+		}
+		next(a, space, "on-a")
+		next(b, space, "on-b")
+		if t.Failed() {
+			return
+		}
+	}
+}
