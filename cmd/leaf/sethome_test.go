@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
@@ -45,6 +46,7 @@ func TestServeEveryKindOnThreeStores(t *testing.T) {
 		`{"tag":"inv","format":"INV-{date:20060102}-{seq:3!}","reset":"day","step":10}`,
 		`{"tag":"ord","ordered":true,"step":10}`,
 		`{"tag":"fo","format":"FO-{seq:6}","step":10}`,
+		`{"tag":"day","format":"D-{date:20060102}-{seq:6}","reset":"day","step":10}`,
 		`{"tag":"opq","opaque":63,"step":10}`,
 	} {
 		if code, out := testkit.Post(second.base+"/api/admin/tags", token, body); code != http.StatusCreated {
@@ -56,6 +58,7 @@ func TestServeEveryKindOnThreeStores(t *testing.T) {
 	}
 	nodes := []*testApp{first, second}
 	last := map[string]int64{}
+	texts := map[string]bool{}
 	for i := range 40 {
 		n := nodes[i%2]
 		for _, tag := range []string{"inv", "ord", "cli"} {
@@ -74,9 +77,19 @@ func TestServeEveryKindOnThreeStores(t *testing.T) {
 			}
 			last[tag] = v
 		}
-		for _, tag := range []string{"fo", "opq", "plain"} {
-			if code, body, err := ownedGet(n.base, "/api/segment/get/"+tag); err != nil || code != http.StatusOK {
+		for _, tag := range []string{"fo", "day", "opq", "plain"} {
+			code, body, err := ownedGet(n.base, "/api/segment/get/"+tag)
+			if err != nil || code != http.StatusOK {
 				t.Fatalf("%s from %s: %d %s %v", tag, n.base, code, body, err)
+			}
+			if tag == "day" || tag == "fo" {
+				if texts[body] {
+					t.Fatalf("%s: %s twice", tag, body)
+				}
+				texts[body] = true
+				if v := seqOf(t, body); v > 1000 {
+					t.Fatalf("%s: %s is not numbered in the home store alone", tag, body)
+				}
 			}
 		}
 		code, body, err := ownedGet(n.base, "/api/sequence/next/box/k")
@@ -93,7 +106,8 @@ func TestServeEveryKindOnThreeStores(t *testing.T) {
 	ctx := context.Background()
 	for _, ts := range []testStore{b, c} {
 		st := storetest.Open(t, ts.dialect, ts.dsn)
-		for _, tag := range []string{"inv", "ord", "fo", "opq", "cli"} {
+		day := "day@" + time.Now().UTC().Format("20060102")
+		for _, tag := range []string{"inv", "ord", "fo", "opq", "cli", "day", day} {
 			if _, err := st.Tag(ctx, tag); !errors.Is(err, segment.ErrUnknownTag) {
 				t.Fatalf("store %s has a row of %s: %v", ts.name, tag, err)
 			}
