@@ -48,6 +48,19 @@
 //     three instances on a 3-node MariaDB Galera cluster, one per node,
 //     the node of the ordered tag's owner killed with SIGKILL and
 //     rejoined under load. Runs only with LEAF_TEST_GALERA=1.
+//   - TestMatrix: every kind of id at once (plain, ordered, formatted
+//     that starts again daily, capped, formatted ordered, opaque, per-key
+//     sequences, snowflake), each from client goroutines that retry the
+//     next instance as a load balancer would, on each shape of
+//     deployment: three instances on one MariaDB server, on three
+//     independent servers (leaf store init), on a 3-node Galera cluster
+//     (LEAF_TEST_GALERA=1). On each, in turn: the owner killed with
+//     SIGKILL and started again, stopped with SIGTERM and started again,
+//     its store killed and started again (on Galera its node lost and
+//     rejoined). Each kind is held to its own promise: none twice, its
+//     order, the numbers it skipped and the calls that failed, per fault.
+//     matrixToday lists the kinds each shape runs; LEAF_MATRIX=all runs
+//     them all.
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and

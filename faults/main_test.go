@@ -26,6 +26,9 @@ const (
 	// that long after the database is back, to watch the alerts that
 	// outlive an outage (default 0).
 	envAlertsAfter = "LEAF_FAULTS_ALERTS_AFTER"
+	// envMatrix, set to "all", runs every kind of id of TestMatrix on
+	// every shape, not only those matrixToday lists.
+	envMatrix = "LEAF_MATRIX"
 )
 
 // buildTimeout bounds the build of the leaf binary.

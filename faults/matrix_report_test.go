@@ -1,0 +1,339 @@
+package faults
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The checks and figures of each kind of TestMatrix, once its load has
+// stopped: one RESULT line per shape and kind, a BOUND line per bound.
+
+// windowOf is the index of the window that holds at.
+func (m *matrixRun) windowOf(at time.Duration) int {
+	i := 0
+	for j, w := range m.windows {
+		if w.from <= at {
+			i = j
+		}
+	}
+	return i
+}
+
+// byWindow writes a figure per window: warmup:0,kill1:57,…
+func (m *matrixRun) byWindow(f func(i int) string) string {
+	parts := make([]string, len(m.windows))
+	for i, w := range m.windows {
+		parts[i] = w.name + ":" + f(i)
+	}
+	return strings.Join(parts, ",")
+}
+
+// describeCall tells a call apart in a failure message.
+func (m *matrixRun) describeCall(kl *kindLoad, i int32) string {
+	c := kl.calls[i]
+	who := "no instance"
+	if c.target >= 0 {
+		who = "instance " + m.ins[c.target].name
+	}
+	what := ""
+	if c.key >= 0 {
+		what = " key " + kl.keys[c.key]
+	}
+	return fmt.Sprintf("call %d%s answered by %s, %v to %v", i, what, who, c.start.Round(time.Millisecond), c.end.Round(time.Millisecond))
+}
+
+func (m *matrixRun) describePairs(kl *kindLoad, pairs [][2]int32) []string {
+	var out []string
+	for _, p := range pairs {
+		out = append(out, m.describeCall(kl, p[0])+" and "+m.describeCall(kl, p[1]))
+	}
+	return out
+}
+
+// reportKind checks a kind's promises and prints its RESULT line.
+func (m *matrixRun) reportKind(kl *kindLoad, drained bool) {
+	k := kl.kind
+	r := newReport(m.t, "matrix_"+m.shape.name+"_"+k.name)
+	r.add("created", kl.created)
+	if !kl.created {
+		r.add("create_error", kl.createErr)
+		r.bound("created", false, "%s %s: %s", k.createPath, k.createBody, kl.createErr)
+		r.print()
+		return
+	}
+	kl.gather()
+	calls := kl.calls
+	ids := int64(0)
+	for _, v := range kl.values {
+		ids += v.hi - v.n + 1
+	}
+	r.add("calls", len(calls))
+	r.add("ids", ids)
+
+	// Answers: 200, a capped period's end (409 sequence_full), no answer
+	// from any instance; anything else breaks the contract.
+	final := map[string]int{}
+	unexpected, bad := 0, 0
+	var badEx []string
+	for i, c := range calls {
+		switch {
+		case c.bad:
+			bad++
+			if len(badEx) < maxExamples {
+				badEx = append(badEx, m.describeCall(kl, int32(i))+": "+c.code)
+			}
+		case c.status == 200:
+		case c.status == 0:
+			final["none"]++
+		case c.status == http.StatusConflict && c.code == "sequence_full" && k.capped > 0:
+			final["sequence_full"]++
+		default:
+			unexpected++
+			final[fmt.Sprintf("http_%d_%s", c.status, c.code)]++
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(final)) {
+		r.add("final_"+key, final[key])
+	}
+	// An attempt that got no answer within requestTimeout, or a 503
+	// without Retry-After, breaks the contract too, even when the next
+	// instance answered.
+	badAttempts := 0
+	for _, f := range kl.fails {
+		if f.what == "conn_timeout" || strings.HasSuffix(f.what, "_no_retry_after") {
+			badAttempts++
+		}
+	}
+	r.bound("answers", unexpected == 0 && bad == 0 && badAttempts == 0,
+		"%d answers other than 200%s and failures to answer, %d answers 200 that break the API's promises, %d attempts that timed out or were 503 without Retry-After (%v)%s",
+		unexpected, map[bool]string{true: ", 409 sequence_full", false: ""}[k.capped > 0], bad, badAttempts, final, listed(badEx))
+
+	// None twice.
+	var dups int64
+	var dupEx [][2]int32
+	if k.form == formFormatted {
+		texts := make([]textRef, len(kl.values))
+		for i, v := range kl.values {
+			texts[i] = textRef{text: v.text, call: v.call}
+		}
+		dups, dupEx = duplicateTexts(texts)
+	} else {
+		spans := make([]numSpan, len(kl.values))
+		for i, v := range kl.values {
+			spans[i] = numSpan{group: v.group, lo: v.id, hi: v.id + v.hi - v.n, call: v.call}
+		}
+		dups, dupEx = duplicateNumbers(spans)
+	}
+	r.add("duplicates", dups)
+	r.bound("duplicates", dups == 0, "%d ids answered twice among %d%s", dups, ids, listed(m.describePairs(kl, dupEx)))
+
+	// Order.
+	if k.order != orderNone {
+		var oc []orderCall
+		slack := time.Duration(0)
+		for i, c := range calls {
+			if c.status != 200 || c.bad {
+				continue
+			}
+			o := orderCall{start: c.start, end: c.end, lo: c.lo, hi: c.hi, call: int32(i)}
+			switch k.order {
+			case orderProcess:
+				o.group, slack = int64(c.target)*1000+int64(c.run), m.d.orderSlack
+			case orderKey:
+				o.group = int64(c.key)
+			}
+			oc = append(oc, o)
+		}
+		n, ex := orderViolations(oc, slack)
+		what := map[orderRule]string{
+			orderProcess: fmt.Sprintf("of one process of an instance, ended more than %v before", slack),
+			orderFleet:   "of any instance, ended before",
+			orderKey:     "for the key, ended before",
+		}[k.order]
+		r.add("order_violations", n)
+		r.bound("order", n == 0, "%d of %d calls got an id not above one a call %s they began got%s",
+			n, len(oc), what, listed(m.describePairs(kl, ex)))
+	}
+
+	// Numbers skipped, per window, and the end of a capped period.
+	if k.tag != "" {
+		m.checkSkipped(r, kl)
+	}
+	// Calls that failed, per window.
+	m.checkAvailability(r, kl)
+	if k.capped > 0 {
+		r.bound("capped_end_reached", drained, "the capped period reached its end within %v of the drain: %v", drainMax, drained)
+	}
+	r.print()
+}
+
+// checkSkipped counts the numbers of each row (each period, each key)
+// never issued below its highest, by the window of the call that got the
+// number above them, and bounds them for the dense kinds.
+func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
+	k := kl.kind
+	spans := make([]numSpan, len(kl.values))
+	for i, v := range kl.values {
+		spans[i] = numSpan{group: v.group, lo: v.n, hi: v.hi, call: v.call}
+	}
+	base := func(group int64) int64 {
+		switch {
+		case k.form == formKeyed:
+			return 0 // a key's first number is its section's max_seq then
+		case k.capped > 0 && group == m.cappedDay:
+			return m.cappedBase
+		}
+		return 1
+	}
+	floor, block := int64(0), int64(0)
+	if k.order == orderProcess { // a plain tag: striped over the stores
+		floor, block = m.d.floor, m.d.block
+	}
+	holes := findHoles(spans, base, floor, block)
+	per := make([]int64, len(m.windows))
+	var total int64
+	for _, h := range holes {
+		per[m.windowOf(kl.calls[h.above].start)] += h.size()
+		total += h.size()
+	}
+	r.add("skipped", total)
+	r.add("skipped_by_window", m.byWindow(func(i int) string { return strconv.FormatInt(per[i], 10) }))
+	if !k.dense {
+		return
+	}
+	allowed := make([]int64, len(m.windows))
+	for i, w := range m.windows {
+		if w.lost[k.name] && (w.fault == "kill" || w.fault == "outage") {
+			allowed[i] = k.step
+		}
+		r.bound("skipped_"+w.name, per[i] <= allowed[i],
+			"%d numbers skipped in %s (%s of %s), want at most %d: one step (%d) for an owner lost, none else",
+			per[i], w.name, cmpOr(w.fault, "no fault"), cmpOr(w.victim, "-"), allowed[i], k.step)
+	}
+	if k.capped == 0 {
+		return
+	}
+	// A capped period is refused as full only once every number of it
+	// was issued, or skipped within the bounds above.
+	var first *mcall
+	for i := range kl.calls {
+		c := &kl.calls[i]
+		if c.status == http.StatusConflict && c.code == "sequence_full" && (first == nil || c.end < first.end) {
+			first = c
+		}
+	}
+	r.add("full_refusals", func() int {
+		n := 0
+		for _, c := range kl.calls {
+			if c.status == http.StatusConflict && c.code == "sequence_full" {
+				n++
+			}
+		}
+		return n
+	}())
+	if first == nil {
+		r.add("first_full_missing", "none refused")
+		return
+	}
+	day := m.clk.day(first.start)
+	var issued []numSpan
+	for _, v := range kl.values {
+		if v.group == day && kl.calls[v.call].start < first.end {
+			issued = append(issued, numSpan{group: day, lo: v.n, hi: v.hi, call: v.call})
+		}
+	}
+	from := base(day)
+	want := k.capped - from + 1
+	got := int64(0)
+	for _, h := range findHoles(append(issued, numSpan{group: day, lo: k.capped + 1, hi: k.capped + 1, call: -1}), base, 0, 0) {
+		got += h.size()
+	}
+	got = want - got // the numbers from..capped issued before the refusal ended
+	var mayMiss int64
+	for i, w := range m.windows {
+		if w.from < first.end {
+			mayMiss += allowed[i]
+		}
+	}
+	r.add("first_full_at_ms", first.start)
+	r.add("first_full_missing", want-got)
+	r.bound("full_at_the_end", want-got <= mayMiss,
+		"the period %d was first refused as full at %v with %d of its numbers %d..%d not issued, want at most %d (the steps of owners lost before)",
+		day, first.start.Round(time.Millisecond), want-got, from, k.capped, mayMiss)
+}
+
+// checkAvailability counts the calls no instance answered and the
+// attempts that failed, per window, measures each window's longest time
+// without an answer 200 (per section for sequences), and bounds them: no
+// failed call for the kinds every instance serves; the owned kinds
+// answer again within about a lease of their owner's death.
+func (m *matrixRun) checkAvailability(r *report, kl *kindLoad) {
+	k := kl.kind
+	n := len(m.windows)
+	failed := make([]int, n)
+	attempts := make([]map[string]int, n)
+	for i := range attempts {
+		attempts[i] = map[string]int{}
+	}
+	var ans []answered
+	for _, c := range kl.calls {
+		if c.status == 0 {
+			failed[m.windowOf(c.end)]++ // by its end: a call under way when a fault began failed of it
+		}
+		if c.status == 200 || c.status == 0 {
+			ans = append(ans, answered{unit: kl.unit(c), start: c.start, end: c.end, ok: c.status == 200})
+		}
+	}
+	for _, f := range kl.fails {
+		who := "other"
+		if w := m.windows[m.windowOf(f.at)]; w.victim == m.ins[f.target].name {
+			who = "victim"
+		}
+		attempts[m.windowOf(f.at)][who+"_"+f.what]++
+	}
+	r.add("failed_by_window", m.byWindow(func(i int) string { return strconv.Itoa(failed[i]) }))
+	r.add("attempts_failed", m.byWindow(func(i int) string {
+		var parts []string
+		for _, key := range slices.Sorted(maps.Keys(attempts[i])) {
+			parts = append(parts, fmt.Sprintf("%s=%d", key, attempts[i][key]))
+		}
+		return cmpOr(strings.Join(parts, "/"), "0")
+	}))
+	gaps := make([]time.Duration, n)
+	for i, w := range m.windows {
+		gaps[i] = longestGap(ans, w.from, w.to)
+	}
+	r.add("gap_ms_by_window", m.byWindow(func(i int) string { return fmt.Sprintf("%.0f", float64(gaps[i])/float64(time.Millisecond)) }))
+	for i, w := range m.windows {
+		if !k.owned || w.fault == "" || w.fault == "drain" {
+			r.bound("failed_"+w.name, failed[i] == 0,
+				"%d calls in %s (%s of %s) that no instance answered, want none (longest time without an answer %v)",
+				failed[i], w.name, cmpOr(w.fault, "no fault"), cmpOr(w.victim, "-"), gaps[i].Round(time.Millisecond))
+			continue
+		}
+		bound := map[string]time.Duration{
+			"kill":    matrixLease + ownerSlack,
+			"restart": restartBound,
+			"outage":  w.back - w.from + matrixLease + ownerSlack,
+		}[w.fault]
+		what := "section"
+		if k.form != formKeyed {
+			what = "tag"
+		}
+		r.bound("answers_"+w.name, gaps[i] <= bound,
+			"the %s went %v without an answer in %s (%s of %s, over %v after it began), want at most %v; %d calls no instance answered",
+			what, gaps[i].Round(time.Millisecond), w.name, w.fault, w.victim, (w.back - w.from).Round(time.Millisecond), bound, failed[i])
+	}
+}
+
+func cmpOr(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
+}
