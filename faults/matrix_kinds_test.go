@@ -205,6 +205,7 @@ type attemptFail struct {
 	at     time.Duration
 	target int8
 	what   string // conn_refused, conn_reset, http_503_unavailable, …
+	count  int32  // the numbers asked for
 }
 
 // kindLoad is the load of one kind, and what it gathered.
@@ -335,7 +336,7 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 			return c, false
 		}
 		if err != nil {
-			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: "conn_" + errKind(err)})
+			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: "conn_" + errKind(err), count: int32(max(op.count, 1))})
 			continue
 		}
 		if status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
