@@ -1,4 +1,4 @@
-package leafapi
+package service
 
 import (
 	"context"
@@ -130,6 +130,15 @@ func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
 		}
 	}
 	return v
+}
+
+// Off is the error of an admin call for tags where their administration
+// is off (no rows to keep), nil where it is on.
+func (a *TagAdmin) Off() error {
+	if a.Rows == nil {
+		return TagsOff()
+	}
+	return nil
 }
 
 // settingsOff reports whether settings cannot be kept here.
