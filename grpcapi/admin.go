@@ -3,7 +3,6 @@ package grpcapi
 import (
 	"context"
 	"log/slog"
-	"strconv"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -12,8 +11,6 @@ import (
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
 )
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // requireToken admits a call carrying "authorization: Bearer <token>",
 // checked as the HTTP admin API checks it.

@@ -27,8 +27,6 @@ func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
 }
 
-func withTag(tag string, err error) error { return service.WithTag(tag, err) }
-
 // panicError is a recovered panic.
 type panicError struct {
 	value any
