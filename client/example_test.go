@@ -11,6 +11,7 @@ import (
 	"github.com/leafid/leaf/client"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
 )
 
@@ -84,7 +85,7 @@ func exampleServer() (url string, stop func()) {
 		log.Fatal(err)
 	}
 	alloc := segment.New(st, segment.Options{})
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Segments: alloc}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc})}))
 	return srv.URL, func() {
 		srv.Close()
 		_ = alloc.Close()

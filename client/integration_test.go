@@ -17,6 +17,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -52,7 +53,7 @@ func startServer(tb testing.TB, st *store.Store, workerID int64) *server {
 		tb.Fatalf("snowflake: %v", err)
 	}
 	tb.Cleanup(func() { _ = gen.Close(context.Background()) })
-	h := httpapi.New(httpapi.Config{Segments: alloc, Snowflake: gen})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen})})
 	s := &server{gen: gen}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)

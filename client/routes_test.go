@@ -16,6 +16,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 )
@@ -70,7 +71,7 @@ func (c *seqCluster) start() *seqServer {
 		c.tb.Fatal(err)
 	}
 	c.tb.Cleanup(func() { _ = s.q.Close(context.Background()) })
-	h := httpapi.New(httpapi.Config{Sequences: s.q})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: s.q})})
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/sequence/next/") || strings.HasPrefix(r.URL.Path, "/api/sequence/current/") {
 			if r.Header.Get(httpapi.HeaderForwarded) != "" {

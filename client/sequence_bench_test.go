@@ -14,6 +14,7 @@ import (
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 // BenchmarkSequenceNext is one SequenceNext at a time over loopback HTTP,
@@ -39,7 +40,7 @@ func BenchmarkSequenceNext(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = q.Close(context.Background()) })
-		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: httpapi.New(httpapi.Config{Sequences: q, Logger: slog.New(slog.DiscardHandler)})}}
+		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q, Logger: slog.New(slog.DiscardHandler)}), Logger: slog.New(slog.DiscardHandler)})}}
 		srv.Start()
 		b.Cleanup(srv.Close)
 		return srv, q

@@ -16,6 +16,7 @@ import (
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 func TestSequenceNext(t *testing.T) {
@@ -31,7 +32,7 @@ func TestSequenceNext(t *testing.T) {
 	if err := q.Round(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Sequences: q}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q})}))
 	defer srv.Close()
 	dead := httptest.NewServer(nil)
 	dead.Close() // an endpoint that does not answer: the client fails over

@@ -3,26 +3,23 @@ package grpcapi
 import (
 	"context"
 	"log/slog"
-	"strconv"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/leafid/leaf/leafapi"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // requireToken admits a call carrying "authorization: Bearer <token>",
 // checked as the HTTP admin API checks it.
 func requireToken(token string) connect.UnaryInterceptorFunc {
-	want := leafapi.NewToken(token)
+	want := service.NewToken(token)
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			if err := want.Check(req.Header().Get("Authorization")); err != nil {
-				return nil, fail(leafapi.Unauthorized, "%s", err.Error())
+				return nil, fail(service.Unauthorized, "%s", err.Error())
 			}
 			return next(ctx, req)
 		}
@@ -31,12 +28,11 @@ func requireToken(token string) connect.UnaryInterceptorFunc {
 
 // adminServer implements leaf.v1.AdminService.
 type adminServer struct {
-	cfg  Config
-	log  *slog.Logger
-	tags *leafapi.TagAdmin
+	svc *service.Service
+	log *slog.Logger
 }
 
-func toTag(v leafapi.TagView) *leafv1.Tag {
+func toTag(v service.TagView) *leafv1.Tag {
 	out := &leafv1.Tag{
 		Tag:          v.Name,
 		MaxId:        v.MaxID,
@@ -57,8 +53,8 @@ func toTag(v leafapi.TagView) *leafv1.Tag {
 }
 
 // settings are the settings members of a call; absent ones stay nil.
-func settings(format, reset, timeZone *string, opaque *int32) leafapi.TagSettings {
-	g := leafapi.TagSettings{Format: format, Reset: reset, TimeZone: timeZone}
+func settings(format, reset, timeZone *string, opaque *int32) service.TagSettings {
+	g := service.TagSettings{Format: format, Reset: reset, TimeZone: timeZone}
 	if opaque != nil {
 		bits := int64(*opaque)
 		g.Opaque = &bits
@@ -67,8 +63,8 @@ func settings(format, reset, timeZone *string, opaque *int32) leafapi.TagSetting
 }
 
 func (s *adminServer) tagsOff() error {
-	if s.cfg.Tags == nil {
-		return fail(leafapi.NotFound, "tag administration is not enabled")
+	if err := s.svc.Tags().Off(); err != nil {
+		return withCode(service.Classify(err))
 	}
 	return nil
 }
@@ -85,7 +81,7 @@ func (s *adminServer) CreateTag(ctx context.Context, req *connect.Request[leafv1
 	if m.MaxId != nil {
 		t.MaxID = m.GetMaxId()
 	}
-	created, err := s.tags.Create(ctx, t, m.GetOrdered(), settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
+	created, err := s.svc.Tags().Create(ctx, t, m.GetOrdered(), settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -96,7 +92,7 @@ func (s *adminServer) ListTags(ctx context.Context, req *connect.Request[leafv1.
 	if err := s.tagsOff(); err != nil {
 		return nil, err
 	}
-	tags, err := s.tags.List(ctx)
+	tags, err := s.svc.Tags().List(ctx)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -113,9 +109,9 @@ func (s *adminServer) GetTag(ctx context.Context, req *connect.Request[leafv1.Ge
 	}
 	name := req.Msg.GetTag()
 	if err := segment.ValidateTag(name); err != nil {
-		return nil, withCode(leafapi.Classify(err))
+		return nil, withCode(service.Classify(err))
 	}
-	t, err := s.tags.Get(ctx, name)
+	t, err := s.svc.Tags().Get(ctx, name)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -129,10 +125,10 @@ func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1
 	m := req.Msg
 	name := m.GetTag()
 	if err := segment.ValidateTag(name); err != nil {
-		return nil, withCode(leafapi.Classify(err))
+		return nil, withCode(service.Classify(err))
 	}
 	u := segment.TagUpdate{Step: m.Step, Description: m.Description, MaxID: m.MaxId}
-	t, err := s.tags.Update(ctx, name, u, settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
+	t, err := s.svc.Tags().Update(ctx, name, u, settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -140,10 +136,10 @@ func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1
 }
 
 // RevealId mirrors GET /api/admin/tags/{tag}/reveal/{id}: the checks,
-// errors and answer are leafapi.TagAdmin.Reveal's. Like the route, it
+// errors and answer are service.TagAdmin.Reveal's. Like the route, it
 // needs the business ids, not the tag administration.
 func (s *adminServer) RevealId(ctx context.Context, req *connect.Request[leafv1.RevealIdRequest]) (*connect.Response[leafv1.RevealIdResponse], error) {
-	r, err := s.tags.Reveal(ctx, req.Msg.GetTag(), req.Msg.GetId())
+	r, err := s.svc.Tags().Reveal(ctx, req.Msg.GetTag(), req.Msg.GetId())
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -151,10 +147,11 @@ func (s *adminServer) RevealId(ctx context.Context, req *connect.Request[leafv1.
 }
 
 func (s *adminServer) ListSegments(ctx context.Context, req *connect.Request[leafv1.ListSegmentsRequest]) (*connect.Response[leafv1.ListSegmentsResponse], error) {
-	if s.cfg.Segments == nil {
-		return nil, modeOff("segment")
+	seg := s.svc.Parts().Segments
+	if seg == nil {
+		return nil, withCode(service.Classify(service.ModeOff("segment")))
 	}
-	snap := s.cfg.Segments.Snapshot()
+	snap := seg.Snapshot()
 	out := &leafv1.ListSegmentsResponse{Buffers: make([]*leafv1.Buffer, 0, len(snap))}
 	for _, b := range snap {
 		out.Buffers = append(out.Buffers, toBuffer(b))

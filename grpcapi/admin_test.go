@@ -35,6 +35,7 @@ import (
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 // orderedRows is a tag store that also creates ordered tags and says
@@ -93,8 +94,7 @@ func newAdminServer(t *testing.T, set adminSettings) *adminServer {
 	s := &adminServer{rows: rows}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	api := httpapi.Config{Segments: alloc, Tags: rows, AdminToken: adminToken, Registry: reg, Logger: log}
-	rpc := grpcapi.Config{Segments: alloc, Tags: rows, AdminToken: adminToken, Registry: reg, Logger: log}
+	svc := service.Config{Segments: alloc, Tags: rows, Registry: reg, Logger: log}
 	if set.biz {
 		var keys [][]byte
 		for _, k := range set.keys {
@@ -112,12 +112,14 @@ func newAdminServer(t *testing.T, set adminSettings) *adminServer {
 			s.created = append(s.created, tag)
 			s.mu.Unlock()
 		}
-		api.Biz, api.BizTags, api.OnCreate = is, biz, onCreate
-		rpc.Biz, rpc.BizTags, rpc.OnCreate = is, biz, onCreate
+		svc.Biz, svc.BizTags, svc.OnCreate = is, biz, onCreate
 	}
 	if set.ordered {
-		api.Ordered, rpc.Ordered = rows, rows
+		svc.Ordered = rows
 	}
+	one := service.New(svc)
+	api := httpapi.Config{Service: one, AdminToken: adminToken, Registry: reg, Logger: log}
+	rpc := grpcapi.Config{Service: one, AdminToken: adminToken, Registry: reg, Logger: log}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

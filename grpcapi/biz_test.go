@@ -8,7 +8,6 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
@@ -23,8 +22,8 @@ const opaqueKey = "the fleet's opaque key for grpc tests"
 // plain tags are served as before.
 func TestBusinessTags(t *testing.T) {
 	var cipher *bizid.Cipher
-	f := newFixture(t, func(cfg *grpcapi.Config) {
-		rows := cfg.Tags.(*segmenttest.MemStore)
+	f := newFixture(t, func(cfg *config) {
+		rows := cfg.svc.Tags.(*segmenttest.MemStore)
 		biz := bizidtest.New(rows)
 		ctx := context.Background()
 		for name, set := range map[string]bizid.Settings{
@@ -35,11 +34,11 @@ func TestBusinessTags(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		is, err := bizid.New(bizid.Options{Store: biz, IDs: cfg.Segments.(*segment.Allocator).Specials(), Keys: [][]byte{[]byte(opaqueKey)}})
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: cfg.svc.Segments.(*segment.Allocator).Specials(), Keys: [][]byte{[]byte(opaqueKey)}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Biz = is
+		cfg.svc.Biz = is
 		if cipher, err = bizid.NewCipher([]byte(opaqueKey), bizid.Bits53); err != nil {
 			t.Fatal(err)
 		}

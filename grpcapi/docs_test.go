@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leafid/leaf/leafapi"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
+	"github.com/leafid/leaf/service"
 )
 
 func readDoc(t *testing.T, path string) string {
@@ -19,7 +19,7 @@ func readDoc(t *testing.T, path string) string {
 }
 
 // TestDocsListEveryCall: docs/grpc.md names every call of every service
-// of leaf.v1, and the gRPC code of every error code as leafapi maps it.
+// of leaf.v1, and the gRPC code of every error code as service maps it.
 func TestDocsListEveryCall(t *testing.T) {
 	doc := readDoc(t, "../docs/grpc.md")
 	services := leafv1.File_leaf_v1_leaf_proto.Services()
@@ -39,12 +39,12 @@ func TestDocsListEveryCall(t *testing.T) {
 	}
 	_, table, _ := strings.Cut(doc, "\n## Errors\n")
 	table, _, _ = strings.Cut(table, "\n## ")
-	for _, code := range leafapi.Codes() {
+	for _, code := range service.Codes() {
 		found := false
 		for line := range strings.SplitSeq(table, "\n") {
 			if strings.HasPrefix(line, "| ") && strings.Contains(line, "`"+code+"`") {
 				found = true
-				want := camel(leafapi.GRPCCode(code).String()) // not_found: NotFound
+				want := camel(service.GRPCCode(code).String()) // not_found: NotFound
 				if !strings.Contains(line, "`"+want+"`") {
 					t.Errorf("docs/grpc.md gives %s another gRPC code than %s: %s", code, want, line)
 				}

@@ -11,10 +11,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/leafid/leaf/grpcapi"
-	"github.com/leafid/leaf/leafapi"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
+	"github.com/leafid/leaf/service"
 )
 
 // grpcCode is the name of the gRPC code of err, as google.golang.org/grpc
@@ -32,7 +31,7 @@ func reason(err error) string {
 }
 
 // TestErrorMapping: each failure reaches a gRPC client with the gRPC code
-// of its leafapi code, and the leaf code itself in an ErrorInfo detail.
+// of its service code, and the leaf code itself in an ErrorInfo detail.
 func TestErrorMapping(t *testing.T) {
 	f := newFixture(t, nil)
 	cc := f.grpcConn(t)
@@ -41,27 +40,27 @@ func TestErrorMapping(t *testing.T) {
 		method  string
 		req     any
 		token   string
-		code    string // leafapi code
+		code    string // service code
 		grpc    string // gRPC code, by name
 		message string // a part of the message
 	}{
-		{"unknown tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "nope"}, "", leafapi.UnknownTag, "NotFound", `"nope" does not exist`},
-		{"empty tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{}, "", leafapi.InvalidTag, "InvalidArgument", "empty"},
-		{"tag too long", "/leaf.v1.IdService/BatchSegmentIds", &leafv1.BatchSegmentIdsRequest{Tag: strings.Repeat("x", 129), Count: 1}, "", leafapi.InvalidTag, "InvalidArgument", "128"},
-		{"count 0", "/leaf.v1.IdService/BatchSegmentIds", &leafv1.BatchSegmentIdsRequest{Tag: "orders"}, "", leafapi.InvalidCount, "InvalidArgument", "1 to 10000"},
-		{"count over the batch limit", "/leaf.v1.IdService/BatchSnowflakeIds", &leafv1.BatchSnowflakeIdsRequest{Count: leafapi.MaxCount + 1}, "", leafapi.InvalidCount, "InvalidArgument", "1 to 10000"},
-		{"negative count", "/leaf.v1.IdService/BatchUuids", &leafv1.BatchUuidsRequest{Count: -1}, "", leafapi.InvalidCount, "InvalidArgument", ""},
-		{"range over the limit", "/leaf.v1.IdService/GetSegmentRange", &leafv1.GetSegmentRangeRequest{Tag: "orders", Count: leafapi.MaxRangeCount + 1}, "", leafapi.InvalidCount, "InvalidArgument", "1 to 1000000"},
-		{"negative id", "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: -1}, "", leafapi.InvalidID, "InvalidArgument", ""},
-		{"bad uuid", "/leaf.v1.IdService/DecodeUuid", &leafv1.DecodeUuidRequest{Uuid: "x"}, "", leafapi.InvalidID, "InvalidArgument", ""},
-		{"exhausted tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "spent"}, "", leafapi.TagExhausted, "ResourceExhausted", "last id"},
-		{"misconfigured tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "broken"}, "", leafapi.TagMisconfigured, "FailedPrecondition", "step below 1"},
-		{"no token", "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, "", leafapi.Unauthorized, "Unauthenticated", "missing bearer token"},
-		{"wrong token", "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, "guess", leafapi.Unauthorized, "Unauthenticated", "wrong bearer token"},
-		{"tag exists", "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "orders"}, adminToken, leafapi.TagExists, "AlreadyExists", `"orders" already exists`},
-		{"bad step", "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "new", Step: new(int64(0))}, adminToken, leafapi.InvalidRequest, "InvalidArgument", "step"},
-		{"unknown tag, admin", "/leaf.v1.AdminService/GetTag", &leafv1.GetTagRequest{Tag: "nope"}, adminToken, leafapi.UnknownTag, "NotFound", ""},
-		{"nothing to update", "/leaf.v1.AdminService/UpdateTag", &leafv1.UpdateTagRequest{Tag: "orders"}, adminToken, leafapi.InvalidRequest, "InvalidArgument", "nothing to update"},
+		{"unknown tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "nope"}, "", service.UnknownTag, "NotFound", `"nope" does not exist`},
+		{"empty tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{}, "", service.InvalidTag, "InvalidArgument", "empty"},
+		{"tag too long", "/leaf.v1.IdService/BatchSegmentIds", &leafv1.BatchSegmentIdsRequest{Tag: strings.Repeat("x", 129), Count: 1}, "", service.InvalidTag, "InvalidArgument", "128"},
+		{"count 0", "/leaf.v1.IdService/BatchSegmentIds", &leafv1.BatchSegmentIdsRequest{Tag: "orders"}, "", service.InvalidCount, "InvalidArgument", "1 to 10000"},
+		{"count over the batch limit", "/leaf.v1.IdService/BatchSnowflakeIds", &leafv1.BatchSnowflakeIdsRequest{Count: service.MaxCount + 1}, "", service.InvalidCount, "InvalidArgument", "1 to 10000"},
+		{"negative count", "/leaf.v1.IdService/BatchUuids", &leafv1.BatchUuidsRequest{Count: -1}, "", service.InvalidCount, "InvalidArgument", ""},
+		{"range over the limit", "/leaf.v1.IdService/GetSegmentRange", &leafv1.GetSegmentRangeRequest{Tag: "orders", Count: service.MaxRangeCount + 1}, "", service.InvalidCount, "InvalidArgument", "1 to 1000000"},
+		{"negative id", "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: -1}, "", service.InvalidID, "InvalidArgument", ""},
+		{"bad uuid", "/leaf.v1.IdService/DecodeUuid", &leafv1.DecodeUuidRequest{Uuid: "x"}, "", service.InvalidID, "InvalidArgument", ""},
+		{"exhausted tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "spent"}, "", service.TagExhausted, "ResourceExhausted", "last id"},
+		{"misconfigured tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "broken"}, "", service.TagMisconfigured, "FailedPrecondition", "step below 1"},
+		{"no token", "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, "", service.Unauthorized, "Unauthenticated", "missing bearer token"},
+		{"wrong token", "/leaf.v1.AdminService/ListTags", &leafv1.ListTagsRequest{}, "guess", service.Unauthorized, "Unauthenticated", "wrong bearer token"},
+		{"tag exists", "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "orders"}, adminToken, service.TagExists, "AlreadyExists", `"orders" already exists`},
+		{"bad step", "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "new", Step: new(int64(0))}, adminToken, service.InvalidRequest, "InvalidArgument", "step"},
+		{"unknown tag, admin", "/leaf.v1.AdminService/GetTag", &leafv1.GetTagRequest{Tag: "nope"}, adminToken, service.UnknownTag, "NotFound", ""},
+		{"nothing to update", "/leaf.v1.AdminService/UpdateTag", &leafv1.UpdateTagRequest{Tag: "orders"}, adminToken, service.InvalidRequest, "InvalidArgument", "nothing to update"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -72,8 +71,8 @@ func TestErrorMapping(t *testing.T) {
 			if grpcCode(err) != tc.grpc || reason(err) != tc.code || !strings.Contains(status.Convert(err).Message(), tc.message) {
 				t.Fatalf("err = %v (reason %q); want %s, reason %s, a message with %q", err, reason(err), tc.grpc, tc.code, tc.message)
 			}
-			if want := leafapi.GRPCCode(tc.code).String(); !strings.EqualFold(strings.ReplaceAll(want, "_", ""), tc.grpc) {
-				t.Errorf("leafapi maps %s to %s, the case expects %s", tc.code, want, tc.grpc)
+			if want := service.GRPCCode(tc.code).String(); !strings.EqualFold(strings.ReplaceAll(want, "_", ""), tc.grpc) {
+				t.Errorf("service maps %s to %s, the case expects %s", tc.code, want, tc.grpc)
 			}
 		})
 	}
@@ -86,7 +85,7 @@ func TestUnavailable(t *testing.T) {
 	f := newFixture(t, nil)
 	f.store.SetFail(errors.New("dial tcp 10.1.2.3:3306: connection refused"))
 	err := f.grpcConn(t).Invoke(t.Context(), "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "orders"}, new(leafv1.GetSegmentIdResponse))
-	if grpcCode(err) != "Unavailable" || reason(err) != leafapi.Unavailable {
+	if grpcCode(err) != "Unavailable" || reason(err) != service.Unavailable {
 		t.Fatalf("err = %v; want Unavailable", err)
 	}
 	if strings.Contains(err.Error(), "10.1.2.3") {
@@ -107,8 +106,8 @@ func TestUnavailable(t *testing.T) {
 // HTTP routes are 404 not_found; without an admin token the admin
 // service is not there at all.
 func TestModesOff(t *testing.T) {
-	f := newFixture(t, func(c *grpcapi.Config) {
-		c.Segments, c.Snowflake, c.UUIDs, c.AdminToken = nil, nil, nil, ""
+	f := newFixture(t, func(c *config) {
+		c.svc.Segments, c.svc.Snowflake, c.svc.UUIDs, c.rpc.AdminToken = nil, nil, nil, ""
 	})
 	cc := f.grpcConn(t)
 	for method, req := range map[string]any{
@@ -121,7 +120,7 @@ func TestModesOff(t *testing.T) {
 		if grpcCode(err) != "Unimplemented" {
 			t.Errorf("%s: err = %v; want Unimplemented", method, err)
 		}
-		if !strings.Contains(method, "Admin") && reason(err) != leafapi.NotFound {
+		if !strings.Contains(method, "Admin") && reason(err) != service.NotFound {
 			t.Errorf("%s: reason %q; want not_found", method, reason(err))
 		}
 	}

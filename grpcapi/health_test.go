@@ -56,7 +56,7 @@ func recv(t *testing.T, w healthpb.Health_WatchClient) healthpb.HealthCheckRespo
 // SERVICE_UNKNOWN. Streams the clients leave end on the server, and with
 // the last the reading of readiness stops.
 func TestHealthWatch(t *testing.T) {
-	f := newFixture(t, func(cfg *grpcapi.Config) { cfg.HealthInterval = 5 * time.Millisecond })
+	f := newFixture(t, func(cfg *config) { cfg.rpc.HealthInterval = 5 * time.Millisecond })
 	hc := healthpb.NewHealthClient(f.grpcConn(t))
 	watch := func(service string) (healthpb.Health_WatchClient, context.CancelFunc) {
 		t.Helper()

@@ -21,6 +21,7 @@ import (
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/uuidv7"
 )
@@ -46,11 +47,18 @@ type fixture struct {
 	stopErr  error
 }
 
+// config is what a test may change of its fixture's server: the parts of
+// the service, and the edge's own settings.
+type config struct {
+	svc service.Config
+	rpc grpcapi.Config
+}
+
 // httpStandIn answers every request outside gRPC's paths.
 const httpStandIn = "the HTTP API"
 
 // newFixture starts a server; edit changes its configuration first.
-func newFixture(t testing.TB, edit func(*grpcapi.Config)) *fixture {
+func newFixture(t testing.TB, edit func(*config)) *fixture {
 	t.Helper()
 	f := &fixture{
 		store: segmenttest.New(
@@ -67,23 +75,30 @@ func newFixture(t testing.TB, edit func(*grpcapi.Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = gen.Close(context.Background()) })
-	f.cfg = grpcapi.Config{
-		Segments:   alloc,
-		Snowflake:  gen,
-		UUIDs:      uuidv7.New(uuidv7.Options{}),
-		Tags:       f.store,
-		AdminToken: adminToken,
-		Ready: func(context.Context) error {
-			if f.notReady.Load() {
-				return errNotReady
-			}
-			return nil
+	c := config{
+		svc: service.Config{
+			Segments:  alloc,
+			Snowflake: gen,
+			UUIDs:     uuidv7.New(uuidv7.Options{}),
+			Tags:      f.store,
+			Registry:  f.reg,
 		},
-		Registry: f.reg,
+		rpc: grpcapi.Config{
+			AdminToken: adminToken,
+			Ready: func(context.Context) error {
+				if f.notReady.Load() {
+					return errNotReady
+				}
+				return nil
+			},
+			Registry: f.reg,
+		},
 	}
 	if edit != nil {
-		edit(&f.cfg)
+		edit(&c)
 	}
+	f.cfg = c.rpc
+	f.cfg.Service = service.New(c.svc)
 	h := grpcapi.New(f.cfg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, httpStandIn+" "+r.Proto)
 	}))

@@ -2,56 +2,31 @@ package grpcapi
 
 import (
 	"context"
-	"maps"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/leafid/leaf/leafapi"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/service"
 )
 
 // callMetrics are the call counts and latencies, by procedure and gRPC
 // code: the counterpart of the HTTP API's leaf_http_requests_total and
-// leaf_http_request_duration_seconds, whose buckets they share.
-//
-// As there, the series of each label set are looked up once and kept in a
-// map replaced whole when a label set is new, so a call costs one map read.
-// Procedures and codes are few.
+// leaf_http_request_duration_seconds, counted the same way
+// (service.RequestMetrics). Procedures and codes are few.
 type callMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-
-	series atomic.Pointer[map[callKey]callSeries]
-	mu     sync.Mutex // serialises the replacement of series
+	m *service.RequestMetrics[callKey]
 }
 
 type callKey struct{ procedure, code string }
 
-type callSeries struct {
-	requests prometheus.Counter
-	duration prometheus.Observer
-}
-
-var callLabels = []string{"procedure", "code"}
-
 func newCallMetrics(reg prometheus.Registerer) *callMetrics {
-	m := &callMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "leaf_rpc_requests_total",
-			Help: "gRPC, gRPC-Web and Connect calls by procedure and gRPC code.",
-		}, callLabels),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "leaf_rpc_request_duration_seconds",
-			Help:    "gRPC, gRPC-Web and Connect call latency by procedure and gRPC code.",
-			Buckets: leafapi.LatencyBuckets,
-		}, callLabels),
-	}
-	m.requests = leafapi.Register(reg, m.requests)
-	m.duration = leafapi.Register(reg, m.duration)
-	m.series.Store(&map[callKey]callSeries{})
-	return m
+	return &callMetrics{m: service.NewRequestMetrics(reg, service.MetricNames{
+		Requests:     "leaf_rpc_requests_total",
+		RequestsHelp: "gRPC, gRPC-Web and Connect calls by procedure and gRPC code.",
+		Duration:     "leaf_rpc_request_duration_seconds",
+		DurationHelp: "gRPC, gRPC-Web and Connect call latency by procedure and gRPC code.",
+	}, []string{"procedure", "code"}, func(k callKey) []string { return []string{k.procedure, k.code} })}
 }
 
 func (m *callMetrics) observe(procedure string, err error, took time.Duration) {
@@ -59,30 +34,7 @@ func (m *callMetrics) observe(procedure string, err error, took time.Duration) {
 	if err != nil {
 		code = connect.CodeOf(err).String()
 	}
-	k := callKey{procedure: procedure, code: code}
-	p, ok := (*m.series.Load())[k]
-	if !ok {
-		p = m.add(k)
-	}
-	p.requests.Inc()
-	p.duration.Observe(took.Seconds())
-}
-
-func (m *callMetrics) add(k callKey) callSeries {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := *m.series.Load()
-	if p, ok := old[k]; ok {
-		return p
-	}
-	p := callSeries{
-		requests: m.requests.WithLabelValues(k.procedure, k.code),
-		duration: m.duration.WithLabelValues(k.procedure, k.code),
-	}
-	next := maps.Clone(old)
-	next[k] = p
-	m.series.Store(&next)
-	return p
+	m.m.Observe(callKey{procedure: procedure, code: code}, took)
 }
 
 // The metrics are the outermost interceptor: a call refused for its token

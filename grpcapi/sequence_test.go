@@ -25,12 +25,13 @@ import (
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 // withSequences gives a fixture a Sequencer on an in-memory store with the
 // space inbox, the fixture the only member, so the owner of every section.
-func withSequences(t testing.TB) func(*grpcapi.Config) {
-	return func(cfg *grpcapi.Config) {
+func withSequences(t testing.TB) func(*config) {
+	return func(cfg *config) {
 		st := sequencetest.NewMemStore(time.Now)
 		if _, err := st.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 100, Sections: 4}); err != nil {
 			t.Fatal(err)
@@ -43,7 +44,7 @@ func withSequences(t testing.TB) func(*grpcapi.Config) {
 		if err := q.Round(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Sequences, cfg.Spaces = q, st
+		cfg.svc.Sequences, cfg.svc.Spaces = q, st
 	}
 }
 
@@ -219,8 +220,8 @@ func twoInstances(t *testing.T) []instance {
 		alloc := segment.New(segs, segment.Options{RefreshInterval: -1})
 		t.Cleanup(func() { _ = alloc.Close() })
 		reg := prometheus.NewRegistry()
-		api := httpapi.New(httpapi.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: reg, Logger: log})
-		h := grpcapi.New(grpcapi.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: reg, Logger: log}, api)
+		api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: reg, Logger: log}), Registry: reg, Logger: log})
+		h := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Registry: reg, Logger: log}), Registry: reg, Logger: log}, api)
 		srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })

@@ -3,16 +3,16 @@
 // services of proto/leaf/v1/leaf.proto, gRPC health checking and server
 // reflection. It issues ids from the same allocator and generator as
 // httpapi, answers with the same limits and the same error codes (each
-// with its gRPC code, from package leafapi), asks the same bearer token for
+// with its gRPC code, from package service), asks the same bearer token for
 // the admin calls, and counts its calls in metrics of its own.
 //
-// The package consumes segment, snowflake, uuidv7 and sequence through the
-// small interfaces below; it never talks to a store, and it does not import
-// httpapi: New hands every request outside its paths to the handler it is
-// given, which is the HTTP API. A sequence call or an ordered tag's call
-// that reaches an instance not owning the key's section or the tag is
-// forwarded to the owner's HTTP API once, through the forwarder the HTTP
-// routes use (leafapi.Forwarder).
+// What a call means is package service's: the handlers decode a call,
+// call the service, and encode its answer or its error; the package never
+// talks to a store, and it does not import httpapi: New hands every
+// request outside its paths to the handler it is given, which is the HTTP
+// API. A sequence call or an ordered tag's call that reaches an instance
+// not owning the key's section or the tag is forwarded by the service to
+// the owner's HTTP API once, and the owner's answer read here.
 package grpcapi
 
 import (
@@ -28,87 +28,17 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
-	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/snowflake"
-	"github.com/leafid/leaf/uuidv7"
+	"github.com/leafid/leaf/service"
 )
 
-// SegmentIDs issues segment-mode ids (segment.Allocator implements it).
-type SegmentIDs interface {
-	Next(ctx context.Context, tag string) (int64, error)
-	NextN(ctx context.Context, tag string, n int) ([]int64, error)
-	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
-	Snapshot() []segment.BufferState
-}
-
-// SnowflakeIDs issues and decodes snowflake ids (snowflake.Generator
-// implements it).
-type SnowflakeIDs interface {
-	Next(ctx context.Context) (int64, error)
-	NextN(ctx context.Context, n int) ([]int64, error)
-	Decode(id int64) (snowflake.ID, error)
-}
-
-// UUIDs makes version 7 UUIDs (uuidv7.Generator implements it).
-type UUIDs interface {
-	New() uuidv7.UUID
-}
-
-// BizIDs tells formatted and opaque tags from plain ones and issues the
-// ids of opaque ones (bizid.Issuer implements it). A formatted tag's ids
-// are texts, which leaf.v1's int64 ids cannot carry: its calls answer
-// not_numeric (FailedPrecondition) and the HTTP API serves it.
-type BizIDs interface {
-	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
-	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
-	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
-	// CurrentKeyID and Put serve the admin calls that create or change
-	// the settings of a formatted or opaque tag.
-	CurrentKeyID() (string, bool)
-	Put(s bizid.Settings) *bizid.Tag
-	// Reveal turns an opaque id back into its number, for RevealId.
-	Reveal(ctx context.Context, tag string, id int64) (int64, error)
-}
-
-// TagAdmin manages the rows of leaf_alloc for the admin calls. One that
-// also implements leafapi.OrderedTagRows creates ordered tags.
-type TagAdmin = leafapi.TagRows
-
-// BizAdmin keeps the settings of formatted and opaque tags for the admin
-// calls (store.Store implements it).
-type BizAdmin = leafapi.SettingsRows
-
-// Config is what New needs. Nil modes answer their calls with the code
-// not_found (gRPC Unimplemented), as their HTTP routes answer 404.
+// Config is what New needs. Modes the service has off answer their calls
+// with the code not_found (gRPC Unimplemented), as their HTTP routes
+// answer 404.
 type Config struct {
-	Segments  SegmentIDs
-	Snowflake SnowflakeIDs
-	UUIDs     UUIDs
-	Tags      TagAdmin
-	// Biz serves formatted and opaque tags; nil serves every tag as a
-	// plain one.
-	Biz BizIDs
-	// BizTags keeps their settings for the admin calls; nil (or a nil
-	// Biz) refuses settings with invalid_request, as the HTTP API does.
-	BizTags BizAdmin
-	// OnCreate, when set, is called with the name of a tag the admin calls
-	// created with settings (the allocator's Added).
-	OnCreate func(tag string)
-	// Sequences serves leaf.v1.SequenceService; nil answers its calls with
-	// not_found (Unimplemented), as /api/sequence answers 404.
-	Sequences Sequences
-	// Spaces backs the admin calls of sequence spaces; nil answers them
-	// with not_found.
-	Spaces SpaceAdmin
-	// Ordered serves the ordered segment tags; nil serves every tag from
-	// Segments.
-	Ordered OrderedTags
-	// ForwardTimeout bounds a call forwarded to the owner of a key's
-	// section or of an ordered tag; DefaultForwardTimeout when 0.
-	ForwardTimeout time.Duration
+	// Service serves every call for ids and every admin call; nil serves
+	// none (every mode off).
+	Service *service.Service
 	// AdminToken is the bearer token of leaf.v1.AdminService; empty leaves
 	// the service unmounted (its calls answer Unimplemented).
 	AdminToken string
@@ -184,20 +114,15 @@ func New(cfg Config, next http.Handler) *Handler {
 		connect.WithReadMaxBytes(maxMessageBytes),
 	}
 
-	mux := http.NewServeMux()
-	var fwd *leafapi.Forwarder // not asked without sequences and ordered tags
-	if cfg.Sequences != nil || cfg.Ordered != nil {
-		// On the HTTP API's registry, the two edges share one count.
-		fwd = leafapi.NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
+	if cfg.Service == nil {
+		cfg.Service = service.New(service.Config{Registry: cfg.Registry, Logger: cfg.Logger})
 	}
-	ids := &idServer{cfg: cfg, log: cfg.Logger, fwd: fwd}
-	mux.Handle(leafv1connect.NewIdServiceHandler(ids, opts...))
-	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{cfg: cfg, log: cfg.Logger, fwd: fwd}, opts...))
+	mux := http.NewServeMux()
+	mux.Handle(leafv1connect.NewIdServiceHandler(&idServer{svc: cfg.Service, log: cfg.Logger}, opts...))
+	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{svc: cfg.Service, log: cfg.Logger}, opts...))
 	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
-		admin := &adminServer{cfg: cfg, log: cfg.Logger, tags: &leafapi.TagAdmin{
-			Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate,
-		}}
+		admin := &adminServer{svc: cfg.Service, log: cfg.Logger}
 		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))
 		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
 		services = append(services, adminService)

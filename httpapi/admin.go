@@ -7,12 +7,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 // tagJSON is a tag as the API shows it, with the settings of a formatted
-// or opaque tag (leafapi.TagView).
+// or opaque tag (service.TagView).
 type tagJSON struct {
 	Tag         string `json:"tag"`
 	MaxID       string `json:"max_id"`
@@ -29,7 +29,7 @@ type tagJSON struct {
 	PrunedBefore string `json:"pruned_before,omitempty"`
 }
 
-func toTagJSON(v leafapi.TagView) tagJSON {
+func toTagJSON(v service.TagView) tagJSON {
 	return tagJSON{
 		Tag:          v.Name,
 		MaxID:        strconv.FormatInt(v.MaxID, 10),
@@ -60,14 +60,10 @@ const (
 	fieldOpaque   = "opaque"
 )
 
-func (s *server) tagsOff() error {
-	return newError(http.StatusNotFound, codeNotFound, "tag administration is not enabled")
-}
-
 // readSettings reads the members of a formatted or opaque tag from an
-// admin body; leafapi.TagAdmin checks them.
-func readSettings(body jsonObject) (leafapi.TagSettings, error) {
-	var g leafapi.TagSettings
+// admin body; service.TagAdmin checks them.
+func readSettings(body jsonObject) (service.TagSettings, error) {
+	var g service.TagSettings
 	for _, m := range []struct {
 		name string
 		to   **string
@@ -87,8 +83,8 @@ func readSettings(body jsonObject) (leafapi.TagSettings, error) {
 }
 
 func (s *server) adminCreateTag(c echo.Context) error {
-	if s.cfg.Tags == nil {
-		return s.tagsOff()
+	if err := s.svc.Tags().Off(); err != nil {
+		return err
 	}
 	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription, fieldOrdered,
 		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
@@ -120,7 +116,7 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if t.Description, _, err = body.string(fieldDescription); err != nil {
 		return err
 	}
-	created, err := s.tags.Create(c.Request().Context(), t, ordered, set)
+	created, err := s.svc.Tags().Create(c.Request().Context(), t, ordered, set)
 	if err != nil {
 		return err
 	}
@@ -128,10 +124,10 @@ func (s *server) adminCreateTag(c echo.Context) error {
 }
 
 func (s *server) adminListTags(c echo.Context) error {
-	if s.cfg.Tags == nil {
-		return s.tagsOff()
+	if err := s.svc.Tags().Off(); err != nil {
+		return err
 	}
-	tags, err := s.tags.List(c.Request().Context())
+	tags, err := s.svc.Tags().List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -145,14 +141,14 @@ func (s *server) adminListTags(c echo.Context) error {
 }
 
 func (s *server) adminGetTag(c echo.Context) error {
-	if s.cfg.Tags == nil {
-		return s.tagsOff()
+	if err := s.svc.Tags().Off(); err != nil {
+		return err
 	}
 	name, err := pathTag(c)
 	if err != nil {
 		return err
 	}
-	t, err := s.tags.Get(c.Request().Context(), name)
+	t, err := s.svc.Tags().Get(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}
@@ -160,8 +156,8 @@ func (s *server) adminGetTag(c echo.Context) error {
 }
 
 func (s *server) adminUpdateTag(c echo.Context) error {
-	if s.cfg.Tags == nil {
-		return s.tagsOff()
+	if err := s.svc.Tags().Off(); err != nil {
+		return err
 	}
 	name, err := pathTag(c)
 	if err != nil {
@@ -192,7 +188,7 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	} else if ok {
 		u.Description = &v
 	}
-	t, err := s.tags.Update(c.Request().Context(), name, u, set)
+	t, err := s.svc.Tags().Update(c.Request().Context(), name, u, set)
 	if err != nil {
 		return err
 	}
@@ -260,10 +256,10 @@ func toBufferJSON(b segment.BufferState) bufferJSON {
 }
 
 func (s *server) adminSegments(c echo.Context) error {
-	if s.cfg.Segments == nil {
-		return modeOff("segment")
+	if s.parts.Segments == nil {
+		return service.ModeOff("segment")
 	}
-	snap := s.cfg.Segments.Snapshot()
+	snap := s.parts.Segments.Snapshot()
 	out := struct {
 		Segments []bufferJSON `json:"segments"`
 	}{Segments: make([]bufferJSON, 0, len(snap))}

@@ -8,12 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
 )
 
 func TestAdminNotMountedWithoutToken(t *testing.T) {
-	v := newEnv(t, func(c *httpapi.Config) { c.AdminToken = "" })
+	v := newEnv(t, func(c *envConfig) { c.AdminToken = "" })
 	tests := []struct {
 		name, method, target string
 	}{
@@ -154,7 +153,7 @@ func TestAdminTags(t *testing.T) {
 }
 
 func TestAdminSegmentsShape(t *testing.T) {
-	v := newEnv(t, func(c *httpapi.Config) { c.Segments = newFakeSegments("orders") })
+	v := newEnv(t, func(c *envConfig) { c.Segments = newFakeSegments("orders") })
 	var out struct {
 		Segments []struct {
 			Tag      string `json:"tag"`

@@ -13,6 +13,7 @@ import (
 	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -48,11 +49,11 @@ func benchHandler(b *testing.B, withBiz ...bool) http.Handler {
 	}
 	b.Cleanup(func() { gen.Close(context.Background()) })
 	reg := prometheus.NewRegistry()
-	cfg := httpapi.Config{Segments: alloc, Snowflake: gen, Registry: reg}
+	cfg := service.Config{Segments: alloc, Snowflake: gen, Registry: reg}
 	if issuer != nil {
 		cfg.Biz, cfg.BizTags = issuer, biz
 	}
-	return httpapi.New(cfg)
+	return httpapi.New(httpapi.Config{Service: service.New(cfg), Registry: reg})
 }
 
 // discard is a ResponseWriter that keeps nothing, so the benchmark counts

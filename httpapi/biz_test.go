@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/segment"
@@ -40,7 +39,7 @@ func newBizEnv(tb testing.TB, keys ...string) *bizEnv {
 	for _, k := range keys {
 		ks = append(ks, []byte(k))
 	}
-	b.env = newEnv(tb, func(cfg *httpapi.Config) {
+	b.env = newEnv(tb, func(cfg *envConfig) {
 		seg := cfg.Segments.(*fakeSegments)
 		seg.anyTag = true
 		seg.rows = cfg.Tags.(*segmenttest.MemStore)
@@ -209,7 +208,7 @@ func (o orderedFake) NextTag(context.Context, string, int) ([]int64, error) {
 // without a format; giving an ordered tag a format or opaque ids is a 409
 // format_fixed.
 func TestOrderedFormatted(t *testing.T) {
-	v := newEnv(t, func(cfg *httpapi.Config) {
+	v := newEnv(t, func(cfg *envConfig) {
 		seg := cfg.Segments.(*fakeSegments)
 		seg.anyTag = true
 		rows := cfg.Tags.(*segmenttest.MemStore)

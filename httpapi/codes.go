@@ -1,23 +1,23 @@
 package httpapi
 
-import "github.com/leafid/leaf/leafapi"
+import "github.com/leafid/leaf/service"
 
 // Error codes of the API, by their names in this package. Their one home
-// is package leafapi, which gives each its HTTP status and gRPC code.
+// is package service, which gives each its HTTP status and gRPC code.
 const (
-	codeInvalidTag       = leafapi.InvalidTag
-	codeInvalidID        = leafapi.InvalidID
-	codeInvalidCount     = leafapi.InvalidCount
-	codeInvalidRequest   = leafapi.InvalidRequest
-	codeUnauthorized     = leafapi.Unauthorized
-	codeUnknownTag       = leafapi.UnknownTag
-	codeNotFound         = leafapi.NotFound
-	codeMethodNotAllowed = leafapi.MethodNotAllowed
-	codeUnavailable      = leafapi.Unavailable
-	codeInternal         = leafapi.Internal
-	codeInvalidFormat    = leafapi.InvalidFormat
+	codeInvalidTag       = service.InvalidTag
+	codeInvalidID        = service.InvalidID
+	codeInvalidCount     = service.InvalidCount
+	codeInvalidRequest   = service.InvalidRequest
+	codeUnauthorized     = service.Unauthorized
+	codeUnknownTag       = service.UnknownTag
+	codeNotFound         = service.NotFound
+	codeMethodNotAllowed = service.MethodNotAllowed
+	codeUnavailable      = service.Unavailable
+	codeInternal         = service.Internal
+	codeInvalidFormat    = service.InvalidFormat
 )
 
 // ErrorCodes returns every code an error answer of the API may carry
 // (README.md, "Errors").
-func ErrorCodes() []string { return leafapi.Codes() }
+func ErrorCodes() []string { return service.Codes() }

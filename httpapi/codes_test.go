@@ -14,7 +14,7 @@ import (
 )
 
 // TestErrorCodesListed: every code constant of the package is one of
-// ErrorCodes, the table of package leafapi.
+// ErrorCodes, the table of package service.
 func TestErrorCodesListed(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -44,8 +44,8 @@ func TestErrorCodesListed(t *testing.T) {
 						continue
 					}
 					sel, ok := vs.Values[i].(*ast.SelectorExpr)
-					if !ok || sel.X.(*ast.Ident).Name != "leafapi" {
-						t.Errorf("%s is not one of leafapi's codes", name.Name)
+					if !ok || sel.X.(*ast.Ident).Name != "service" {
+						t.Errorf("%s is not one of service's codes", name.Name)
 					}
 				}
 			}

@@ -23,7 +23,7 @@ func anyTagEnv(tb testing.TB) *env {
 	tb.Helper()
 	seg := newFakeSegments()
 	seg.anyTag = true
-	v := newEnv(tb, func(c *httpapi.Config) { c.Segments = seg })
+	v := newEnv(tb, func(c *envConfig) { c.Segments = seg })
 	v.seg = seg
 	return v
 }
@@ -259,7 +259,7 @@ func TestHead(t *testing.T) {
 		}
 	})
 	t.Run("a failing readyz is a 503 to HEAD too", func(t *testing.T) {
-		v := newEnv(t, func(c *httpapi.Config) {
+		v := newEnv(t, func(c *envConfig) {
 			c.Checks = []httpapi.Check{{Name: "x", Func: func(context.Context) error { return errors.New("down") }}}
 		})
 		rec := v.do(t, http.MethodHead, "/readyz", nil)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/leafapi"
+	"github.com/leafid/leaf/service"
 )
 
 // retryAfter is the Retry-After of every 503, in seconds.
@@ -26,8 +26,6 @@ func (e *apiError) Error() string { return e.code + ": " + e.message }
 func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
 }
-
-func withTag(tag string, err error) error { return leafapi.WithTag(tag, err) }
 
 // panicError is a recovered panic.
 type panicError struct {
@@ -48,7 +46,7 @@ type errorDetail struct {
 }
 
 // classify is the one map from an error to what the client sees: the
-// edge's own errors here, the domain's by leafapi.Classify.
+// edge's own errors here, the domain's by service.Classify.
 func classify(err error) *apiError {
 	var (
 		ae  *apiError
@@ -63,8 +61,8 @@ func classify(err error) *apiError {
 	case errors.As(err, &he):
 		return classifyEcho(he)
 	}
-	code, msg := leafapi.Classify(err)
-	return &apiError{status: leafapi.HTTPStatus(code), code: code, message: msg}
+	code, msg := service.Classify(err)
+	return &apiError{status: service.HTTPStatus(code), code: code, message: msg}
 }
 
 // classifyEcho maps echo's own errors (router 404/405, binder) so that

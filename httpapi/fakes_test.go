@@ -19,6 +19,7 @@ import (
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -289,7 +290,7 @@ func newFakeTags() *segmenttest.MemStore {
 	return st
 }
 
-var _ httpapi.TagAdmin = (*segmenttest.MemStore)(nil)
+var _ service.TagRows = (*segmenttest.MemStore)(nil)
 
 const testToken = "s3cret-admin-token"
 
@@ -302,9 +303,29 @@ type env struct {
 	logs *testkit.SyncBuffer
 }
 
+// envConfig is what a test may change of its server: the parts of the
+// service, and the edge's own settings.
+type envConfig struct {
+	service.Config
+	AdminToken, StatusToken string
+	Instance                httpapi.Instance
+	Checks                  []httpapi.Check
+	Now                     func() time.Time
+}
+
+// handler makes the server of c: the service, and the HTTP edge around it.
+func (c envConfig) handler() *httpapi.Handler {
+	reg, _ := c.Registry.(*prometheus.Registry)
+	return httpapi.New(httpapi.Config{
+		Service:    service.New(c.Config),
+		AdminToken: c.AdminToken, StatusToken: c.StatusToken, Instance: c.Instance, Checks: c.Checks, Now: c.Now,
+		Registry: reg, Logger: c.Logger,
+	})
+}
+
 // newEnv builds a server with every mode on and the admin API mounted;
 // edit applies changes to the config first.
-func newEnv(tb testing.TB, edit ...func(*httpapi.Config)) *env {
+func newEnv(tb testing.TB, edit ...func(*envConfig)) *env {
 	tb.Helper()
 	v := &env{
 		seg:  newFakeSegments("orders", "users"),
@@ -313,18 +334,20 @@ func newEnv(tb testing.TB, edit ...func(*httpapi.Config)) *env {
 		reg:  prometheus.NewRegistry(),
 		logs: &testkit.SyncBuffer{},
 	}
-	cfg := httpapi.Config{
-		Segments:   v.seg,
-		Snowflake:  v.snow,
-		Tags:       v.tags,
+	cfg := envConfig{
+		Config: service.Config{
+			Segments:  v.seg,
+			Snowflake: v.snow,
+			Tags:      v.tags,
+			Registry:  v.reg,
+			Logger:    slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		},
 		AdminToken: testToken,
-		Registry:   v.reg,
-		Logger:     slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range edit {
 		f(&cfg)
 	}
-	v.e = httpapi.New(cfg)
+	v.e = cfg.handler()
 	return v
 }
 

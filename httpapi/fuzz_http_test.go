@@ -24,6 +24,7 @@ import (
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -245,9 +246,12 @@ func FuzzHTTP(f *testing.F) {
 		f.Fatal(err)
 	}
 	e := httpapi.New(httpapi.Config{
-		Segments: alloc, Snowflake: gen, Tags: store, AdminToken: fuzzToken,
-		Sequences: seqs, Spaces: seqStore, Ordered: seqs,
-		Registry: prometheus.NewRegistry(), Biz: issuer, BizTags: biz, OnCreate: alloc.Added,
+		Service: service.New(service.Config{
+			Segments: alloc, Snowflake: gen, Tags: store,
+			Sequences: seqs, Spaces: seqStore, Ordered: seqs,
+			Biz: issuer, BizTags: biz, OnCreate: alloc.Added,
+		}),
+		AdminToken: fuzzToken, Registry: prometheus.NewRegistry(),
 	})
 	var segIDs, snowIDs idSet
 	texts := map[string]bool{}    // the texts of formatted tags and the opaque ids

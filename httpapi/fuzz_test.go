@@ -91,7 +91,7 @@ func FuzzSegmentTag(f *testing.F) {
 	}
 	seg := newFakeSegments()
 	seg.anyTag = true
-	v := newEnv(f, func(c *httpapi.Config) { c.Segments = seg })
+	v := newEnv(f, func(c *envConfig) { c.Segments = seg })
 	f.Fuzz(func(t *testing.T, raw string) {
 		for _, route := range []string{"/api/segment/get/", "/api/segment/batch/", "/api/segment/range/"} {
 			req, err := readRequest(http.MethodGet+" "+route+raw+"?count=2 HTTP/1.1\r\nHost: leaf\r\n\r\n", nil)

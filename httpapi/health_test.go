@@ -38,7 +38,7 @@ func TestReadyz(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := newEnv(t, func(c *httpapi.Config) { c.Checks = tt.checks })
+			v := newEnv(t, func(c *envConfig) { c.Checks = tt.checks })
 			start := time.Now()
 			rec := v.do(t, http.MethodGet, "/readyz", nil)
 			// A bound of the contract, not a measure of speed: /readyz

@@ -1,30 +1,30 @@
 package httpapi
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
-func modeOff(mode string) error {
-	return newError(http.StatusNotFound, codeNotFound, "%s mode is not enabled", mode)
-}
-func checkBatch(ids []int64, n int) error {
-	if len(ids) != n {
-		return fmt.Errorf("asked for %d ids, got %d", n, len(ids))
+// via is how a request reached this instance, for the service to forward
+// it to the owner of its tag or key: as it came.
+type via struct{ r *http.Request }
+
+func (v via) Target() string  { return v.r.URL.RequestURI() }
+func (v via) Forwarded() bool { return v.r.Header.Get(HeaderForwarded) != "" }
+
+// want is what a route can answer with: texts only in decimal form.
+func want(tag string, form idForm) service.Want {
+	if form != decimalForm {
+		return service.Want{IfText: textForm(tag)}
 	}
-	return nil
+	return service.Want{}
 }
 
 func (s *server) segmentGet(c echo.Context) error {
-	if s.cfg.Segments == nil {
-		return modeOff("segment")
-	}
 	tag, err := pathTag(c)
 	if err != nil {
 		return err
@@ -33,23 +33,20 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.special(tag) {
-		return s.serveNotPlain(c, tag, 1, form, false)
+	req := c.Request()
+	id, err := s.svc.SegmentID(req.Context(), tag, want(tag, form), via{req})
+	switch {
+	case err != nil:
+		return err
+	case id.Answer != nil:
+		return writeAnswer(c, id.Answer)
+	case id.Text != "":
+		return writeText(c, id.Text)
 	}
-	id, err := s.cfg.Segments.Next(c.Request().Context(), tag)
-	if errors.Is(err, segment.ErrNotPlain) {
-		return s.serveNotPlain(c, tag, 1, form, false)
-	}
-	if err != nil {
-		return withTag(tag, err)
-	}
-	return writeID(c, id, form)
+	return writeID(c, id.N, form)
 }
 
 func (s *server) segmentBatch(c echo.Context) error {
-	if s.cfg.Segments == nil {
-		return modeOff("segment")
-	}
 	tag, err := pathTag(c)
 	if err != nil {
 		return err
@@ -58,32 +55,35 @@ func (s *server) segmentBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.special(tag) {
-		return s.serveNotPlain(c, tag, n, form, true)
-	}
-	ids, err := s.cfg.Segments.NextN(c.Request().Context(), tag, n)
-	if errors.Is(err, segment.ErrNotPlain) {
-		return s.serveNotPlain(c, tag, n, form, true)
-	}
-	if err != nil {
-		return withTag(tag, err)
-	}
-	if err := checkBatch(ids, n); err != nil {
+	req := c.Request()
+	ids, err := s.svc.SegmentIDs(req.Context(), tag, n, want(tag, form), via{req})
+	switch {
+	case err != nil:
 		return err
+	case ids.Answer != nil:
+		return writeAnswer(c, ids.Answer)
 	}
-	b := make([]byte, 0, 32+len(tag)+n*22)
+	b := make([]byte, 0, 32+len(tag)+n*24)
 	b = append(b, `{"tag":`...)
 	b = appendJSONString(b, tag)
 	b = append(b, `,"ids":`...)
-	b = appendIDs(b, ids, form)
+	if ids.Texts != nil {
+		b = append(b, '[')
+		for i, t := range ids.Texts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, t)
+		}
+		b = append(b, ']')
+	} else {
+		b = appendIDs(b, ids.Nums, form)
+	}
 	b = append(b, '}')
 	return c.JSONBlob(http.StatusOK, b)
 }
 
 func (s *server) segmentRange(c echo.Context) error {
-	if s.cfg.Segments == nil {
-		return modeOff("segment")
-	}
 	tag, err := pathTag(c)
 	if err != nil {
 		return err
@@ -96,18 +96,9 @@ func (s *server) segmentRange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.special(tag) {
-		return s.refuseNotPlainRange(c, tag)
-	}
-	start, count, err := s.cfg.Segments.NextRange(c.Request().Context(), tag, n)
-	if errors.Is(err, segment.ErrNotPlain) {
-		return s.refuseNotPlainRange(c, tag)
-	}
+	start, count, err := s.svc.SegmentRange(c.Request().Context(), tag, n, "get or batch")
 	if err != nil {
-		return withTag(tag, err)
-	}
-	if count < 1 || count > n {
-		return fmt.Errorf("asked for a range of up to %d ids, got %d", n, count)
+		return err
 	}
 	b := make([]byte, 0, 64+len(tag))
 	b = append(b, `{"tag":`...)
@@ -121,32 +112,24 @@ func (s *server) segmentRange(c echo.Context) error {
 }
 
 func (s *server) snowflakeGet(c echo.Context) error {
-	if s.cfg.Snowflake == nil {
-		return modeOff("snowflake")
-	}
 	form, err := singleForm(c)
 	if err != nil {
 		return err
 	}
-	id, err := s.cfg.Snowflake.Next(c.Request().Context())
+	id, err := s.svc.SnowflakeID(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return writeID(c, id, form)
 }
+
 func (s *server) snowflakeBatch(c echo.Context) error {
-	if s.cfg.Snowflake == nil {
-		return modeOff("snowflake")
-	}
 	n, form, err := batchQuery(c, MaxCount)
 	if err != nil {
 		return err
 	}
-	ids, err := s.cfg.Snowflake.NextN(c.Request().Context(), n)
+	ids, err := s.svc.SnowflakeIDs(c.Request().Context(), n)
 	if err != nil {
-		return err
-	}
-	if err := checkBatch(ids, n); err != nil {
 		return err
 	}
 	b := make([]byte, 0, 16+n*22)
@@ -165,14 +148,14 @@ type decodedID struct {
 }
 
 func (s *server) snowflakeDecode(c echo.Context) error {
-	if s.cfg.Snowflake == nil {
-		return modeOff("snowflake")
+	if s.parts.Snowflake == nil {
+		return service.ModeOff("snowflake")
 	}
 	raw, err := parseID(c)
 	if err != nil {
 		return err
 	}
-	d, err := s.cfg.Snowflake.Decode(raw)
+	d, err := s.svc.DecodeSnowflake(raw)
 	if err != nil {
 		return err
 	}

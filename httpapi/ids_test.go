@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
@@ -157,7 +156,7 @@ func TestUnknownTagMessage(t *testing.T) {
 }
 
 func TestModesOff(t *testing.T) {
-	v := newEnv(t, func(c *httpapi.Config) { c.Segments, c.Snowflake = nil, nil })
+	v := newEnv(t, func(c *envConfig) { c.Segments, c.Snowflake = nil, nil })
 	for _, target := range []string{
 		"/api/segment/get/orders", "/api/segment/batch/orders?count=1",
 		"/api/snowflake/get", "/api/snowflake/get/k", "/api/snowflake/batch?count=1", "/api/snowflake/decode/1",

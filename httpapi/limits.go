@@ -1,14 +1,14 @@
 package httpapi
 
-import "github.com/leafid/leaf/leafapi"
+import "github.com/leafid/leaf/service"
 
-// The limits of a request, the same over every protocol (package leafapi).
+// The limits of a request, the same over every protocol (package service).
 const (
 	// maxBodyBytes bounds a request body; larger is 413.
 	maxBodyBytes = 64 << 10
 	// MaxCount is the largest batch, of segment ids, snowflake ids or
 	// UUIDs.
-	MaxCount = leafapi.MaxCount
+	MaxCount = service.MaxCount
 	// MaxRangeCount is the largest range.
-	MaxRangeCount = leafapi.MaxRangeCount
+	MaxRangeCount = service.MaxRangeCount
 )

@@ -37,7 +37,7 @@ func (s *server) handleUnrouted(err error, c echo.Context) {
 // level. It never logs headers.
 func (s *server) record(c echo.Context, took time.Duration) {
 	req, status, route := c.Request(), c.Response().Status, routeLabel(c)
-	s.metrics.observe(route, req.Method, status, took)
+	observeRequest(s.metrics, route, req.Method, status, took)
 	if s.log.Enabled(req.Context(), slog.LevelDebug) {
 		s.log.DebugContext(req.Context(), "request",
 			"method", req.Method,

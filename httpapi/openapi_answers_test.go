@@ -30,6 +30,7 @@ import (
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/uuidv7"
 )
@@ -86,9 +87,9 @@ func (s *oaServer) round(tb testing.TB) {
 func startOAServer(tb testing.TB, on bool) *oaServer {
 	tb.Helper()
 	s := &oaServer{}
-	cfg := httpapi.Config{
-		Registry: prometheus.NewRegistry(),
-		Now:      func() time.Time { return fakeNow },
+	cfg := envConfig{
+		Config: service.Config{Registry: prometheus.NewRegistry()},
+		Now:    func() time.Time { return fakeNow },
 	}
 	if on {
 		s.store = segmenttest.New(
@@ -168,7 +169,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 		tb.Fatal(err)
 	}
 	srv := &http.Server{
-		Handler: httpapi.New(cfg),
+		Handler: cfg.handler(),
 		// Short enough for the 408 of a body that stops arriving.
 		ReadTimeout: 500 * time.Millisecond,
 		IdleTimeout: time.Minute,

@@ -169,7 +169,7 @@ func operationsOf(doc *openapi3.T) map[string]bool {
 // paths (grpcPrefixes) are left out.
 func TestOpenAPIRoutes(t *testing.T) {
 	doc := loadOpenAPI(t)
-	v := newEnv(t, withUUIDs, func(c *httpapi.Config) { c.StatusToken = "status-token" })
+	v := newEnv(t, withUUIDs, func(c *envConfig) { c.StatusToken = "status-token" })
 	routes, ops := routesOf(v.e.Echo), operationsOf(doc)
 	if len(routes) < 25 {
 		t.Fatalf("echo has %d routes: the walk found too few: %v", len(routes), routes)

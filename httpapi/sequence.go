@@ -1,48 +1,25 @@
 package httpapi
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
-
-// Sequences issues per-key sequences (sequence.Sequencer implements it).
-type Sequences interface {
-	// NextN takes n numbers of key and returns the first.
-	NextN(ctx context.Context, space, key string, n int) (int64, error)
-	// Current is the last number issued to key.
-	Current(ctx context.Context, space, key string) (int64, error)
-	// Stats are the figures of the status page.
-	Stats() sequence.Stats
-}
-
-// SpaceAdmin manages the sequence spaces for the admin API.
-type SpaceAdmin interface {
-	CreateSpace(ctx context.Context, s sequence.Space) (sequence.Space, error)
-	Space(ctx context.Context, name string) (sequence.Space, error)
-	Spaces(ctx context.Context) ([]sequence.Space, error)
-}
 
 // HeaderForwarded marks a request that an instance forwarded to the owner
 // of the key's section or of an ordered tag. An instance that gets one for
 // a section it does not own answers 503 with Retry-After rather than
 // forward it again: a request hops at most once.
-const HeaderForwarded = leafapi.HeaderForwarded
+const HeaderForwarded = service.HeaderForwarded
 
 // DefaultForwardTimeout bounds a forwarded request when
 // Config.ForwardTimeout is 0.
-const DefaultForwardTimeout = leafapi.DefaultForwardTimeout
-
-func (s *server) sequencesOff() error {
-	return newError(http.StatusNotFound, codeNotFound, "sequences are not enabled")
-}
+const DefaultForwardTimeout = service.DefaultForwardTimeout
 
 // pathSpaceKey reads the :space and :key parameters.
 func pathSpaceKey(c echo.Context, withKey bool) (string, string, error) {
@@ -67,8 +44,8 @@ func pathSpaceKey(c echo.Context, withKey bool) (string, string, error) {
 }
 
 func (s *server) sequenceNext(c echo.Context) error {
-	if s.cfg.Sequences == nil {
-		return s.sequencesOff()
+	if s.parts.Sequences == nil {
+		return service.SequencesOff()
 	}
 	space, key, err := pathSpaceKey(c, true)
 	if err != nil {
@@ -87,11 +64,14 @@ func (s *server) sequenceNext(c echo.Context) error {
 			batch = true
 		}
 	}
-	first, err := s.cfg.Sequences.NextN(c.Request().Context(), space, key, n)
-	if err != nil {
-		return s.sequenceError(c, space, err)
-	}
-	if !batch {
+	req := c.Request()
+	first, ans, err := s.svc.SequenceNext(req.Context(), space, key, n, via{req})
+	switch {
+	case err != nil:
+		return err
+	case ans != nil:
+		return writeAnswer(c, ans)
+	case !batch:
 		return writeID(c, first, decimalForm)
 	}
 	b := make([]byte, 0, 48+len(space)+len(key)+n*22)
@@ -113,8 +93,8 @@ func (s *server) sequenceNext(c echo.Context) error {
 }
 
 func (s *server) sequenceCurrent(c echo.Context) error {
-	if s.cfg.Sequences == nil {
-		return s.sequencesOff()
+	if s.parts.Sequences == nil {
+		return service.SequencesOff()
 	}
 	space, key, err := pathSpaceKey(c, true)
 	if err != nil {
@@ -123,36 +103,19 @@ func (s *server) sequenceCurrent(c echo.Context) error {
 	if c.Request().URL.RawQuery != "" {
 		return newError(http.StatusBadRequest, codeInvalidRequest, "current takes no query parameters")
 	}
-	v, err := s.cfg.Sequences.Current(c.Request().Context(), space, key)
-	if err != nil {
-		return s.sequenceError(c, space, err)
+	req := c.Request()
+	v, ans, err := s.svc.SequenceCurrent(req.Context(), space, key, via{req})
+	switch {
+	case err != nil:
+		return err
+	case ans != nil:
+		return writeAnswer(c, ans)
 	}
 	return writeID(c, v, decimalForm)
 }
 
-// sequenceError answers an error of the Sequencer: a section owned by
-// another instance is forwarded there, once.
-func (s *server) sequenceError(c echo.Context, space string, err error) error {
-	var no *sequence.NotOwnerError
-	if !errors.As(err, &no) {
-		return leafapi.WithSpace(space, err)
-	}
-	return s.toOwner(c, no.Addr)
-}
-
-// toOwner forwards the request to the owner at addr, unless it was
-// forwarded here already: then it is a 503, never forwarded again.
-func (s *server) toOwner(c echo.Context, addr string) error {
-	req := c.Request()
-	ans, err := s.fwd.Forward(req.Context(), addr, req.URL.RequestURI(), req.Header.Get(HeaderForwarded) != "")
-	if err != nil {
-		return err
-	}
-	return writeAnswer(c, ans)
-}
-
 // writeAnswer answers with the owner's answer to a forwarded request.
-func writeAnswer(c echo.Context, ans *leafapi.Answer) error {
+func writeAnswer(c echo.Context, ans *service.Answer) error {
 	if ans.RetryAfter != "" {
 		c.Response().Header().Set("Retry-After", ans.RetryAfter)
 	}
@@ -181,45 +144,36 @@ const (
 )
 
 func (s *server) adminCreateSpace(c echo.Context) error {
-	if s.cfg.Spaces == nil {
-		return s.sequencesOff()
+	if err := s.svc.SpacesOff(); err != nil {
+		return err
 	}
 	body, err := readObject(c, fieldSpace, fieldStep, fieldSections)
 	if err != nil {
 		return err
 	}
-	sp := sequence.Space{Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
-	if sp.Name, _, err = body.string(fieldSpace); err != nil {
+	var ns service.NewSpace
+	if ns.Name, _, err = body.string(fieldSpace); err != nil {
 		return err
 	}
 	if v, ok, err := body.int64(fieldStep); err != nil {
 		return err
 	} else if ok {
-		sp.Step = v
+		ns.Step = &v
 	}
 	if v, ok, err := body.int64(fieldSections); err != nil {
 		return err
 	} else if ok {
-		if v < 1 || v > sequence.MaxSections {
-			return fmt.Errorf("%w: %d, want 1..%d", sequence.ErrInvalidSections, v, sequence.MaxSections)
-		}
-		sp.Sections = int(v)
+		ns.Sections = &v
 	}
-	if err := sp.Validate(); err != nil {
-		return err
-	}
-	created, err := s.cfg.Spaces.CreateSpace(c.Request().Context(), sp)
+	created, err := s.svc.CreateSpace(c.Request().Context(), ns)
 	if err != nil {
-		return leafapi.WithSpace(sp.Name, err)
+		return err
 	}
 	return c.JSON(http.StatusCreated, toSpaceJSON(created))
 }
 
 func (s *server) adminListSpaces(c echo.Context) error {
-	if s.cfg.Spaces == nil {
-		return s.sequencesOff()
-	}
-	spaces, err := s.cfg.Spaces.Spaces(c.Request().Context())
+	spaces, err := s.svc.Spaces(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -233,16 +187,16 @@ func (s *server) adminListSpaces(c echo.Context) error {
 }
 
 func (s *server) adminGetSpace(c echo.Context) error {
-	if s.cfg.Spaces == nil {
-		return s.sequencesOff()
+	if err := s.svc.SpacesOff(); err != nil {
+		return err
 	}
 	name, _, err := pathSpaceKey(c, false)
 	if err != nil {
 		return err
 	}
-	sp, err := s.cfg.Spaces.Space(c.Request().Context(), name)
+	sp, err := s.svc.Space(c.Request().Context(), name)
 	if err != nil {
-		return leafapi.WithSpace(name, err)
+		return err
 	}
 	return c.JSON(http.StatusOK, toSpaceJSON(sp))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 // BenchmarkSequenceNext is one GET /api/sequence/next/{space}/{key} of a
@@ -30,7 +31,7 @@ func BenchmarkSequenceNext(b *testing.B) {
 	if err := q.Round(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Sequences: q, Registry: prometheus.NewRegistry()})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q}), Registry: prometheus.NewRegistry()})
 	req := httptest.NewRequest(http.MethodGet, "/api/sequence/next/inbox/alice", nil)
 	w := &discard{h: http.Header{}}
 	h.ServeHTTP(w, req)
@@ -57,11 +58,12 @@ func loopbackPair(b *testing.B) (owner, other string) {
 			b.Fatal(err)
 		}
 		q := newSequencer(b, st, ln.Addr().String())
-		cfg := httpapi.Config{Sequences: q, Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)}
+		cfg := service.Config{Sequences: q, Logger: slog.New(slog.DiscardHandler)}
 		if withSegments {
 			cfg.Segments = alloc
 		}
-		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: httpapi.New(cfg)}}
+		h := httpapi.New(httpapi.Config{Service: service.New(cfg), Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 		srv.Start()
 		b.Cleanup(srv.Close)
 		return srv.URL, q
@@ -122,7 +124,7 @@ func BenchmarkSegmentGetWithOrderedCheck(b *testing.B) {
 	b.Cleanup(func() { _ = q.Close(context.Background()) })
 	alloc := segment.New(segmenttest.New(segment.Tag{Name: "bench", MaxID: 1, Step: segment.MaxStep}), segment.Options{RefreshInterval: -1})
 	b.Cleanup(func() { alloc.Close() })
-	h := httpapi.New(httpapi.Config{Segments: alloc, Ordered: q, Registry: prometheus.NewRegistry()})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Ordered: q}), Registry: prometheus.NewRegistry()})
 	req := httptest.NewRequest(http.MethodGet, "/api/segment/get/bench", nil)
 	w := &discard{h: http.Header{}}
 	h.ServeHTTP(w, req)

@@ -1,25 +1,13 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
-
-// SequenceRoutes tells the routing tables of the sequence spaces, so that
-// clients send each key's requests to its owner (sequence.Sequencer
-// implements it). Config.Sequences serves them when it implements it too.
-type SequenceRoutes interface {
-	// Routes is a space's routing table.
-	Routes(ctx context.Context, space string) (sequence.Routes, error)
-	// RoutesVersion is the version of a space's table, or "" for a space
-	// not known yet.
-	RoutesVersion(space string) string
-}
 
 // HeaderRoutesVersion carries a space's routing table version on the
 // sequence routes (next and current). A client that holds a table sends
@@ -42,11 +30,10 @@ type routesJSON struct {
 }
 
 func (s *server) sequenceRoutes(c echo.Context) error {
-	if s.cfg.Sequences == nil {
-		return s.sequencesOff()
+	if s.parts.Sequences == nil {
+		return service.SequencesOff()
 	}
-	rt, ok := s.cfg.Sequences.(SequenceRoutes)
-	if !ok {
+	if !s.svc.TellsRoutes() {
 		return newError(http.StatusNotFound, codeNotFound, "this server tells no routing tables")
 	}
 	space, _, err := pathSpaceKey(c, false)
@@ -58,9 +45,9 @@ func (s *server) sequenceRoutes(c echo.Context) error {
 			return err
 		}
 	}
-	r, err := rt.Routes(c.Request().Context(), space)
+	r, err := s.svc.SequenceRoutes(c.Request().Context(), space)
 	if err != nil {
-		return leafapi.WithSpace(space, err)
+		return err
 	}
 	out := routesJSON{
 		Space:    r.Space,
@@ -78,10 +65,9 @@ func (s *server) sequenceRoutes(c echo.Context) error {
 
 // withRoutesVersion answers, on h, a sequence route, the version of the
 // space's routing table when the request holds another (see
-// HeaderRoutesVersion), if the Sequences tell routing tables.
+// HeaderRoutesVersion), where routing tables are told.
 func (s *server) withRoutesVersion(h echo.HandlerFunc) echo.HandlerFunc {
-	rt, ok := s.cfg.Sequences.(SequenceRoutes)
-	if !ok {
+	if !s.svc.TellsRoutes() {
 		return h
 	}
 	return func(c echo.Context) error {
@@ -90,7 +76,7 @@ func (s *server) withRoutesVersion(h echo.HandlerFunc) echo.HandlerFunc {
 			return h(c)
 		}
 		if space, err := pathParam(c, "space"); err == nil {
-			if v := rt.RoutesVersion(space); v != "" && v != held[0] {
+			if v, _ := s.svc.RoutesVersion(space); v != "" && v != held[0] {
 				c.Response().Header().Set(HeaderRoutesVersion, v)
 			}
 		}

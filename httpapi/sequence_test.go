@@ -17,6 +17,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 // newSequencer is a Sequencer on st whose rounds the test runs.
@@ -42,7 +43,7 @@ func newSequenceEnv(tb testing.TB) (*env, *sequencetest.MemStore) {
 	if err := q.Round(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	v := newEnv(tb, func(c *httpapi.Config) { c.Sequences, c.Spaces = q, st })
+	v := newEnv(tb, func(c *envConfig) { c.Sequences, c.Spaces = q, st })
 	return v, st
 }
 
@@ -162,7 +163,7 @@ func startInstance(t *testing.T, st sequence.Store) *instance {
 		t.Fatal(err)
 	}
 	in := &instance{q: newSequencer(t, st, ln.Addr().String()), reg: prometheus.NewRegistry()}
-	h := httpapi.New(httpapi.Config{Sequences: in.q, Registry: in.reg, Logger: slog.New(slog.DiscardHandler)})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: in.q, Registry: in.reg, Logger: slog.New(slog.DiscardHandler)}), Registry: in.reg, Logger: slog.New(slog.DiscardHandler)})
 	in.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	in.srv.Start()
 	t.Cleanup(in.srv.Close)

@@ -67,22 +67,22 @@ func (s *server) readStatus(tq tagQuery) statusState {
 		h := f()
 		st.health = &h
 	}
-	if seg := s.cfg.Segments; seg != nil {
+	if seg := s.parts.Segments; seg != nil {
 		tags := readTags(seg, tq, int(s.tagsSeen.Load()))
 		s.tagsSeen.Store(int64(tags.totals.Tags + tags.failedFirst))
 		st.segment = &tags
 	}
-	if s.cfg.UUIDs != nil {
-		n := s.cfg.UUIDs.Issued()
+	if s.parts.UUIDs != nil {
+		n := s.parts.UUIDs.Issued()
 		st.uuids = &n
 	}
-	if q := s.cfg.Sequences; q != nil {
+	if q := s.parts.Sequences; q != nil {
 		ss := q.Stats()
 		st.seq = &sequenceStatusJSON{Spaces: ss.Spaces, Sections: ss.Sections, SectionsOwned: ss.SectionsOwned,
 			KeysInMemory: ss.KeysInMemory, Taken: ss.Taken, Dropped: ss.Dropped}
-		st.seq.Forwards = s.fwd.Forwards()
+		st.seq.Forwards = s.svc.Forwards()
 	}
-	if sn := s.cfg.Snowflake; sn != nil {
+	if sn := s.parts.Snowflake; sn != nil {
 		stats := sn.Stats()
 		st.snow = &stats
 		var measured bool

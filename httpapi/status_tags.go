@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 // The status page shows one page of tags, those that need attention first.
@@ -104,7 +105,7 @@ const namesShown = 5
 // many tags there were at the last read: the list of them is made that
 // large at once rather than grown, which would allocate five times as
 // much.
-func readTags(seg SegmentIDs, tq tagQuery, hint int) tagsStatus {
+func readTags(seg service.SegmentIDs, tq tagQuery, hint int) tagsStatus {
 	st := tagsStatus{query: tq, failedAll: seg.Failed()}
 	st.failedFirst = len(st.failedAll)
 	match := matcher(tq.search)

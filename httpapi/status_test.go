@@ -113,7 +113,7 @@ func newStatusFixture() *statusFixture {
 	return fx
 }
 
-func (fx *statusFixture) config(c *httpapi.Config) {
+func (fx *statusFixture) config(c *envConfig) {
 	c.Segments = fx.seg
 	c.Snowflake = fx.snow
 	c.Now = fx.clock.Now
@@ -419,7 +419,7 @@ func TestStatusRate(t *testing.T) {
 }
 
 func TestStatusModesOff(t *testing.T) {
-	v := newEnv(t, func(c *httpapi.Config) { c.Segments, c.Snowflake = nil, nil })
+	v := newEnv(t, func(c *envConfig) { c.Segments, c.Snowflake = nil, nil })
 	body := v.do(t, http.MethodGet, "/status", nil).Body.String()
 	if n := strings.Count(body, "Off on this instance."); n != 3 {
 		t.Errorf("the page says %d modes are off, want 3 (segment, snowflake, UUIDs)", n)
@@ -466,7 +466,7 @@ func TestStatusToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := newEnv(t, func(c *httpapi.Config) { c.StatusToken = tt.token })
+			v := newEnv(t, func(c *envConfig) { c.StatusToken = tt.token })
 			var opts []reqOpt
 			if tt.header != "" {
 				opts = append(opts, func(r *http.Request) { r.Header.Set("Authorization", tt.header) })
@@ -486,7 +486,7 @@ func TestStatusToken(t *testing.T) {
 	}
 
 	t.Run("the status token does not open the admin API", func(t *testing.T) {
-		v := newEnv(t, func(c *httpapi.Config) { c.StatusToken = statusToken })
+		v := newEnv(t, func(c *envConfig) { c.StatusToken = statusToken })
 		wantError(t, v.do(t, http.MethodGet, "/api/admin/segments", nil, withToken(statusToken)), http.StatusUnauthorized, "unauthorized")
 	})
 }
@@ -527,7 +527,7 @@ func TestStatusFixedWorkerID(t *testing.T) {
 func TestStatusSetVersion(t *testing.T) {
 	for _, version := range []int64{0, 3} {
 		fx := newStatusFixture()
-		v := newEnv(t, fx.config, func(c *httpapi.Config) {
+		v := newEnv(t, fx.config, func(c *envConfig) {
 			if version > 0 {
 				c.Instance.SetVersion = func() int64 { return version }
 			}

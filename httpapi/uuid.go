@@ -5,26 +5,21 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/uuidv7"
 )
 
-// UUIDs makes RFC 9562 version 7 UUIDs (uuidv7.Generator implements it).
-type UUIDs interface {
-	New() uuidv7.UUID
-	Issued() uint64
-}
-
 func (s *server) uuidGet(c echo.Context) error {
-	if s.cfg.UUIDs == nil {
-		return modeOff("uuid")
+	u, err := s.svc.UUID()
+	if err != nil {
+		return err
 	}
-	u := s.cfg.UUIDs.New()
 	return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, u.Append(nil))
 }
 
 func (s *server) uuidBatch(c echo.Context) error {
-	if s.cfg.UUIDs == nil {
-		return modeOff("uuid")
+	if s.parts.UUIDs == nil {
+		return service.ModeOff("uuid")
 	}
 	q, err := query(c)
 	if err != nil {
@@ -34,14 +29,18 @@ func (s *server) uuidBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	uuids, err := s.svc.UUIDs(n)
+	if err != nil {
+		return err
+	}
 	b := make([]byte, 0, 16+n*39)
 	b = append(b, `{"uuids":[`...)
-	for i := range n {
+	for i, u := range uuids {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = s.cfg.UUIDs.New().Append(b)
+		b = u.Append(b)
 		b = append(b, '"')
 	}
 	b = append(b, "]}"...)

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/uuidv7"
 )
 
-func withUUIDs(cfg *httpapi.Config) { cfg.UUIDs = uuidv7.New(uuidv7.Options{}) }
+func withUUIDs(cfg *envConfig) { cfg.UUIDs = uuidv7.New(uuidv7.Options{}) }
 
 func TestUUIDRoutes(t *testing.T) {
 	v := newEnv(t, withUUIDs)

@@ -24,6 +24,7 @@ import (
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/uuidv7"
 )
@@ -383,7 +384,7 @@ func TestMetricsDocumented(t *testing.T) {
 		Sequences:    fakeSequences{},
 	})
 	loads.Observe("orders", time.Millisecond, nil)
-	api := httpapi.New(httpapi.Config{Registry: reg, Sequences: fakeSequences{}})
+	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Registry: reg, Sequences: fakeSequences{}}), Registry: reg})
 	api.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
 
 	mfs, err := reg.Gather()

@@ -19,6 +19,7 @@ import (
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 // What watching an instance costs with 100,000 tags loaded: the real
@@ -130,7 +131,7 @@ func newScaleInstance() (*scaleInstance, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.api = httpapi.New(httpapi.Config{Segments: alloc, Registry: reg, Instance: httpapi.Instance{Version: "test", Store: "memory"}})
+	s.api = httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Registry: reg}), Registry: reg, Instance: httpapi.Instance{Version: "test", Store: "memory"}})
 	return s, nil
 }
 

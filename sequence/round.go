@@ -69,6 +69,9 @@ func (q *Sequencer) roundLocked(ctx context.Context) error {
 	for name := range settled {
 		if sp := q.spaces[name]; sp != nil {
 			sp.settled.Store(true)
+			// The round may have moved owners: the next table asked for
+			// is read anew rather than up to routesMaxAge old.
+			sp.routes.last.Store(nil)
 		}
 	}
 	q.mu.RUnlock()

@@ -127,7 +127,7 @@ func (a *app) open(ctx context.Context) error {
 // are always on.
 func (a *app) openUUIDs(e *edges) {
 	uuids := uuidv7.New(uuidv7.Options{})
-	e.api.UUIDs, e.domain.UUIDs = uuids, uuids
+	e.svc.UUIDs, e.domain.UUIDs = uuids, uuids
 }
 
 // run serves until ctx is done, then shuts the HTTP server down,

@@ -31,10 +31,10 @@ func (a *app) openIssuer(e *edges) error {
 	if err != nil {
 		return err
 	}
-	e.api.Biz, e.api.OnCreate = is, a.alloc.Added
-	e.api.BizTags = st
+	e.svc.Biz, e.svc.OnCreate = is, a.alloc.Added
+	e.svc.BizTags = st
 	if a.set != nil {
-		e.api.BizTags = homeSettings{Store: st, set: a.set}
+		e.svc.BizTags = homeSettings{Store: st, set: a.set}
 	}
 	return nil
 }

@@ -15,14 +15,16 @@ import (
 	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/service"
 )
 
 // edges is what the parts of the app serve, gathered while open starts
-// them: the HTTP API's configuration, the sources of the domain metrics
-// and the registry they are exposed from. The gRPC edge is configured from
-// the HTTP API's at the end (openServer).
+// them: the service's configuration, the HTTP API's, the sources of the
+// domain metrics and the registry they are exposed from. The service is
+// made once at the end (openServer), and both edges serve it.
 type edges struct {
 	reg    *prometheus.Registry
+	svc    service.Config
 	api    httpapi.Config
 	domain metrics.Sources
 }
@@ -63,8 +65,8 @@ func (a *app) newEdges() *edges {
 				{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
 				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
 			}, a.storeChecks()...),
-			ForwardTimeout: a.cfg.forwardTimeout,
 		},
+		svc: service.Config{Registry: reg, Logger: a.log, ForwardTimeout: a.cfg.forwardTimeout},
 	}
 	if a.set != nil {
 		e.api.Instance.Store = a.cfg.setKind()
@@ -81,23 +83,13 @@ func (a *app) openServer(e *edges) error {
 		return err
 	}
 	api := e.api
+	api.Service = service.New(e.svc)
 	rpc := grpcapi.Config{
-		Segments:   api.Segments,
-		Snowflake:  api.Snowflake,
-		UUIDs:      api.UUIDs,
-		Tags:       api.Tags,
-		Biz:        api.Biz,
-		BizTags:    api.BizTags,
-		OnCreate:   api.OnCreate,
+		Service:    api.Service,
 		AdminToken: a.cfg.adminToken,
-		Sequences:  api.Sequences,
-		Spaces:     api.Spaces,
-		Ordered:    api.Ordered,
-		// Forwarded calls go to the owners' HTTP API, with the same bound.
-		ForwardTimeout: a.cfg.forwardTimeout,
-		Ready:          func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
-		Registry:       e.reg,
-		Logger:         a.log,
+		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Registry:   e.reg,
+		Logger:     a.log,
 	}
 	rpcAPI := grpcapi.New(rpc, httpapi.New(api))
 	a.srv = &http.Server{

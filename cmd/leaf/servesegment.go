@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
@@ -22,8 +22,8 @@ func (a *app) openSegments(e *edges) {
 	}
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
-	e.api.Segments, e.domain.Segments = a.alloc, a.alloc
-	e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc}
+	e.svc.Segments, e.domain.Segments = a.alloc, a.alloc
+	e.svc.Tags = tagAdmin{TagRows: a.tagStore(), alloc: a.alloc}
 }
 
 // closeSegments stops the allocator's loads, then hands back what its
@@ -91,7 +91,7 @@ func (a *app) handBack() {
 // created tag so that it is served here at once, before the next read of
 // the tag list, and the Sequencer of an ordered tag.
 type tagAdmin struct {
-	httpapi.TagAdmin
+	service.TagRows
 	alloc *segment.Allocator
 	seq   *sequence.Sequencer // nil: no ordered tags
 	st    *store.Store        // where ordered tags live: the store, or the home store of the set
@@ -114,7 +114,7 @@ func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segmen
 }
 
 func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
-	created, err := t.TagAdmin.CreateTag(ctx, tag)
+	created, err := t.TagRows.CreateTag(ctx, tag)
 	if err == nil {
 		t.alloc.Added(created.Name)
 	}

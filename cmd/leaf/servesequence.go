@@ -5,8 +5,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 // openSequences starts the per-key sequences, with --sequences, and serves
@@ -21,11 +21,11 @@ func (a *app) openSequences(e *edges) error {
 	if a.seq, err = a.newSequencer(); err != nil {
 		return err
 	}
-	e.api.Sequences, e.domain.Sequences = a.seq, a.seq
-	e.api.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
+	e.svc.Sequences, e.domain.Sequences = a.seq, a.seq
+	e.svc.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
 	if a.cfg.segment {
-		e.api.Ordered = a.seq
-		e.api.Tags = tagAdmin{TagAdmin: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
+		e.svc.Ordered = a.seq
+		e.svc.Tags = tagAdmin{TagRows: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func defaultAdvertise(listen string) string {
 // the Sequencer of a created space so that its sections are claimed at
 // once.
 type spaceAdmin struct {
-	httpapi.SpaceAdmin
+	service.SpaceAdmin
 	seq *sequence.Sequencer
 }
 

@@ -21,7 +21,7 @@ func (a *app) openSnowflake(ctx context.Context, e *edges) error {
 	if a.gen, err = a.newGenerator(ctx); err != nil {
 		return err
 	}
-	e.api.Snowflake, e.domain.Snowflake = a.gen, a.gen
+	e.svc.Snowflake, e.domain.Snowflake = a.gen, a.gen
 	e.api.Checks = append(e.api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck, ShowReason: true})
 	return nil
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -151,7 +151,7 @@ func (a *app) segmentStore() segment.Store {
 
 // tagStore administers the tags: of the store, or of every store of the
 // set.
-func (a *app) tagStore() httpapi.TagAdmin {
+func (a *app) tagStore() service.TagRows {
 	if a.set != nil {
 		return a.set
 	}

@@ -12,32 +12,32 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
 )
 
 func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
 	var (
-		set     bizid.Settings
-		reset   string
-		keys    opaqueKeysFlag
-		ordered bool
+		format, reset, zone string
+		opaque              int64
+		keys                opaqueKeysFlag
+		ordered             bool
 	)
 	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good")
 		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
 		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
 		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
-		fs.StringVar(&set.Format, "format", "", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
+		fs.StringVar(&format, "format", "", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
 		fs.StringVar(&reset, "reset", "", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
-		fs.StringVar(&set.TimeZone, "time-zone", "", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
-		fs.IntVar(&set.OpaqueBits, "opaque", 0, "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
+		fs.StringVar(&zone, "time-zone", "", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
+		fs.Int64Var(&opaque, "opaque", 0, "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
 		fs.Var(&keys, "opaque-key", "the fleet's opaque `keys`, as leaf serve's; read from LEAF_OPAQUE_KEY when not given")
 	})
 	if err != nil {
 		return err
 	}
-	special := set.Format != "" || reset != "" || set.TimeZone != "" || set.OpaqueBits != 0
 	switch {
 	case len(rest) == 0:
 		return fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
@@ -45,16 +45,27 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
 	}
 	t.Name = rest[0]
-	// Checked before the store is opened: a bad command line creates no
-	// database file and applies no migration.
-	if err := t.Validate(); err != nil {
-		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
+	var g service.TagSettings
+	for _, m := range []struct {
+		v  string
+		to **string
+	}{{format, &g.Format}, {reset, &g.Reset}, {zone, &g.TimeZone}} {
+		if m.v != "" {
+			*m.to = &m.v
+		}
 	}
-	if special {
-		set.Ordered = ordered
-		if err := specialSettings(&set, reset, &keys, getenv, t); err != nil {
+	keyID := ""
+	if opaque != 0 {
+		g.Opaque = &opaque
+		if keyID, err = opaqueKeyID(&keys, getenv); err != nil {
 			return err
 		}
+	}
+	// The rule of the admin API, checked before the store is opened: a bad
+	// command line creates no database file and applies no migration.
+	set, special, err := service.NewTagSettings(t, ordered, g, keyID)
+	if err != nil {
+		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), ruleError(err))
 	}
 	if sf.several() {
 		if special || ordered {
@@ -131,34 +142,31 @@ func tagAddHome(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Se
 	return createTagIn(ctx, home, where+" (the home store of the set)", t, set, special, ordered, stdout)
 }
 
-// specialSettings completes and checks the settings of a formatted or
-// opaque tag from the command line, before any store is opened.
-func specialSettings(set *bizid.Settings, reset string, keys *opaqueKeysFlag, getenv func(string) string, t segment.Tag) error {
-	set.Tag = t.Name
-	set.Reset = bizid.Reset(reset)
-	if set.Formatted() && set.Reset == "" {
-		set.Reset = bizid.Never
-	}
-	if set.Opaque() {
-		if len(keys.keys) == 0 {
-			if v := getenv(envName("opaque-key")); v != "" {
-				if err := keys.Set(v); err != nil {
-					return fmt.Errorf("%w: %s: %w", errUsage, envName("opaque-key"), err)
-				}
+// opaqueKeyID is the fingerprint of the first of the fleet's opaque keys,
+// of --opaque-key or LEAF_OPAQUE_KEY, "" when neither gives one.
+func opaqueKeyID(keys *opaqueKeysFlag, getenv func(string) string) (string, error) {
+	if len(keys.keys) == 0 {
+		if v := getenv(envName("opaque-key")); v != "" {
+			if err := keys.Set(v); err != nil {
+				return "", fmt.Errorf("%w: %s: %w", errUsage, envName("opaque-key"), err)
 			}
 		}
-		if len(keys.keys) == 0 {
-			return fmt.Errorf("%w: an opaque tag needs the fleet's key: --opaque-key or %s", errUsage, envName("opaque-key"))
-		}
-		set.KeyID = bizid.KeyID(keys.keys[0])
-		if t.MaxID > int64(1)<<min(set.OpaqueBits, 63)-1 {
-			return fmt.Errorf("%w: max-id %d is outside the %d bits of the tag's opaque ids", errUsage, t.MaxID, set.OpaqueBits)
-		}
 	}
-	if err := set.Validate(); err != nil {
-		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), err)
+	if len(keys.keys) == 0 {
+		return "", nil
 	}
-	return nil
+	return bizid.KeyID(keys.keys[0]), nil
+}
+
+// ruleError is an error of the tag rules as the command line says it: the
+// API's message for an error of its own (without its code), the domain's
+// error as it is.
+func ruleError(err error) error {
+	var e *service.Error
+	if errors.As(err, &e) {
+		return errors.New(e.Message)
+	}
+	return err
 }
 
 // createError is the error of creating a tag in where.

@@ -22,6 +22,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 )
@@ -58,7 +59,7 @@ func main() {
 	if err := metrics.Register(reg, metrics.Sources{Segments: alloc, Snowflake: gen}); err != nil {
 		log.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}), Registry: reg})
 
 	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	if *profile != "" {

@@ -41,6 +41,7 @@ import (
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 )
@@ -309,8 +310,8 @@ func serve(ctx context.Context) (leafAddr, bareAddr string, stop func(), err err
 	if err := metrics.Register(reg, metrics.Sources{Segments: alloc, Snowflake: gen}); err != nil {
 		return "", "", nil, err
 	}
-	api := httpapi.New(httpapi.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg})
-	leaf := grpcapi.New(grpcapi.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}, api)
+	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}), Registry: reg})
+	leaf := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}), Registry: reg}, api)
 
 	body := []byte("1234567890123")
 	bare := http.NewServeMux()

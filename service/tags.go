@@ -1,8 +1,9 @@
-package leafapi
+package service
 
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
@@ -132,6 +133,15 @@ func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
 	return v
 }
 
+// Off is the error of an admin call for tags where their administration
+// is off (no rows to keep), nil where it is on.
+func (a *TagAdmin) Off() error {
+	if a.Rows == nil {
+		return TagsOff()
+	}
+	return nil
+}
+
 // settingsOff reports whether settings cannot be kept here.
 func (a *TagAdmin) settingsOff() error {
 	if a.Settings == nil || a.Issuer == nil {
@@ -158,25 +168,71 @@ func bizOff() error {
 	return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need segment mode on)")
 }
 
-// Create creates t: ordered, or formatted or opaque when settings are
-// given, else plain. t's zero step and max_id are not defaults here: the
-// edges fill them (segment.DefaultStep, 1) before.
-func (a *TagAdmin) Create(ctx context.Context, t segment.Tag, ordered bool, g TagSettings) (TagView, error) {
-	set, err := g.settings()
-	if err != nil {
-		return TagView{}, err
+// NewTagSettings is the one rule of a new tag's settings, which the admin
+// calls of both edges and `leaf tag add` apply alike: t must be a valid
+// tag; with settings given (special), a formatted or opaque tag, the
+// reset never by default, an opaque one given keyID (the fingerprint of
+// the key new opaque tags get; "" where none is configured) and a max_id
+// within its bits; ordered with settings only for a formatted tag. Errors
+// are the API's codes, with the message both ways answer.
+func NewTagSettings(t segment.Tag, ordered bool, g TagSettings, keyID string) (set bizid.Settings, special bool, err error) {
+	if set, err = g.settings(); err != nil {
+		return set, false, err
 	}
 	if err := t.Validate(); err != nil {
-		return TagView{}, err
+		return set, false, err
 	}
-	special := g.given()
-	switch {
-	case ordered && set.Opaque():
+	if ordered && set.Opaque() {
 		// An opaque tag's ids hide their order, and come from the ranges
 		// of every instance (docs/business-ids.md).
-		return TagView{}, Errorf(InvalidFormat, "an opaque tag is not ordered: its ids hide their order; give ordered to a plain or formatted tag")
+		return set, false, Errorf(InvalidFormat, "an opaque tag is not ordered: its ids hide their order; give ordered to a plain or formatted tag")
+	}
+	if !g.given() {
+		return set, false, nil
+	}
+	set.Tag, set.Ordered = t.Name, ordered
+	if set.Opaque() {
+		if keyID == "" {
+			return set, true, Errorf(InvalidFormat, "opaque tags need a key: set --opaque-key (LEAF_OPAQUE_KEY) on every instance")
+		}
+		set.KeyID = keyID
+		if top := opaqueTop(set.OpaqueBits); t.MaxID > top {
+			return set, true, Errorf(InvalidFormat, "max_id %d is outside the %d bits of the tag's opaque ids (at most %d)", t.MaxID, set.OpaqueBits, top)
+		}
+	}
+	if err := set.Validate(); err != nil {
+		return set, true, WithTag(t.Name, err)
+	}
+	return set, true, nil
+}
+
+// opaqueTop is the largest number of an opaque tag of bits.
+func opaqueTop(bits int) int64 {
+	if bits >= 63 {
+		return math.MaxInt64
+	}
+	return int64(1)<<bits - 1
+}
+
+// Create creates t: ordered, or formatted or opaque when settings are
+// given, else plain, by the rule of NewTagSettings. t's zero step and
+// max_id are not defaults here: the edges fill them (segment.DefaultStep,
+// 1) before.
+func (a *TagAdmin) Create(ctx context.Context, t segment.Tag, ordered bool, g TagSettings) (TagView, error) {
+	if g.given() {
+		if err := a.settingsOff(); err != nil {
+			return TagView{}, err
+		}
+	}
+	keyID := ""
+	if a.Issuer != nil {
+		keyID, _ = a.Issuer.CurrentKeyID()
+	}
+	set, special, err := NewTagSettings(t, ordered, g, keyID)
+	switch {
+	case err != nil:
+		return TagView{}, err
 	case special:
-		set.Ordered = ordered
 		return a.createSpecial(ctx, t, set)
 	case ordered:
 		oa, ok := a.Rows.(OrderedTagRows)
@@ -213,19 +269,6 @@ func (a *TagAdmin) withKey(set *bizid.Settings) error {
 
 // createSpecial creates a formatted or opaque tag.
 func (a *TagAdmin) createSpecial(ctx context.Context, t segment.Tag, set bizid.Settings) (TagView, error) {
-	if err := a.settingsOff(); err != nil {
-		return TagView{}, err
-	}
-	set.Tag = t.Name
-	if err := a.withKey(&set); err != nil {
-		return TagView{}, err
-	}
-	if set.Opaque() && t.MaxID > int64(1)<<set.OpaqueBits-1 {
-		return TagView{}, Errorf(InvalidFormat, "max_id %d is outside the %d bits of the tag's opaque ids", t.MaxID, set.OpaqueBits)
-	}
-	if err := set.Validate(); err != nil {
-		return TagView{}, WithTag(t.Name, err)
-	}
 	if err := a.ownerOff(set); err != nil {
 		return TagView{}, err
 	}

@@ -1,4 +1,4 @@
-// Package leafapi is what the edges of leaf's API share: the error codes,
+// Package service is what the edges of leaf's API share: the error codes,
 // each with its HTTP status and its gRPC code, the map from the domain's
 // errors to them, and the limits of a request; the administration of tags
 // behind both edges' admin calls (TagAdmin); and the forwarding of a
@@ -6,7 +6,7 @@
 // (Forwarder), counted once for both. httpapi serves them over HTTP and
 // JSON, grpcapi over gRPC, gRPC-Web and Connect; neither imports the
 // other, and both take every code, status, limit and rule from here.
-package leafapi
+package service
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package leafapi
+package service
 
 import (
 	"crypto/sha256"

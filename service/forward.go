@@ -1,12 +1,15 @@
-package leafapi
+package service
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -153,4 +156,59 @@ func (a *Answer) OK() ([]byte, error) {
 		return nil, Errorf(Unavailable, "the owner answered %d; retry later", a.Status)
 	}
 	return nil, &Error{Code: e.Error.Code, Message: e.Error.Message}
+}
+
+// Numbers reads the numbers of a 200: n numbers as strings in the JSON
+// member of a batch answer, or the one number of a text answer when member
+// is empty; any other answer is its error, as OK says. A protocol that
+// carries numbers, not the HTTP API's bytes, answers them so.
+func (a *Answer) Numbers(member string, n int) ([]int64, error) {
+	body, err := a.OK()
+	if err != nil {
+		return nil, err
+	}
+	if member == "" {
+		v, err := strconv.ParseInt(string(body), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("the owner answered %q, not a number", body)
+		}
+		return []int64{v}, nil
+	}
+	var batch map[string]json.RawMessage
+	var texts []string
+	if err := json.Unmarshal(body, &batch); err != nil {
+		return nil, fmt.Errorf("the owner's answer: %w", err)
+	}
+	if err := json.Unmarshal(batch[member], &texts); err != nil {
+		return nil, fmt.Errorf("the owner's answer, %s: %w", member, err)
+	}
+	if len(texts) != n {
+		return nil, fmt.Errorf("asked the owner for %d numbers, got %d", n, len(texts))
+	}
+	out := make([]int64, n)
+	for i, t := range texts {
+		v, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("the owner answered %q, not a number", t)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// SegmentBatchTarget and SequenceTarget are the HTTP API's requests of a
+// segment tag's batch and of a key's next or current number ("next",
+// "current"), for a protocol whose calls are forwarded to their owner as
+// those requests.
+func SegmentBatchTarget(tag string, n int) string {
+	return "/api/segment/batch/" + url.PathEscape(tag) + "?count=" + strconv.Itoa(n)
+}
+
+// SequenceTarget: see SegmentBatchTarget.
+func SequenceTarget(route, space, key string, n int) string {
+	t := "/api/sequence/" + route + "/" + url.PathEscape(space) + "/" + url.PathEscape(key)
+	if route == "next" {
+		t += "?count=" + strconv.Itoa(n)
+	}
+	return t
 }

@@ -1,4 +1,4 @@
-package leafapi_test
+package service_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leafid/leaf/leafapi"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 )
 
 // TestForwarder: a forward reaches the owner marked as forwarded and
@@ -19,7 +19,7 @@ import (
 // forwarders on one registry share the count.
 func TestForwarder(t *testing.T) {
 	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(leafapi.HeaderForwarded) != "1" {
+		if r.Header.Get(service.HeaderForwarded) != "1" {
 			http.Error(w, "not marked", http.StatusTeapot)
 			return
 		}
@@ -39,8 +39,8 @@ func TestForwarder(t *testing.T) {
 	defer owner.Close()
 	addr := strings.TrimPrefix(owner.URL, "http://")
 	reg := prometheus.NewRegistry()
-	f := leafapi.NewForwarder(reg, 0, nil)
-	other := leafapi.NewForwarder(reg, 0, nil) // the other edge's
+	f := service.NewForwarder(reg, 0, nil)
+	other := service.NewForwarder(reg, 0, nil) // the other edge's
 	ctx := context.Background()
 
 	ans, err := f.Forward(ctx, addr, "/ok?x=1", false)
@@ -54,17 +54,17 @@ func TestForwarder(t *testing.T) {
 	if err != nil || ans.Status != 503 || ans.RetryAfter != "1" {
 		t.Fatalf("Forward of a 503 = %+v, %v", ans, err)
 	}
-	if _, err := ans.OK(); code(err) != leafapi.Unavailable || !strings.Contains(err.Error(), "moving") {
+	if _, err := ans.OK(); code(err) != service.Unavailable || !strings.Contains(err.Error(), "moving") {
 		t.Fatalf("OK of the owner's error = %v", err)
 	}
 	ans, _ = f.Forward(ctx, addr, "/other", false)
-	if _, err := ans.OK(); code(err) != leafapi.Unavailable || !strings.Contains(err.Error(), "502") {
+	if _, err := ans.OK(); code(err) != service.Unavailable || !strings.Contains(err.Error(), "502") {
 		t.Fatalf("OK of an answer without the error shape = %v", err)
 	}
-	if _, err := f.Forward(ctx, addr, "/ok", true); code(err) != leafapi.Unavailable {
+	if _, err := f.Forward(ctx, addr, "/ok", true); code(err) != service.Unavailable {
 		t.Fatalf("Forward of a forwarded request = %v", err)
 	}
-	if _, err := f.Forward(ctx, "127.0.0.1:1", "/ok", false); code(err) != leafapi.Unavailable || strings.Contains(err.Error(), "127.0.0.1") {
+	if _, err := f.Forward(ctx, "127.0.0.1:1", "/ok", false); code(err) != service.Unavailable || strings.Contains(err.Error(), "127.0.0.1") {
 		t.Fatalf("Forward to no one = %v", err)
 	}
 
@@ -87,7 +87,7 @@ func TestNextOrdered(t *testing.T) {
 	}))
 	defer owner.Close()
 	tags := orderedTags{"near": "", "far": strings.TrimPrefix(owner.URL, "http://")}
-	f := leafapi.NewForwarder(prometheus.NewRegistry(), 0, nil)
+	f := service.NewForwarder(prometheus.NewRegistry(), 0, nil)
 	ctx := context.Background()
 
 	ids, ans, err := f.NextOrdered(ctx, tags, "near", 2, "/unused", false)
@@ -98,13 +98,13 @@ func TestNextOrdered(t *testing.T) {
 	if err != nil || ids != nil || ans == nil || !strings.Contains(string(ans.Body), `"7"`) {
 		t.Fatalf("forwarded: %v %v %v", ids, ans, err)
 	}
-	if _, _, err := f.NextOrdered(ctx, tags, "plain", 1, "/", false); code(err) != leafapi.Unavailable {
+	if _, _, err := f.NextOrdered(ctx, tags, "plain", 1, "/", false); code(err) != service.Unavailable {
 		t.Fatalf("a tag that is not ordered: %v", err)
 	}
-	if _, _, err := (*leafapi.Forwarder)(nil).NextOrdered(ctx, nil, "far", 1, "/", false); code(err) != leafapi.Unavailable || !strings.Contains(err.Error(), "--sequences") {
+	if _, _, err := (*service.Forwarder)(nil).NextOrdered(ctx, nil, "far", 1, "/", false); code(err) != service.Unavailable || !strings.Contains(err.Error(), "--sequences") {
 		t.Fatalf("no ordered tags: %v", err)
 	}
-	if err := leafapi.RefuseOrderedRange(ctx, tags, "near", "get"); code(err) != leafapi.InvalidRequest {
+	if err := service.RefuseOrderedRange(ctx, tags, "near", "get"); code(err) != service.InvalidRequest {
 		t.Fatalf("range: %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func code(err error) string {
 	if err == nil {
 		return ""
 	}
-	c, _ := leafapi.Classify(err)
+	c, _ := service.Classify(err)
 	return c
 }
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/internal/bizidtest"
+	"github.com/leafid/leaf/internal/segmenttest"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
+)
+
+// TestTagRulesOneWay: `leaf tag add` and the admin API apply one rule of a
+// new tag's settings (service.NewTagSettings): the same bad settings are
+// refused by both with the same message, so a second copy of the rule in
+// either would show here.
+func TestTagRulesOneWay(t *testing.T) {
+	const key = "the fleet key of 16 bytes or more"
+	str := func(s string) *string { return &s }
+	bits := func(n int64) *int64 { return &n }
+	for _, tc := range []struct {
+		name    string
+		args    []string // of tag add, after the name
+		t       segment.Tag
+		ordered bool
+		g       service.TagSettings
+		key     bool
+	}{
+		{"ordered and opaque", []string{"--ordered", "--opaque", "63"}, segment.Tag{}, true, service.TagSettings{Opaque: bits(63)}, true},
+		{"a zone without a format", []string{"--time-zone", "UTC"}, segment.Tag{}, false, service.TagSettings{TimeZone: str("UTC")}, false},
+		{"a reset without a format", []string{"--reset", "day"}, segment.Tag{}, false, service.TagSettings{Reset: str("day")}, false},
+		{"no {seq}", []string{"--format", "A-{date:2006}"}, segment.Tag{}, false, service.TagSettings{Format: str("A-{date:2006}")}, false},
+		{"a reset the date cannot tell", []string{"--format", "A-{date:200601}-{seq}", "--reset", "day"}, segment.Tag{}, false,
+			service.TagSettings{Format: str("A-{date:200601}-{seq}"), Reset: str("day")}, false},
+		{"an unknown reset", []string{"--format", "A-{seq}", "--reset", "week"}, segment.Tag{}, false,
+			service.TagSettings{Format: str("A-{seq}"), Reset: str("week")}, false},
+		{"formatted and opaque", []string{"--format", "A-{seq}", "--opaque", "63"}, segment.Tag{}, false,
+			service.TagSettings{Format: str("A-{seq}"), Opaque: bits(63)}, true},
+		{"opaque without a key", []string{"--opaque", "63"}, segment.Tag{}, false, service.TagSettings{Opaque: bits(63)}, false},
+		{"opaque of 64 bits", []string{"--opaque", "64"}, segment.Tag{}, false, service.TagSettings{Opaque: bits(64)}, true},
+		{"max_id past 53 bits", []string{"--opaque", "53", "--max-id", "9007199254740992"}, segment.Tag{MaxID: 1 << 53}, false,
+			service.TagSettings{Opaque: bits(53)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tag := tc.t
+			tag.Name = "t"
+			if tag.MaxID == 0 {
+				tag.MaxID = 1
+			}
+			tag.Step = segment.DefaultStep
+			rows := segmenttest.New()
+			var keys [][]byte
+			if tc.key {
+				keys = [][]byte{[]byte(key)}
+			}
+			alloc := segment.New(rows, segment.Options{RefreshInterval: -1})
+			t.Cleanup(func() { _ = alloc.Close() })
+			is, err := bizid.New(bizid.Options{Store: bizidtest.New(rows), IDs: alloc.Specials(), Keys: keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := service.TagAdmin{Rows: rows, Settings: bizidtest.New(rows), Issuer: is, Ordered: noOrdered{}}
+			_, apiErr := admin.Create(context.Background(), tag, tc.ordered, tc.g)
+			if apiErr == nil {
+				t.Fatal("the admin API took it")
+			}
+			_, msg := service.Classify(apiErr)
+
+			e := env{}
+			if tc.key {
+				e["LEAF_OPAQUE_KEY"] = key
+			}
+			db := t.TempDir() + "/leaf.db"
+			_, _, cliErr := runSplit(t, e, append([]string{"tag", "add", "t", "--sqlite-path", db}, tc.args...)...)
+			if !errors.Is(cliErr, errUsage) || !strings.Contains(cliErr.Error(), msg) {
+				t.Fatalf("tag add said %v;\nthe admin API %q", cliErr, msg)
+			}
+		})
+	}
+}
+
+// noOrdered serves no tag as ordered, but lets ordered ones be asked for.
+type noOrdered struct{}
+
+func (noOrdered) Ordered(context.Context, string) (bool, error) { return false, nil }
+func (noOrdered) NextTag(context.Context, string, int) ([]int64, error) {
+	return nil, errors.New("no ordered tags")
+}

@@ -1,0 +1,147 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leafid/leaf/sequence"
+)
+
+// SequenceNext takes n numbers of key and returns the first; when another
+// instance owns the key's section, the owner is asked through via and its
+// Answer returned instead.
+func (s *Service) SequenceNext(ctx context.Context, space, key string, n int, via Via) (first int64, ans *Answer, err error) {
+	if s.cfg.Sequences == nil {
+		return 0, nil, SequencesOff()
+	}
+	first, err = s.cfg.Sequences.NextN(ctx, space, key, n)
+	if err != nil {
+		ans, err := s.sequenceOwner(ctx, space, err, via)
+		return 0, ans, err
+	}
+	return first, nil, nil
+}
+
+// SequenceCurrent is the last number issued to key, or its owner's Answer,
+// as SequenceNext.
+func (s *Service) SequenceCurrent(ctx context.Context, space, key string, via Via) (v int64, ans *Answer, err error) {
+	if s.cfg.Sequences == nil {
+		return 0, nil, SequencesOff()
+	}
+	v, err = s.cfg.Sequences.Current(ctx, space, key)
+	if err != nil {
+		ans, err := s.sequenceOwner(ctx, space, err, via)
+		return 0, ans, err
+	}
+	return v, nil, nil
+}
+
+// sequenceOwner asks the owner of the key's section for the request when
+// err says another instance owns it, and answers err otherwise.
+func (s *Service) sequenceOwner(ctx context.Context, space string, err error, via Via) (*Answer, error) {
+	var no *sequence.NotOwnerError
+	if errors.As(err, &no) {
+		return s.fwd.Forward(ctx, no.Addr, target(via), forwarded(via))
+	}
+	return nil, WithSpace(space, err)
+}
+
+// SequenceRoutes is a space's routing table.
+func (s *Service) SequenceRoutes(ctx context.Context, space string) (sequence.Routes, error) {
+	if s.cfg.Sequences == nil {
+		return sequence.Routes{}, SequencesOff()
+	}
+	rt, ok := s.cfg.Sequences.(SequenceRoutes)
+	if !ok {
+		return sequence.Routes{}, Errorf(NotFound, "this server tells no routing tables")
+	}
+	r, err := rt.Routes(ctx, space)
+	if err != nil {
+		return sequence.Routes{}, WithSpace(space, err)
+	}
+	return r, nil
+}
+
+// RoutesVersion is the version of a space's routing table, "" for a space
+// not known yet; ok is false where no routing tables are told.
+func (s *Service) RoutesVersion(space string) (v string, ok bool) {
+	rt, ok := s.cfg.Sequences.(SequenceRoutes)
+	if !ok {
+		return "", false
+	}
+	return rt.RoutesVersion(space), true
+}
+
+// TellsRoutes reports whether routing tables are told here.
+func (s *Service) TellsRoutes() bool {
+	_, ok := s.cfg.Sequences.(SequenceRoutes)
+	return ok
+}
+
+// NewSpace is a space an admin call asks for: a nil member was not given
+// and takes its default.
+type NewSpace struct {
+	Name     string
+	Step     *int64
+	Sections *int64
+}
+
+// SpacesOff is the error of an admin call for spaces where they are off,
+// nil where they are on: for an edge to answer it before it reads a
+// request's body.
+func (s *Service) SpacesOff() error {
+	if s.cfg.Spaces == nil {
+		return SequencesOff()
+	}
+	return nil
+}
+
+// CreateSpace creates a space, with the defaults of the members not given
+// and the same rules whatever the protocol.
+func (s *Service) CreateSpace(ctx context.Context, ns NewSpace) (sequence.Space, error) {
+	if s.cfg.Spaces == nil {
+		return sequence.Space{}, SequencesOff()
+	}
+	sp := sequence.Space{Name: ns.Name, Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
+	if ns.Step != nil {
+		sp.Step = *ns.Step
+	}
+	if ns.Sections != nil {
+		if v := *ns.Sections; v < 1 || v > sequence.MaxSections {
+			return sequence.Space{}, fmt.Errorf("%w: %d, want 1..%d", sequence.ErrInvalidSections, v, sequence.MaxSections)
+		}
+		sp.Sections = int(*ns.Sections)
+	}
+	if err := sp.Validate(); err != nil {
+		return sequence.Space{}, err
+	}
+	created, err := s.cfg.Spaces.CreateSpace(ctx, sp)
+	if err != nil {
+		return sequence.Space{}, WithSpace(sp.Name, err)
+	}
+	return created, nil
+}
+
+// Space reads one space.
+func (s *Service) Space(ctx context.Context, name string) (sequence.Space, error) {
+	if s.cfg.Spaces == nil {
+		return sequence.Space{}, SequencesOff()
+	}
+	if err := sequence.ValidateSpace(name); err != nil {
+		return sequence.Space{}, err
+	}
+	sp, err := s.cfg.Spaces.Space(ctx, name)
+	if err != nil {
+		return sequence.Space{}, WithSpace(name, err)
+	}
+	return sp, nil
+}
+
+// Spaces reads every space.
+func (s *Service) Spaces(ctx context.Context) ([]sequence.Space, error) {
+	if s.cfg.Spaces == nil {
+		return nil, SequencesOff()
+	}
+	return s.cfg.Spaces.Spaces(ctx)
+}

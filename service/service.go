@@ -1,0 +1,198 @@
+package service
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/uuidv7"
+)
+
+// SegmentIDs issues segment-mode ids (segment.Allocator implements it).
+type SegmentIDs interface {
+	Next(ctx context.Context, tag string) (int64, error)
+	// NextN returns n ids in increasing order.
+	NextN(ctx context.Context, tag string, n int) ([]int64, error)
+	// NextRange returns up to n consecutive ids, [start, start+count),
+	// with 1 <= count <= n.
+	NextRange(ctx context.Context, tag string, n int) (start int64, count int, err error)
+	// Snapshot is the state of every tag's buffer, for
+	// /api/admin/segments.
+	Snapshot() []segment.BufferState
+	// EachTag calls f with every tag's figures and returns the totals
+	// over all tags, and State describes one tag's buffer: the status
+	// page reads every tag with the first, and the tags it shows with the
+	// second.
+	EachTag(f func(segment.TagStats)) segment.Totals
+	State(tag string) (segment.BufferState, bool)
+	// Failed lists the tags whose first load failed, for the status
+	// page.
+	Failed() []segment.FailedTag
+}
+
+// SnowflakeIDs issues and decodes snowflake ids (snowflake.Generator
+// implements it).
+type SnowflakeIDs interface {
+	Next(ctx context.Context) (int64, error)
+	NextN(ctx context.Context, n int) ([]int64, error)
+	Decode(id int64) (snowflake.ID, error)
+	// Stats is the generator's state, for the status page.
+	Stats() snowflake.Stats
+}
+
+// UUIDs makes RFC 9562 version 7 UUIDs (uuidv7.Generator implements it).
+type UUIDs interface {
+	New() uuidv7.UUID
+	Issued() uint64
+}
+
+// BizIDs serves formatted and opaque tags (bizid.Issuer implements it).
+type BizIDs interface {
+	SettingsIssuer
+	// Lookup returns the tag when it is formatted or opaque, nil for a
+	// plain tag or a name without a row.
+	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
+	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
+	// AppendText issues one id of a formatted tag, appending its text.
+	AppendText(ctx context.Context, t *bizid.Tag, b []byte) ([]byte, error)
+	NextN(ctx context.Context, t *bizid.Tag, n int) ([]bizid.ID, error)
+}
+
+// Sequences issues per-key sequences (sequence.Sequencer implements it).
+// A key whose section another instance owns is a *sequence.NotOwnerError.
+type Sequences interface {
+	// NextN takes n numbers of key and returns the first.
+	NextN(ctx context.Context, space, key string, n int) (int64, error)
+	// Current is the last number issued to key.
+	Current(ctx context.Context, space, key string) (int64, error)
+	// Stats are the figures of the status page.
+	Stats() sequence.Stats
+}
+
+// SequenceRoutes tells the routing tables of the sequence spaces, so that
+// clients send each key's requests to its owner (sequence.Sequencer
+// implements it). Config.Sequences serves them when it implements it too.
+type SequenceRoutes interface {
+	// Routes is a space's routing table.
+	Routes(ctx context.Context, space string) (sequence.Routes, error)
+	// RoutesVersion is the version of a space's table, or "" for a space
+	// not known yet.
+	RoutesVersion(space string) string
+}
+
+// SpaceAdmin keeps the sequence spaces.
+type SpaceAdmin interface {
+	CreateSpace(ctx context.Context, s sequence.Space) (sequence.Space, error)
+	Space(ctx context.Context, name string) (sequence.Space, error)
+	Spaces(ctx context.Context) ([]sequence.Space, error)
+}
+
+// Config is what New needs: the parts of the domain that serve each kind
+// of id. A nil part turns its kind off; the calls for it answer
+// not_found.
+type Config struct {
+	// Segments serves segment mode.
+	Segments SegmentIDs
+	// Snowflake serves snowflake mode.
+	Snowflake SnowflakeIDs
+	// UUIDs serves UUIDs. Decoding one needs no generator and is always
+	// on.
+	UUIDs UUIDs
+	// Tags keeps the rows of leaf_alloc for the admin calls.
+	Tags TagRows
+	// Biz serves formatted and opaque tags; nil serves every tag as a
+	// plain one. BizTags keeps their settings for the admin calls; with
+	// either nil, settings are refused.
+	Biz     BizIDs
+	BizTags SettingsRows
+	// OnCreate, when set, is called with the name of a tag the admin calls
+	// created with settings (the allocator's Added).
+	OnCreate func(tag string)
+	// Sequences serves per-key sequences, and Spaces their spaces.
+	Sequences Sequences
+	Spaces    SpaceAdmin
+	// Ordered serves the ordered tags; nil refuses them.
+	Ordered OrderedTags
+	// ForwardTimeout bounds a request forwarded to the owner of a key's
+	// section or of a tag; DefaultForwardTimeout when 0.
+	ForwardTimeout time.Duration
+	// Registry receives the count of forwards; nil means a private one.
+	Registry prometheus.Registerer
+	// Logger receives what the service logs (forwards that failed); nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// Service is what a request for ids means, once an edge has decoded it:
+// which part of the domain serves a tag (plain, formatted or opaque,
+// ordered and owned here or elsewhere), a key's sequence and its owner,
+// the administration of tags and spaces with every rule of their
+// settings, and the one table of errors. httpapi and grpcapi decode their
+// requests, call it, and encode what it answers; neither decides what a
+// tag is. It is safe for concurrent use.
+type Service struct {
+	cfg  Config
+	fwd  *Forwarder
+	tags *TagAdmin
+}
+
+// New returns the Service of cfg.
+func New(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Service{cfg: cfg}
+	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate}
+	if cfg.Sequences != nil || cfg.Ordered != nil {
+		s.fwd = NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
+	}
+	return s
+}
+
+// Parts are the parts of the domain that serve each kind of id, nil where
+// it is off: what the status page and the metrics read their figures from.
+type Parts struct {
+	Segments  SegmentIDs
+	Snowflake SnowflakeIDs
+	UUIDs     UUIDs
+	Sequences Sequences
+}
+
+// Parts returns the parts that serve each kind.
+func (s *Service) Parts() Parts {
+	return Parts{Segments: s.cfg.Segments, Snowflake: s.cfg.Snowflake, UUIDs: s.cfg.UUIDs, Sequences: s.cfg.Sequences}
+}
+
+// Tags is the administration of tags.
+func (s *Service) Tags() *TagAdmin { return s.tags }
+
+// Forwards is how many requests were forwarded to an owner, of every
+// result; 0 where none can be.
+func (s *Service) Forwards() int64 {
+	if s.fwd == nil {
+		return 0
+	}
+	return s.fwd.Forwards()
+}
+
+// ModeOff is the error of a call for a mode that is off ("segment",
+// "snowflake", "uuid").
+func ModeOff(mode string) error {
+	return Errorf(NotFound, "%s mode is not enabled", mode)
+}
+
+// SequencesOff is the error of a call for sequences where they are off.
+func SequencesOff() error { return Errorf(NotFound, "sequences are not enabled") }
+
+// TagsOff is the error of an admin call for tags where their
+// administration is off.
+func TagsOff() error { return Errorf(NotFound, "tag administration is not enabled") }
