@@ -194,10 +194,10 @@ type env struct {
 	drivers []*driver
 	urls    map[string]string // endpoint names of the case: server:N, unreachable, refusing
 
-	ids     map[string]map[int64]string // per tag (or "snowflake"): every id drawn, and by whom
-	seqs    map[string]int64            // per space and key: the last number issued
-	dir     string
-	draws   map[*driver]drawn // the draw each driver runs
+	ids   map[string]map[int64]string // per tag (or "snowflake"): every id drawn, and by whom
+	seqs  map[string]int64            // per space and key: the last number issued
+	dir   string
+	draws map[*driver]drawn // the draw each driver runs
 }
 
 // drawn is a draw a driver runs: the tag and the file of its ids.
@@ -208,7 +208,9 @@ func runCase(t *testing.T, s suite, c testCase, langs []language) {
 	switch c.Store {
 	case "sqlite":
 		dir := t.TempDir()
-		storeArgs = func(i int) []string { return []string{"--sqlite-path", filepath.Join(dir, fmt.Sprintf("leaf-%d.db", i))} }
+		storeArgs = func(i int) []string {
+			return []string{"--sqlite-path", filepath.Join(dir, fmt.Sprintf("leaf-%d.db", i))}
+		}
 	case "mysql":
 		dsn := storetest.MySQL(t)
 		storeArgs = func(int) []string { return []string{"--mysql-dsn", dsn} }

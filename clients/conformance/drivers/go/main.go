@@ -35,6 +35,7 @@ type request struct {
 	Threads   int      `json:"threads"`
 	Count     int      `json:"count"`
 	File      string   `json:"file"`
+	Pace      int      `json:"pace"`
 }
 
 // config is the language-neutral client configuration.
