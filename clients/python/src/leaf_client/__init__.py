@@ -1,7 +1,7 @@
 """leaf_client: the Python client of leaf, the distributed ID service.
 
 It leases ranges of ids from leaf servers and hands them out in-process, so
-that an id costs about a microsecond's fraction instead of an HTTP round trip::
+that an id costs a fifth of a microsecond instead of an HTTP round trip::
 
     import leaf_client
 
