@@ -42,11 +42,63 @@ build:
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" $(PKG) serve
 
+# The Go tests hold the conformance suite of the clients (clients/conformance),
+# which runs each client's driver whose toolchain is present; then the
+# clients' own tests.
 test:
 	$(GO) test -race -count=1 $(TESTFLAGS) ./...
+	$(MAKE) --no-print-directory clients-test
 
 bench:
 	$(GO) test $(BENCH_FLAGS) $(BENCH_PKGS)
+
+# The clients of other languages (clients/, docs/clients.md). `make clients`
+# builds and tests each one whose toolchain is present: the Python client's
+# unit tests and `pip install ./clients/python` into a fresh venv with no
+# package index; the TypeScript client built with its pinned typescript
+# (checking that the committed dist/ is what src/ compiles to), its tests, and
+# `npm install ./clients/typescript` into an empty project. clients-test runs
+# the unit tests alone (make test runs it). A toolchain missing is a message,
+# and a failure under CI=true. The Java client hooks in as clients/java/Makefile,
+# whose default target builds and tests it.
+PYTHON ?= python3
+NODE   ?= node
+NPM    ?= npm
+
+.PHONY: clients clients-test clients-python clients-python-test clients-typescript clients-typescript-test clients-java
+clients: clients-python clients-typescript clients-java
+clients-test: clients-python-test clients-typescript-test
+
+# missing TOOL: say a toolchain is missing; fail under CI=true.
+missing = { echo "$@: $(1) not found: the client is not checked"; [ "$$CI" != true ]; }
+
+clients-python-test:
+	@if ! command -v $(PYTHON) >/dev/null 2>&1; then $(call missing,$(PYTHON)); exit $$?; fi; \
+	$(PYTHON) -m unittest discover -s clients/python/tests
+
+clients-python: clients-python-test
+	@if ! command -v $(PYTHON) >/dev/null 2>&1; then $(call missing,$(PYTHON)); exit $$?; fi; \
+	tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv" && \
+	"$$tmp/venv/bin/pip" install -q --no-index ./clients/python && \
+	"$$tmp/venv/bin/python" -c 'import leaf_client; print("pip install ./clients/python: leaf_client", leaf_client.__version__)'
+
+clients-typescript-test:
+	@if ! command -v $(NODE) >/dev/null 2>&1; then $(call missing,$(NODE)); exit $$?; fi; \
+	cd clients/typescript && $(NODE) --test test/
+
+clients-typescript:
+	@if ! command -v $(NPM) >/dev/null 2>&1; then $(call missing,$(NPM)); exit $$?; fi; \
+	cd clients/typescript && $(NPM) ci --no-audit --no-fund --loglevel=error && $(NPM) run --silent build && \
+	{ git diff --exit-code --stat -- dist || { echo "clients/typescript/dist differs from what src/ compiles to: run make clients and commit"; exit 1; }; } && \
+	$(NODE) --test test/ && \
+	tmp="$$(mktemp -d)" && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	$(NPM) init -y >/dev/null && $(NPM) install --no-audit --no-fund --loglevel=error "$(CURDIR)/clients/typescript" && \
+	$(NODE) --input-type=module -e 'import { Client } from "leaf-client"; console.log("npm install ./clients/typescript: leaf-client", typeof Client)'
+
+clients-java:
+	@if [ -f clients/java/Makefile ]; then $(MAKE) -C clients/java; \
+	else echo "clients-java: no Java client yet (clients/java/Makefile)"; fi
 
 # cmd/leaf/default.pgo: the CPU profile go build optimizes leaf for (PGO),
 # taken anew from leaf serve under wrk on the id routes.

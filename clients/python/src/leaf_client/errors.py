@@ -1,0 +1,201 @@
+"""Errors of the leaf client: one class per error code of the server.
+
+Every error the client raises is a :class:`LeafError`. Each error code of the
+server's table (README.md, "Errors") has its subclass, so that a caller
+catches what it can handle::
+
+    try:
+        client.next_id("orders")
+    except leaf_client.UnknownTagError:
+        ...                       # the tag does not exist: no retry helps
+    except leaf_client.UnavailableError:
+        ...                       # no server answered: retrying later may help
+
+An error answer carries the endpoint, the HTTP status, the server's code and
+its message. Arguments the client refuses before any request (an empty tag, a
+count out of bounds) raise the same classes, which are also ValueErrors.
+"""
+
+from __future__ import annotations
+
+
+class LeafError(Exception):
+    """An error of the leaf client.
+
+    ``kind`` is the error code the class stands for ("unknown_tag", ...);
+    ``code`` is the code the server sent, if any, ``status`` its HTTP
+    status (None when no answer came), ``endpoint`` the server asked, and
+    ``retry_after`` its Retry-After in seconds, if it sent one.
+    """
+
+    kind = "leaf_error"
+
+    def __init__(self, message, *, endpoint=None, status=None, code=None, retry_after=None):
+        super().__init__(message)
+        self.message = message
+        self.endpoint = endpoint
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
+
+
+class InvalidTagError(LeafError, ValueError):
+    kind = "invalid_tag"
+
+
+class InvalidIdError(LeafError, ValueError):
+    kind = "invalid_id"
+
+
+class InvalidCountError(LeafError, ValueError):
+    kind = "invalid_count"
+
+
+class InvalidRequestError(LeafError, ValueError):
+    kind = "invalid_request"
+
+
+class UnauthorizedError(LeafError):
+    kind = "unauthorized"
+
+
+class UnknownTagError(LeafError, LookupError):
+    kind = "unknown_tag"
+
+
+class NotFoundError(LeafError, LookupError):
+    kind = "not_found"
+
+
+class MethodNotAllowedError(LeafError):
+    kind = "method_not_allowed"
+
+
+class TagExistsError(LeafError):
+    kind = "tag_exists"
+
+
+class TagExhaustedError(LeafError):
+    """The tag has issued its last id (its max_id is the int64 maximum)."""
+
+    kind = "tag_exhausted"
+
+
+class TagMisconfiguredError(LeafError):
+    """The tag's row has a step below 1: an operator must fix it."""
+
+    kind = "tag_misconfigured"
+
+
+class InternalError(LeafError):
+    """A server's bug, or an answer that is not what the API promises."""
+
+    kind = "internal"
+
+
+class InvalidFormatError(LeafError, ValueError):
+    kind = "invalid_format"
+
+
+class FormatFixedError(LeafError):
+    kind = "format_fixed"
+
+
+class NotNumericError(LeafError):
+    """Ranges of a formatted or opaque tag: its ids come one at a time from the server."""
+
+    kind = "not_numeric"
+
+
+class PeriodClosedError(LeafError):
+    kind = "period_closed"
+
+
+class SequenceFullError(LeafError):
+    kind = "sequence_full"
+
+
+class InvalidSpaceError(LeafError, ValueError):
+    kind = "invalid_space"
+
+
+class InvalidKeyError(LeafError, ValueError):
+    kind = "invalid_key"
+
+
+class UnknownSpaceError(LeafError, LookupError):
+    kind = "unknown_space"
+
+
+class SpaceExistsError(LeafError):
+    kind = "space_exists"
+
+
+class SequenceExhaustedError(LeafError):
+    kind = "sequence_exhausted"
+
+
+class UnavailableError(LeafError):
+    """No server could serve the call: retrying later may succeed.
+
+    It is the code ``unavailable``, and every failure to reach a server.
+    Raised by a call that no endpoint answered usably, ``errors`` holds the
+    last error of each endpoint (None for one that never failed), in the
+    order configured.
+    """
+
+    kind = "unavailable"
+
+    def __init__(self, message, *, errors=(), **kw):
+        super().__init__(message, **kw)
+        self.errors = list(errors)
+
+
+class ClientClosedError(LeafError):
+    """The client was closed."""
+
+    kind = "closed"
+
+
+BY_CODE = {
+    cls.kind: cls
+    for cls in (
+        InvalidTagError, InvalidIdError, InvalidCountError, InvalidRequestError, UnauthorizedError,
+        UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError,
+        TagMisconfiguredError, UnavailableError, InternalError, InvalidFormatError, FormatFixedError,
+        NotNumericError, PeriodClosedError, SequenceFullError, InvalidSpaceError, InvalidKeyError,
+        UnknownSpaceError, SpaceExistsError, SequenceExhaustedError,
+    )
+}
+"""The class of each error code of the server."""
+
+
+def error_answer(endpoint, status, code, message, retry_after=None):
+    """The error of an error answer: by its code when the server sent a
+    known one, else by its status (a proxy's 502 is unavailable)."""
+    cls = BY_CODE.get(code)
+    if cls is None:
+        if 200 <= status < 300:
+            cls = InternalError
+        elif status == 429 or status >= 500:
+            cls = UnavailableError
+        elif status == 404:
+            cls = NotFoundError
+        elif status in (401, 403):
+            cls = UnauthorizedError
+        else:
+            cls = InvalidRequestError
+    text = f"{endpoint}: {status} {code}: {message}" if code else f"{endpoint}: {status} {message}".rstrip()
+    return cls(text, endpoint=endpoint, status=status, code=code, retry_after=retry_after)
+
+
+def fails_over(err):
+    """Whether another endpoint may answer where this one failed: no
+    answer, a 429, an unreadable 200, or a 5xx other than
+    tag_misconfigured, which every server reading the same row gives."""
+    s = err.status
+    if s is None or s == 429 or s < 300:
+        return True
+    if s >= 500:
+        return err.code != "tag_misconfigured"
+    return False

@@ -1,0 +1,145 @@
+/**
+ * Errors of the leaf client. Every error it throws or rejects with is a
+ * {@link LeafError} whose `code` is one of the server's error codes
+ * (README.md, "Errors"), or `"closed"` after {@link Client.close}:
+ *
+ * ```ts
+ * try {
+ *   await client.nextId("orders");
+ * } catch (err) {
+ *   if (err instanceof LeafError && err.code === "unknown_tag") { ... }
+ * }
+ * ```
+ */
+
+/** The error codes of the server's one table, and "closed". */
+export const ERROR_CODES = [
+  "invalid_tag",
+  "invalid_id",
+  "invalid_count",
+  "invalid_request",
+  "unauthorized",
+  "unknown_tag",
+  "not_found",
+  "method_not_allowed",
+  "tag_exists",
+  "tag_exhausted",
+  "tag_misconfigured",
+  "unavailable",
+  "internal",
+  "invalid_format",
+  "format_fixed",
+  "not_numeric",
+  "period_closed",
+  "sequence_full",
+  "invalid_space",
+  "invalid_key",
+  "unknown_space",
+  "space_exists",
+  "sequence_exhausted",
+  "closed",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const known = new Set<string>(ERROR_CODES);
+
+/** Details of an error answer, or of a request that got none. */
+export interface ErrorDetails {
+  /** The endpoint asked, as configured. */
+  endpoint?: string;
+  /** The HTTP status; undefined when no answer came. */
+  status?: number;
+  /** The code the server sent, even one this client does not know. */
+  serverCode?: string;
+  /** The server's Retry-After, in milliseconds. */
+  retryAfterMs?: number;
+  /** Why no answer could be used (a network error). */
+  cause?: unknown;
+}
+
+/** An error of the leaf client; `code` says which. */
+export class LeafError extends Error {
+  readonly code: ErrorCode;
+  readonly endpoint?: string;
+  readonly status?: number;
+  readonly serverCode?: string;
+  readonly retryAfterMs?: number;
+  /** The Leaf-Routes-Version an error answer came with, if any. */
+  routesVersion?: string;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = "LeafError";
+    this.code = code;
+    this.endpoint = details.endpoint;
+    this.status = details.status;
+    this.serverCode = details.serverCode;
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/**
+ * No server could serve the call: retrying later may succeed. `errors` holds
+ * the last error of each endpoint (undefined for one that never failed), in
+ * the order configured.
+ */
+export class UnavailableError extends LeafError {
+  readonly errors: (LeafError | undefined)[];
+
+  constructor(message: string, errors: (LeafError | undefined)[] = [], details: ErrorDetails = {}) {
+    super("unavailable", message, details);
+    this.name = "UnavailableError";
+    this.errors = errors;
+  }
+}
+
+/** The client was closed. */
+export class ClosedError extends LeafError {
+  constructor() {
+    super("closed", "leaf client: closed");
+    this.name = "ClosedError";
+  }
+}
+
+/**
+ * The error of an error answer: by its code when the server sent a known
+ * one, else by its status (a proxy's 502 is unavailable).
+ */
+export function errorAnswer(
+  endpoint: string,
+  status: number,
+  serverCode: string | undefined,
+  message: string,
+  retryAfterMs?: number,
+): LeafError {
+  let code: ErrorCode;
+  if (serverCode !== undefined && known.has(serverCode) && serverCode !== "closed") {
+    code = serverCode as ErrorCode;
+  } else if (status >= 200 && status < 300) {
+    code = "internal";
+  } else if (status === 429 || status >= 500) {
+    code = "unavailable";
+  } else if (status === 404) {
+    code = "not_found";
+  } else if (status === 401 || status === 403) {
+    code = "unauthorized";
+  } else {
+    code = "invalid_request";
+  }
+  const text = serverCode ? `${endpoint}: ${status} ${serverCode}: ${message}` : `${endpoint}: ${status} ${message}`.trimEnd();
+  const details = { endpoint, status, serverCode, retryAfterMs };
+  return code === "unavailable" ? new UnavailableError(text, [], details) : new LeafError(code, text, details);
+}
+
+/**
+ * Whether another endpoint may answer where this one failed: no answer, a
+ * 429, an unreadable 200, or a 5xx other than tag_misconfigured, which
+ * every server reading the same row gives.
+ */
+export function failsOver(err: LeafError): boolean {
+  const s = err.status;
+  if (s === undefined || s === 429 || s < 300) return true;
+  if (s >= 500) return err.serverCode !== "tag_misconfigured";
+  return false;
+}

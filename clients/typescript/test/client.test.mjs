@@ -1,0 +1,177 @@
+// Tests of leaf-client against a fake leaf server in the same process. The
+// behaviour against real servers is the conformance suite's
+// (clients/conformance).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { Client, LeafError, UnavailableError, ClosedError, ERROR_CODES, sectionOf, MAX_N } from "../dist/index.js";
+
+async function fakeLeaf() {
+  const next = new Map();
+  const requests = [];
+  const fake = { requests, error: undefined };
+  const srv = createServer((req, res) => {
+    const u = new URL(req.url, "http://x");
+    requests.push(u.pathname);
+    const count = Number(u.searchParams.get("count") ?? 1);
+    const answer = (status, body) => {
+      res.writeHead(status, { "Content-Type": "application/json" });
+      res.end(typeof body === "string" ? body : JSON.stringify(body));
+    };
+    if (fake.error) return answer(...fake.error);
+    if (u.pathname.startsWith("/api/segment/range/")) {
+      const tag = decodeURIComponent(u.pathname.split("/").pop());
+      if (tag === "nope") return answer(404, { error: { code: "unknown_tag", message: "no such tag" } });
+      const start = next.get(tag) ?? 1;
+      next.set(tag, start + count);
+      return answer(200, { tag, start: String(start), count });
+    }
+    if (u.pathname === "/api/snowflake/batch") {
+      const start = next.get("~flake") ?? 2 ** 40;
+      next.set("~flake", start + count);
+      return answer(200, { ids: Array.from({ length: count }, (_, i) => String(start + i)) });
+    }
+    answer(404, { error: { code: "not_found", message: "no route" } });
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  fake.url = `http://127.0.0.1:${srv.address().port}`;
+  fake.count = (prefix) => requests.filter((p) => p.startsWith(prefix)).length;
+  fake.close = () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); });
+  return fake;
+}
+
+async function withFake(t, f) {
+  const fake = await fakeLeaf();
+  t.after(() => fake.close());
+  return f(fake);
+}
+
+test("nextId resolves to consecutive bigints", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
+  t.after(() => c.close());
+  const ids = [];
+  for (let i = 0; i < 1000; i++) ids.push(await c.nextId("orders"));
+  assert.equal(typeof ids[0], "bigint");
+  assert.deepEqual(ids, Array.from({ length: 1000 }, (_, i) => BigInt(i + 1)));
+}));
+
+test("the next range is prefetched at a quarter", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
+  t.after(() => c.close());
+  for (let i = 0; i < 24; i++) await c.nextId("orders");
+  assert.equal(fake.count("/api/segment/range/orders"), 1);
+  await c.nextId("orders");
+  for (let i = 0; i < 100 && fake.count("/api/segment/range/orders") < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(fake.count("/api/segment/range/orders"), 2);
+}));
+
+test("concurrent calls share one request and never share an id", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 1000 });
+  t.after(() => c.close());
+  const ids = await Promise.all(Array.from({ length: 5000 }, () => c.nextId("orders")));
+  assert.equal(new Set(ids).size, ids.length);
+  assert.ok(fake.count("/api/segment/range/orders") < 20, `${fake.count("/api/segment/range/orders")} range requests`);
+}));
+
+test("tryNextId hands out buffered ids without a promise", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
+  t.after(() => c.close());
+  assert.equal(c.tryNextId("orders"), undefined);
+  assert.equal(await c.nextId("orders"), 1n);
+  assert.equal(c.tryNextId("orders"), 2n);
+}));
+
+test("nextIds", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
+  t.after(() => c.close());
+  assert.deepEqual(await c.nextIds("orders", 5), [1n, 2n, 3n, 4n, 5n]);
+  assert.deepEqual(await c.nextIds("orders", 0), []);
+  const many = await c.nextIds("orders", 250);
+  assert.deepEqual(many, Array.from({ length: 250 }, (_, i) => BigInt(i + 6)));
+  for (const n of [-1, MAX_N + 1, 1.5]) {
+    await assert.rejects(c.nextIds("orders", n), (e) => e instanceof LeafError && e.code === "invalid_count");
+  }
+}));
+
+test("error answers", (t) => withFake(t, async (fake) => {
+  const cases = [
+    [503, { error: { code: "unavailable", message: "m" } }, "unavailable"],
+    [500, { error: { code: "tag_misconfigured", message: "m" } }, "tag_misconfigured"],
+    [410, { error: { code: "tag_exhausted", message: "m" } }, "tag_exhausted"],
+    [409, { error: { code: "not_numeric", message: "m" } }, "not_numeric"],
+    [502, "<html>bad gateway</html>", "unavailable"],
+    [404, "", "not_found"],
+    [200, "not json", "unavailable"],
+  ];
+  for (const [status, body, code] of cases) {
+    fake.error = [status, body];
+    const c = new Client({ endpoints: [fake.url], backoffMinMs: 10, backoffMaxMs: 20 });
+    await assert.rejects(c.nextId("orders"), (e) => e instanceof LeafError && e.code === code, `${status} ${JSON.stringify(body)}`);
+    await c.close();
+  }
+  fake.error = undefined;
+  const c = new Client({ endpoints: [fake.url] });
+  t.after(() => c.close());
+  await assert.rejects(c.nextId("nope"), (e) => e.code === "unknown_tag" && e.status === 404 && e.endpoint === fake.url);
+  await assert.rejects(c.nextId(""), (e) => e.code === "invalid_tag");
+}));
+
+test("failover, and unavailable with no endpoint", (t) => withFake(t, async (fake) => {
+  const dead = "http://127.0.0.1:1";
+  const c = new Client({ endpoints: [dead, fake.url], backoffMinMs: 50, backoffMaxMs: 100 });
+  t.after(() => c.close());
+  assert.equal(await c.nextId("orders"), 1n);
+  const d = new Client({ endpoints: [dead], backoffMinMs: 50, backoffMaxMs: 100 });
+  t.after(() => d.close());
+  await assert.rejects(d.nextId("orders"), (e) => e instanceof UnavailableError && e.errors.length === 1);
+}));
+
+test("snowflake", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], snowflakeBatch: 10 });
+  t.after(() => c.close());
+  const ids = [];
+  for (let i = 0; i < 55; i++) ids.push(await c.snowflake());
+  assert.equal(new Set(ids).size, 55);
+  assert.deepEqual(ids, [...ids].sort((a, b) => (a < b ? -1 : 1)));
+}));
+
+test("close", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url] });
+  await c.nextId("orders");
+  await c.close();
+  for (const call of [() => c.nextId("orders"), () => c.nextIds("orders", 2), () => c.snowflake(), () => c.sequenceNext("inbox", "k")]) {
+    await assert.rejects(call(), (e) => e instanceof ClosedError && e.code === "closed");
+  }
+  await c.close();
+}));
+
+test("options are checked", (t) => withFake(t, async (fake) => {
+  for (const o of [{ minRange: 0 }, { maxRange: 1_000_001 }, { minRange: 10, maxRange: 5 }, { requestTimeoutMs: 0 }, { backoffMinMs: 2, backoffMaxMs: 1 }, { snowflakeBatch: 10001 }]) {
+    assert.throws(() => new Client({ endpoints: [fake.url], ...o }), RangeError, JSON.stringify(o));
+  }
+  for (const endpoints of [[], ["ftp://x"], ["nonsense"], ["http://x/?q=1"]]) {
+    assert.throws(() => new Client({ endpoints }), TypeError, JSON.stringify(endpoints));
+  }
+}));
+
+test("sequence arguments are checked without a request", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url] });
+  t.after(() => c.close());
+  for (const [space, key, n, code] of [["", "k", 1, "invalid_space"], ["s", "", 1, "invalid_key"], ["s", "k".repeat(257), 1, "invalid_key"],
+    ["s", "\ud800", 1, "invalid_key"], ["s", "k", 0, "invalid_count"], ["s", "k", 10001, "invalid_count"]]) {
+    await assert.rejects(c.sequenceNext(space, key, n), (e) => e.code === code);
+  }
+  assert.equal(fake.count("/api/sequence/"), 0);
+}));
+
+test("sectionOf is the server's", () => {
+  // Values of the Go client's SectionOf, itself held to the server's.
+  for (const [key, s64, s7] of [["u42", 26, 0], ["k0", 14, 4], ["ключ/☃ 1", 30, 2], ["a", 12, 5]]) {
+    assert.equal(sectionOf(key, 64), s64, key);
+    assert.equal(sectionOf(key, 7), s7, key);
+  }
+});
+
+test("every error code is known", () => {
+  assert.ok(ERROR_CODES.includes("unknown_tag") && ERROR_CODES.includes("closed"));
+});
