@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leafid/leaf/leafapi"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store/storetest"
 )
 
@@ -129,23 +129,23 @@ func loadSuite(tb testing.TB) suite {
 }
 
 // TestErrorCodesMatchServer holds the suite's table of error codes to the
-// server's one table (leafapi): every code, with its HTTP status; a code
+// server's one table (service): every code, with its HTTP status; a code
 // the server adds fails here until the suite says what clients make of it.
 func TestErrorCodesMatchServer(t *testing.T) {
 	s := loadSuite(t)
 	suiteCodes := map[string]int{}
 	for _, c := range s.ErrorCodes {
 		suiteCodes[c.Code] = c.Status
-		if c.Failover != (c.Status >= 500 && c.Code != leafapi.TagMisconfigured) {
+		if c.Failover != (c.Status >= 500 && c.Code != service.TagMisconfigured) {
 			t.Errorf("%s: failover %v, but only a 5xx other than tag_misconfigured is failed over", c.Code, c.Failover)
 		}
 	}
 	serverCodes := map[string]int{}
-	for _, c := range leafapi.Codes() {
-		serverCodes[c] = leafapi.HTTPStatus(c)
+	for _, c := range service.Codes() {
+		serverCodes[c] = service.HTTPStatus(c)
 	}
 	if !maps.Equal(suiteCodes, serverCodes) {
-		t.Errorf("cases.json's error_codes differ from leafapi's table:\n suite:  %v\n server: %v", suiteCodes, serverCodes)
+		t.Errorf("cases.json's error_codes differ from service's table:\n suite:  %v\n server: %v", suiteCodes, serverCodes)
 	}
 }
 
