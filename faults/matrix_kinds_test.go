@@ -344,7 +344,7 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 			if header.Get("Retry-After") == "" && status == http.StatusServiceUnavailable {
 				what += "_no_retry_after"
 			}
-			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: what})
+			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: what, count: int32(max(op.count, 1))})
 			continue
 		}
 		c.target, c.run, c.status, body = int8(t), int16(run), int16(status), b

@@ -218,13 +218,15 @@ func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
 	if !k.dense {
 		return
 	}
-	// The numbers of calls cut off mid-way (the connection reset or the
-	// answer lost, not refused before it was sent) may have been issued
-	// and never received: each such call may skip the numbers it asked
-	// for, whoever owned the tag.
+	// The numbers of calls cut off mid-way (the connection reset, the
+	// answer lost, or a forward to the owner that got no answer in time:
+	// a 503 of the instance forwarding) may have been issued and never
+	// received: each such attempt may skip the numbers it asked for,
+	// whoever owned the tag. An attempt refused before it was sent may
+	// not.
 	inFlight := make([]int64, len(m.windows))
 	for _, f := range kl.fails {
-		if strings.HasPrefix(f.what, "conn_") && f.what != "conn_refused" {
+		if f.what != "conn_refused" {
 			inFlight[m.windowOf(f.at)] += int64(f.count)
 		}
 	}
