@@ -1,6 +1,10 @@
 package segment
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 const (
 	// targetDuration is how long a segment should last; a segment that
@@ -23,4 +27,26 @@ func nextStep(step, minStep int64, lasted time.Duration) int64 {
 		step /= 2
 	}
 	return max(step, minStep, 1)
+}
+
+// LoadStep is how many ids a load of a row takes: asked, or the row's own
+// step (rowStep) when asked is not above 0, cut near the int64 maximum to
+// the ids left above base (the row's max_id, or the floor a load starts
+// at). A row whose step is below MinStep is ErrMisconfigured; one at the
+// maximum ErrExhausted. Every store, and the stores of the tests, take a
+// load's ids by this one rule.
+func LoadStep(asked, rowStep, base int64) (int64, error) {
+	used := asked
+	if used <= 0 {
+		used = rowStep
+	}
+	switch {
+	case used < MinStep:
+		return 0, fmt.Errorf("%w: its step is %d, below %d", ErrMisconfigured, rowStep, MinStep)
+	case base == math.MaxInt64:
+		return 0, fmt.Errorf("%w: max_id is %d", ErrExhausted, base)
+	case base > 0:
+		return min(used, math.MaxInt64-base), nil
+	}
+	return used, nil
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -111,7 +110,7 @@ func raiseRows(ctx context.Context, tx *sqlx.Tx, tags []string, rows map[string]
 			out[i].Err = fmt.Errorf("allocate %q: %w", tag, segment.ErrUnknownTag)
 			continue
 		}
-		step, err := firstStep(r.MaxID, r.Step)
+		step, err := segment.LoadStep(0, r.Step, r.MaxID)
 		if err != nil {
 			out[i].Err = fmt.Errorf("allocate %q: %w", tag, err)
 			continue
@@ -180,20 +179,4 @@ func (s *Store) lockRows(ctx context.Context, tx *sqlx.Tx, names []string) (map[
 		}
 	}
 	return byName, nil
-}
-
-// firstStep is how much a first load raises a row at maxID whose step is
-// step: the step, cut near the int64 maximum to the ids left, as Allocate
-// does. A row there is segment.ErrExhausted, one whose step is below 1
-// segment.ErrMisconfigured.
-func firstStep(maxID, step int64) (int64, error) {
-	switch {
-	case step < segment.MinStep:
-		return 0, fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, step, segment.MinStep)
-	case maxID == math.MaxInt64:
-		return 0, fmt.Errorf("%w: max_id is %d", segment.ErrExhausted, maxID)
-	case maxID > 0:
-		return min(step, math.MaxInt64-maxID), nil
-	}
-	return step, nil
 }

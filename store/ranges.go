@@ -49,13 +49,11 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 			return segment.ErrUnknownTag
 		}
 		// The step is always passed explicitly, so a concurrent change of
-		// the row's step cannot shift the range.
-		used := step
-		if used <= 0 {
-			used = dbStep
-		}
-		if used <= 0 {
-			return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, dbStep, segment.MinStep)
+		// the row's step cannot shift the range. The cut near the int64
+		// maximum comes below, from the statement's refusal.
+		used, err := segment.LoadStep(step, dbStep, 0)
+		if err != nil {
+			return err
 		}
 		// A raise refused at the int64 maximum is tried again with the
 		// step cut to the ids left, as long as some are; the row may move

@@ -84,12 +84,9 @@ func (s *Store) AllocateIn(ctx context.Context, tag string, step, floor int64, c
 			if row != tag {
 				return segment.ErrUnknownTag
 			}
-			used := step
-			if used <= 0 {
-				used = dbStep
-			}
-			if used <= 0 {
-				return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, dbStep, segment.MinStep)
+			used, err := segment.LoadStep(step, dbStep, 0)
+			if err != nil {
+				return err
 			}
 			start, size, err := c.Range(max(maxID, floor), used)
 			if err != nil {

@@ -289,22 +289,17 @@ func (s *MemStore) allocateLocked(tag string, step, floor int64) (segment.Alloca
 	if !ok {
 		return segment.Allocation{}, segment.ErrUnknownTag
 	}
-	if step <= 0 {
-		step = r.Step
-	}
-	if step <= 0 {
-		return segment.Allocation{}, fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, r.Step, segment.MinStep)
-	}
 	end := &r.MaxID
 	if s.shared {
 		end = &s.next
 	}
 	base := max(*end, floor)
-	if base == math.MaxInt64 || r.MaxID == math.MaxInt64 {
-		return segment.Allocation{}, segment.ErrExhausted
+	if r.MaxID == math.MaxInt64 {
+		base = r.MaxID
 	}
-	if base > 0 {
-		step = min(step, math.MaxInt64-base) // the last ids, near the maximum
+	step, err := segment.LoadStep(step, r.Step, base)
+	if err != nil {
+		return segment.Allocation{}, err
 	}
 	*end = base + step
 	return segment.Allocation{MaxID: *end, Step: step, DBStep: r.Step}, nil
