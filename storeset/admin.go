@@ -160,25 +160,14 @@ type change struct {
 // a store that answered and is not retired. Sets of two fleets among them
 // are a mismatch.
 func (c *change) findOld() error {
-	for i, r := range c.recs {
-		if c.errs[i] != nil || r.Set == nil || r.State == Unjoined {
-			continue
-		}
-		set, err := Decode(r.Set)
-		if err != nil {
-			return fmt.Errorf("store %q: %w", c.named[i].Name, err)
-		}
-		if r.State == Retired || set.Version <= c.old.Version {
-			continue
-		}
-		if c.old.Version > 0 && set.Fleet != c.old.Fleet {
-			return fmt.Errorf("%w: stores of two fleets (%s and %s)", ErrMismatch, c.old.Fleet, set.Fleet)
-		}
-		c.old = set
+	old, ok, err := Newest(c.recs, c.errs, true)
+	if err != nil {
+		return err
 	}
-	if c.old.Version == 0 {
+	if !ok {
 		return fmt.Errorf("%w: no store answered with a set: make one with `leaf store init`", ErrMismatch)
 	}
+	c.old = old
 	return nil
 }
 

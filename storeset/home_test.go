@@ -152,3 +152,60 @@ func TestHomeNotRetired(t *testing.T) {
 		t.Fatalf("home of a set without one: %q, want the store of class 0", old.HomeName())
 	}
 }
+
+// TestNewestOneRule: the set in force is the newest set the records hold,
+// by one rule (storeset.Newest) for every reader: retired stores are left
+// out when asked, stores of no set always, and records of two fleets are
+// not one set, whether an instance opens them or a change reads them.
+func TestNewestOneRule(t *testing.T) {
+	a := storeset.Set{Fleet: "f", Version: 3, Block: storeset.DefaultBlock, WorkerSlots: 16,
+		Members: []storeset.Member{{Name: "a", Store: "sa", Class: 0, Slot: 0}}}
+	b := a
+	b.Version = 4
+	other := a
+	other.Fleet, other.Version = "g", 9
+	rec := func(s storeset.Set, st storeset.State) storeset.Record {
+		return storeset.Record{Version: s.Version, State: st, Set: s.Encode()}
+	}
+	for _, tc := range []struct {
+		name    string
+		recs    []storeset.Record
+		errs    []error
+		active  bool
+		want    int64
+		wantErr error
+	}{
+		{"the highest version", []storeset.Record{rec(a, storeset.Active), rec(b, storeset.Active)}, nil, false, 4, nil},
+		{"a retired record counts for a reader", []storeset.Record{rec(a, storeset.Active), rec(b, storeset.Retired)}, nil, false, 4, nil},
+		{"not for a change", []storeset.Record{rec(a, storeset.Active), rec(b, storeset.Retired)}, nil, true, 3, nil},
+		{"a store that did not answer", []storeset.Record{rec(a, storeset.Active), rec(b, storeset.Active)}, []error{nil, errUnreachable}, false, 3, nil},
+		{"a store of no set", []storeset.Record{rec(a, storeset.Active), {State: storeset.Unjoined}}, nil, false, 3, nil},
+		{"two fleets", []storeset.Record{rec(a, storeset.Active), rec(other, storeset.Active)}, nil, false, 0, storeset.ErrMismatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := tc.errs
+			if errs == nil {
+				errs = make([]error, len(tc.recs))
+			}
+			got, _, err := storeset.Newest(tc.recs, errs, tc.active)
+			if !errors.Is(err, tc.wantErr) || err == nil && got.Version != tc.want {
+				t.Fatalf("Newest = version %d, %v; want %d, %v", got.Version, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+	// An instance given stores of two fleets refuses them, as a change
+	// does.
+	ctx := context.Background()
+	dbs := databases(t, "sqlite", 2)
+	for _, d := range dbs {
+		if _, err := storeset.Init(ctx, namedOf(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := storeset.Open(ctx, namedOf(dbs...), storeset.Options{}); !errors.Is(err, storeset.ErrMismatch) || !strings.Contains(err.Error(), "two fleets") {
+		t.Fatalf("Open over two fleets: %v", err)
+	}
+	if _, err := storeset.Change(ctx, namedOf(dbs...), []string{"a", "b"}, false); !errors.Is(err, storeset.ErrMismatch) || !strings.Contains(err.Error(), "two fleets") {
+		t.Fatalf("Change over two fleets: %v", err)
+	}
+}

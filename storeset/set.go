@@ -216,3 +216,29 @@ func Decode(b []byte) (Set, error) {
 	}
 	return s, s.Validate()
 }
+
+// Newest is the set of the highest version that the records of the stores
+// that answered hold (errs[i] says why store i did not), leaving out the
+// stores that belong to no set and, when active is set, the records of
+// retired stores; ok is false when none holds one. Records of two fleets
+// are ErrMismatch: they are not one set. Every reader of the stores'
+// records takes the set in force by this one rule: an instance opening the
+// set, a change of the set, and leaf store show.
+func Newest(recs []Record, errs []error, active bool) (set Set, ok bool, err error) {
+	for i, r := range recs {
+		if errs[i] != nil || r.Set == nil || r.State == Unjoined || active && r.State == Retired {
+			continue
+		}
+		got, err := Decode(r.Set)
+		if err != nil {
+			return Set{}, false, fmt.Errorf("the record of store %d: %w", i+1, err)
+		}
+		if ok && got.Fleet != set.Fleet {
+			return Set{}, false, fmt.Errorf("%w: stores of two fleets (%s and %s)", ErrMismatch, set.Fleet, got.Fleet)
+		}
+		if !ok || got.Version > set.Version {
+			set, ok = got, true
+		}
+	}
+	return set, ok, nil
+}

@@ -178,7 +178,6 @@ func (s *Stores) readSet(ctx context.Context, strict bool) (Set, map[*member]str
 	wg.Wait()
 
 	var (
-		newest   Set
 		answered []string
 		byID     = map[string]string{}
 		ids      = map[*member]string{}
@@ -194,19 +193,13 @@ func (s *Stores) readSet(ctx context.Context, strict bool) (Set, map[*member]str
 		}
 		byID[r.StoreID] = m.name
 		ids[m] = r.StoreID
-		if r.State == Unjoined || r.Set == nil {
-			continue
-		}
-		if r.Version > newest.Version {
-			set, err := Decode(r.Set)
-			if err != nil {
-				return Set{}, nil, fmt.Errorf("store %q: %w", m.name, err)
-			}
-			newest = set
-		}
 	}
 	if len(answered) == 0 {
 		return Set{}, nil, fmt.Errorf("%w: no store answered: %w", segment.ErrStoreUnavailable, errors.Join(errs...))
+	}
+	newest, _, err := Newest(recs, errs, false)
+	if err != nil {
+		return Set{}, nil, err
 	}
 	if newest.Version == 0 {
 		return Set{}, nil, fmt.Errorf("%w: the stores %s belong to no set yet: create it with `leaf store init`", ErrMismatch, strings.Join(answered, ", "))

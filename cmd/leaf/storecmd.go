@@ -71,7 +71,7 @@ func storeShow(ctx context.Context, args []string, getenv func(string) string, s
 	o := openStores(ctx, sf, true)
 	defer o.close()
 	recs, errs := o.records(ctx)
-	set, ok, err := newestSet(recs, errs, false)
+	set, ok, err := storeset.Newest(recs, errs, false)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func storeRetire(ctx context.Context, args []string, getenv func(string) string,
 // change, whatever set it belongs to.
 func currentSet(ctx context.Context, o *openedStores, adding string) (storeset.Set, error) {
 	recs, errs := o.records(ctx)
-	set, ok, err := newestSet(recs, errs, true)
+	set, ok, err := storeset.Newest(recs, errs, true)
 	if err != nil {
 		return storeset.Set{}, err
 	}

@@ -128,22 +128,6 @@ func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) 
 	return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
 }
 
-// newestSet is the set of the highest version any store that answered
-// records, leaving out the records of retired stores when active is set
-// (as storeset.Change does); ok is false when no store holds one.
-func newestSet(recs []storeset.Record, errs []error, active bool) (set storeset.Set, ok bool, err error) {
-	for i, r := range recs {
-		if errs[i] != nil || r.Set == nil || r.State == storeset.Unjoined || (active && r.State == storeset.Retired) || r.Version <= set.Version {
-			continue
-		}
-		if set, err = storeset.Decode(r.Set); err != nil {
-			return storeset.Set{}, false, err
-		}
-		ok = true
-	}
-	return set, ok, nil
-}
-
 // unreachable is a store that could not be opened: every call fails as a
 // store that does not answer does.
 type unreachable struct{ err error }
