@@ -1,6 +1,8 @@
 // Package docs_test holds the documents to the repository: every relative
-// link of README.md, docs/*.md and the repository's other Markdown files
-// leads to a file that exists and, with an #anchor, to a heading of it.
+// link of the repository's Markdown files leads to a file that exists and,
+// with an #anchor, to a heading of it; the README links every page of
+// docs/; and docs/architecture.md names every directory and every import
+// between the rooms.
 package docs_test
 
 import (
@@ -233,5 +235,28 @@ func TestArchitectureRooms(t *testing.T) {
 	}
 	if packages < 20 {
 		t.Errorf("listed %d packages, want at least 20", packages)
+	}
+}
+
+// TestREADMELinksEveryPage: the README, the entry, links every page of
+// docs/.
+func TestREADMELinksEveryPage(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, link := range testkit.Links(string(b)) {
+		target, _, _ := strings.Cut(link, "#")
+		linked[target] = true
+	}
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		if !linked["docs/"+page] {
+			t.Errorf("README.md does not link docs/%s", page)
+		}
 	}
 }
