@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 const (
@@ -22,7 +24,7 @@ const (
 	ruleTestsFile = "prometheus/leaf-alerts_test.yml"
 	dashboardFile = "grafana/leaf-dashboard.json"
 	manifestFile  = "kubernetes/leaf.yaml"
-	readmeFile    = "../README.md"
+	cliFile       = "../docs/cli.md"           // its flag table has every variable
 	metricsFile   = "../docs/observability.md" // its Metrics section lists every metric
 	runbooksFile  = "../docs/runbooks.md"      // a heading per alert
 
@@ -123,7 +125,7 @@ func TestAlertsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	headings := markdownHeadings(string(runbooks))
+	headings := testkit.Anchors(string(runbooks))
 
 	fires, quiet := map[string]bool{}, map[string]bool{}
 	for _, tc := range tests.Tests {
@@ -535,14 +537,14 @@ func TestKubernetesManifest(t *testing.T) {
 	}
 	env := map[string]string{}
 	secrets := map[string]bool{}
-	documented := readmeEnv(t, readREADME(t))
+	documented := cliEnv(t)
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key != "" {
 			secrets[e.Name] = true
 		}
 		if !documented[e.Name] {
-			t.Errorf("env %s is not a variable the README documents", e.Name)
+			t.Errorf("env %s is not a variable %s documents", e.Name, cliFile)
 		}
 	}
 	for _, name := range []string{"LEAF_MYSQL_DSN", "LEAF_ADMIN_TOKEN"} {
@@ -578,15 +580,6 @@ func TestKubernetesManifest(t *testing.T) {
 			t.Errorf("no %s request", r)
 		}
 	}
-}
-
-func readREADME(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(readmeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // metricName matches leaf's metric names; histogram series add suffixes.
@@ -631,34 +624,20 @@ func checkMetrics(t *testing.T, where, expr string, listed map[string]bool) {
 	}
 }
 
-// markdownHeadings maps the anchor of each heading of a Markdown text to
-// its text, as GitHub makes anchors: lower case, spaces to hyphens,
-// punctuation dropped.
-func markdownHeadings(text string) map[string]string {
-	out := map[string]string{}
-	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
-	for _, line := range strings.Split(text, "\n") {
-		text := strings.TrimLeft(line, "#")
-		if len(text) == len(line) || !strings.HasPrefix(text, " ") {
-			continue
-		}
-		text = strings.TrimSpace(text)
-		anchor := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
-		out[anchor] = text
-	}
-	return out
-}
-
-// readmeEnv returns the environment variables the README's configuration
-// table documents.
-func readmeEnv(t *testing.T, readme string) map[string]bool {
+// cliEnv returns the environment variables the flag table of
+// docs/cli.md documents.
+func cliEnv(t *testing.T) map[string]bool {
 	t.Helper()
+	b, err := os.ReadFile(cliFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `--[a-z-]+` \\| `(LEAF_[A-Z_]+)` \\|").FindAllStringSubmatch(readme, -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `--[a-z-]+` \\| `(LEAF_[A-Z_]+)` \\|").FindAllStringSubmatch(string(b), -1) {
 		out[m[1]] = true
 	}
 	if len(out) < 10 {
-		t.Fatalf("found %d environment variables in the README's configuration table, want at least 10", len(out))
+		t.Fatalf("found %d environment variables in the flag table of %s, want at least 10", len(out), cliFile)
 	}
 	return out
 }

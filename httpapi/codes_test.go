@@ -4,13 +4,13 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/testkit"
 )
 
 // TestErrorCodesListed: every code constant of the package is one of
@@ -53,21 +53,12 @@ func TestErrorCodesListed(t *testing.T) {
 	}
 }
 
-// TestErrorCodesInREADME: the README's table of errors names every code
-// of the API, and no other.
-func TestErrorCodesInREADME(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := string(readme)
-	i := strings.Index(section, "\n### Errors\n")
-	if i < 0 {
-		t.Fatal("README.md has no Errors section")
-	}
-	section = section[i+1:]
-	if j := strings.Index(section, "\n### "); j >= 0 {
-		section = section[:j]
+// TestErrorCodesInHTTPAPIDoc: the table of errors of docs/http-api.md
+// names every code of the API, and no other.
+func TestErrorCodesInHTTPAPIDoc(t *testing.T) {
+	section, ok := testkit.Section(readAPIDoc(t), "## Errors")
+	if !ok {
+		t.Fatalf("%s has no Errors section", apiDoc)
 	}
 	row := regexp.MustCompile(`(?m)^\| [45][0-9][0-9] \| ([^|]*) \|`)
 	code := regexp.MustCompile("`([a-z_]+)`")
@@ -79,11 +70,11 @@ func TestErrorCodesInREADME(t *testing.T) {
 	}
 	for _, c := range httpapi.ErrorCodes() {
 		if !inTable[c] {
-			t.Errorf("the code %s is not in the README's table of errors", c)
+			t.Errorf("the code %s is not in the table of errors of %s", c, apiDoc)
 		}
 		delete(inTable, c)
 	}
 	for c := range inTable {
-		t.Errorf("the README's table of errors has %s, which is not a code of the API", c)
+		t.Errorf("the table of errors of %s has %s, which is not a code of the API", apiDoc, c)
 	}
 }

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,18 +10,14 @@ import (
 	"github.com/leafid/leaf/sequence"
 )
 
-// TestLimitsInREADME: the limits the README states are the ones the
-// server enforces.
-func TestLimitsInREADME(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+// TestLimitsInHTTPAPIDoc: the limits docs/http-api.md states are the ones
+// the server enforces.
+func TestLimitsInHTTPAPIDoc(t *testing.T) {
+	doc := readAPIDoc(t)
 	found := func(pattern string) []int {
 		t.Helper()
 		var out []int
-		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(readme, -1) {
+		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(doc, -1) {
 			for _, s := range m[1:] {
 				n, err := strconv.Atoi(s)
 				if err != nil {
@@ -32,7 +27,7 @@ func TestLimitsInREADME(t *testing.T) {
 			}
 		}
 		if len(out) == 0 {
-			t.Errorf("the README has nothing like %s", pattern)
+			t.Errorf("%s has nothing like %s", apiDoc, pattern)
 		}
 		return out
 	}
@@ -40,14 +35,14 @@ func TestLimitsInREADME(t *testing.T) {
 		t.Helper()
 		for _, n := range got {
 			if n != limit {
-				t.Errorf("the README says %d for %s; the server's limit is %d", n, what, limit)
+				t.Errorf("%s says %d for %s; the server's limit is %d", apiDoc, n, what, limit)
 			}
 		}
 	}
 
 	// The routes' table: one row per batch route, one for the range.
 	batches, ranges := 0, 0
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		if !strings.HasPrefix(line, "| `GET /api/") || !strings.Contains(line, "count=N") {
 			continue
 		}
@@ -81,6 +76,6 @@ func TestLimitsInREADME(t *testing.T) {
 	}
 	want("a request body, in KiB", found(`a request body over ([0-9]+) KiB`), httpapi.MaxBodyBytes>>10)
 	if httpapi.MaxBodyBytes%(1<<10) != 0 {
-		t.Errorf("the body limit %d is not a whole number of KiB, as the README states it", httpapi.MaxBodyBytes)
+		t.Errorf("the body limit %d is not a whole number of KiB, as %s states it", httpapi.MaxBodyBytes, apiDoc)
 	}
 }

@@ -24,6 +24,19 @@ import (
 
 const docFile = "httpapi/openapi.json"
 
+// apiDoc is the reference of the HTTP API, which the tests hold to the
+// server: its routes, its errors and its limits.
+const apiDoc = "../docs/http-api.md"
+
+func readAPIDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(apiDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // loadOpenAPI loads and validates the document.
 func loadOpenAPI(tb testing.TB) *openapi3.T {
 	tb.Helper()
@@ -199,31 +212,27 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 }
 
-// TestOpenAPIOperationsInREADME: every operation of the document has its
-// row in the README's tables ("`GET /api/segment/get/{tag}`"), and every
-// path that answers HEAD is named where the README says which do.
-func TestOpenAPIOperationsInREADME(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i := strings.Index(readme, "answer HEAD as")
+// TestOpenAPIOperationsInHTTPAPIDoc: every operation of the document has
+// its row in the tables of docs/http-api.md ("`GET /api/segment/get/{tag}`"),
+// and every path that answers HEAD is named where that page says which do.
+func TestOpenAPIOperationsInHTTPAPIDoc(t *testing.T) {
+	doc := readAPIDoc(t)
+	i := strings.Index(doc, "answer HEAD as")
 	if i < 0 {
-		t.Fatal("README.md does not say which paths answer HEAD")
+		t.Fatalf("%s does not say which paths answer HEAD", apiDoc)
 	}
-	head := readme[strings.LastIndex(readme[:i], "\n\n"):i]
+	head := doc[strings.LastIndex(doc[:i], "\n\n"):i]
 	for _, op := range slices.Sorted(maps.Keys(operationsOf(loadOpenAPI(t)))) {
 		method, path, _ := strings.Cut(op, " ")
 		if method == http.MethodHead {
 			if !strings.Contains(head, "`"+path+"`") {
-				t.Errorf("README.md does not name %s among the paths that answer HEAD", path)
+				t.Errorf("%s does not name %s among the paths that answer HEAD", apiDoc, path)
 			}
 			continue
 		}
 		want := "`" + method + " " + path
 		found := false
-		for rest := readme; !found; {
+		for rest := doc; !found; {
 			j := strings.Index(rest, want)
 			if j < 0 {
 				break
@@ -232,7 +241,7 @@ func TestOpenAPIOperationsInREADME(t *testing.T) {
 			found = rest != "" && strings.ContainsRune("`?", rune(rest[0]))
 		}
 		if !found {
-			t.Errorf("README.md has no row for %s %s", method, path)
+			t.Errorf("%s has no row for %s %s", apiDoc, method, path)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package testkit holds the few helpers that tests across the project
 // share: waiting for a condition, a log sink safe for concurrent writers,
-// plain HTTP GETs, and a clock that the test moves (Clock). Reads of the
-// database belong to store/storetest.
+// plain HTTP GETs, a clock that the test moves (Clock), and what the tests
+// that hold the documents to the code read of Markdown (Anchors, Section,
+// Links). Reads of the database belong to store/storetest.
 package testkit
 
 import (
