@@ -44,7 +44,7 @@ var (
 	ErrClosed = errors.New("client closed")
 )
 
-// sentinels maps the server's error codes (README.md, "Errors") to the
+// sentinels maps the server's error codes (docs/http-api.md, "Errors") to the
 // errors above; TestCodesMatchServer holds it to the server's list.
 var sentinels = map[string]error{
 	"invalid_tag":        ErrInvalidTag,

@@ -19,5 +19,5 @@ const (
 )
 
 // ErrorCodes returns every code an error answer of the API may carry
-// (README.md, "Errors").
+// (docs/http-api.md, "Errors").
 func ErrorCodes() []string { return service.Codes() }

@@ -1,4 +1,4 @@
-// Package httpapi is the HTTP edge of leaf: the routes of the README's "HTTP API", one
+// Package httpapi is the HTTP edge of leaf: the routes of docs/http-api.md, one
 // map from errors to HTTP statuses, the middleware (recover, metrics,
 // logging, body limit), the HTTP request metrics and the status page. The
 // metrics of the allocator and the snowflake generator are package

@@ -15,7 +15,7 @@ import (
 	"connectrpc.com/connect"
 )
 
-// Error codes of the API. The table below is their one home: the README's
+// Error codes of the API. The table below is their one home: docs/http-api.md's
 // table of errors, the Go client's sentinels, the HTTP fuzz target and the
 // gRPC mapping are tested against it.
 const (
@@ -95,7 +95,7 @@ var table = [...]codeInfo{
 	{SequenceExhausted, http.StatusGone, connect.CodeResourceExhausted},
 }
 
-// Codes returns every code an error answer of the API may carry (README.md,
+// Codes returns every code an error answer of the API may carry (docs/http-api.md,
 // "Errors").
 func Codes() []string {
 	out := make([]string, len(table))

@@ -2,7 +2,7 @@ package service
 
 import "github.com/leafid/leaf/segment"
 
-// The limits of a request, the same over every protocol. README.md states
+// The limits of a request, the same over every protocol. docs/http-api.md states
 // them, and the Go client's copies (client.MaxRange,
 // client.MaxSnowflakeBatch) are held equal to them by its tests.
 const (

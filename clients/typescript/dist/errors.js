@@ -2,7 +2,7 @@
 /**
  * Errors of the leaf client. Every error it throws or rejects with is a
  * {@link LeafError} whose `code` is one of the server's error codes
- * (README.md, "Errors"), or `"closed"` after {@link Client.close}:
+ * (docs/http-api.md, "Errors"), or `"closed"` after {@link Client.close}:
  *
  * ```ts
  * try {

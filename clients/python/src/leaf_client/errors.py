@@ -1,7 +1,7 @@
 """Errors of the leaf client: one class per error code of the server.
 
 Every error the client raises is a :class:`LeafError`. Each error code of the
-server's table (README.md, "Errors") has its subclass, so that a caller
+server's table (docs/http-api.md, "Errors") has its subclass, so that a caller
 catches what it can handle::
 
     try:
