@@ -14,7 +14,7 @@ import (
 // own choosing: open binds 127.0.0.1:0 and the test reads the address
 // back, so there is nothing to guess and nothing to poll for.
 type testApp struct {
-	*app
+	*served
 	base string
 	logs *testkit.SyncBuffer
 
@@ -34,12 +34,12 @@ func startApp(t *testing.T, e env, args ...string) *testApp {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := a.open(ctx); err != nil {
+	if err := a.Open(ctx); err != nil {
 		cancel()
-		t.Fatalf("open: %v\n%s", errors.Join(err, a.close()), logs.String())
+		t.Fatalf("open: %v\n%s", errors.Join(err, a.Close()), logs.String())
 	}
-	ta := &testApp{app: a, base: "http://" + a.addr(), logs: logs, cancel: cancel, done: make(chan error, 1)}
-	go func() { ta.done <- a.run(ctx) }()
+	ta := &testApp{served: a, base: "http://" + a.Addr(), logs: logs, cancel: cancel, done: make(chan error, 1)}
+	go func() { ta.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		if err := ta.stop(); err != nil {
 			t.Errorf("%s: %v\n%s", ta.base, err, logs.String())
@@ -55,7 +55,7 @@ func (a *testApp) stop() error {
 		a.cancel()
 		select {
 		case err := <-a.done:
-			a.stopErr = errors.Join(err, a.close())
+			a.stopErr = errors.Join(err, a.Close())
 		case <-time.After(30 * time.Second):
 			a.stopErr = errors.New("run did not return")
 		}

@@ -371,7 +371,7 @@ func TestReservedWorkerIDsAreNotLeased(t *testing.T) {
 		}
 	}
 	a := startApp(t, env{"LEAF_SQLITE_PATH": path}, "--segment=false")
-	if w := a.gen.WorkerID(); w != 4 {
+	if w := a.Generator().WorkerID(); w != 4 {
 		t.Fatalf("worker id %d, want 4, the first not reserved", w)
 	}
 }

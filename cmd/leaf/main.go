@@ -31,13 +31,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/leafid/leaf/app"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 // errUsage marks an error in the command line: exit status 2.
-var errUsage = errors.New("usage")
+var errUsage = app.ErrUsage
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"time"
 
 	"github.com/leafid/leaf/migrations"
 	"github.com/leafid/leaf/store"
@@ -45,12 +43,12 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 func migrateStores(ctx context.Context, sf *storeFlags, stdout io.Writer) error {
 	var errs []error
 	for _, e := range sf.stores {
-		st, err := e.open(ctx, store.Options{Timeout: sf.storeTimeout})
+		st, err := e.Open(ctx, store.Options{Timeout: sf.storeTimeout})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		where := e.where(st)
+		where := e.Where(st)
 		applied, err := st.Migrate(ctx)
 		st.Close()
 		printMigrations(stdout, where, applied)
@@ -68,16 +66,5 @@ func migrateStores(ctx context.Context, sf *storeFlags, stdout io.Writer) error 
 func printMigrations(w io.Writer, where string, applied []migrations.Applied) {
 	for _, m := range applied {
 		fmt.Fprintf(w, "applied %s (version %d) to %s\n", m.Name, m.Version, where)
-	}
-}
-
-// logMigrations logs what Store.Migrate applied at the start of serve.
-func logMigrations(log *slog.Logger, applied []migrations.Applied) {
-	if len(applied) == 0 {
-		log.Info("no pending migration")
-		return
-	}
-	for _, m := range applied {
-		log.Info("migration applied", "version", m.Version, "name", m.Name, "took", m.Duration.Round(time.Millisecond).String())
 	}
 }

@@ -174,7 +174,7 @@ func TestOrderedFormattedAcrossInstances(t *testing.T) {
 	take(nodes, "old", 30)
 	owner := -1
 	for i, n := range nodes {
-		if n.seq.Stats().SectionsOwned > 0 {
+		if n.Sequencer().Stats().SectionsOwned > 0 {
 			owner = i
 		}
 	}

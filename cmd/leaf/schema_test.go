@@ -72,7 +72,7 @@ func (r readyBody) check(name string) (c struct{ Name, Status, Reason string }) 
 // reaches the client of `leaf serve` in the API's error shape.
 func TestServeRefusalsAreJSON(t *testing.T) {
 	a := startApp(t, env{"LEAF_SQLITE_PATH": t.TempDir() + "/leaf.db"}, "--snowflake=false")
-	c, err := net.Dial("tcp", a.addr())
+	c, err := net.Dial("tcp", a.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

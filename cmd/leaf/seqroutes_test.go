@@ -57,7 +57,7 @@ func TestSequenceClientCallsOwners(t *testing.T) {
 	testkit.WaitFor(t, 0, "every section owned, by every node", func() bool {
 		total := 0
 		for _, n := range nodes {
-			owned := n.seq.Stats().SectionsOwned
+			owned := n.Sequencer().Stats().SectionsOwned
 			if owned == 0 {
 				return false
 			}
@@ -69,7 +69,7 @@ func TestSequenceClientCallsOwners(t *testing.T) {
 		// Every node knows every owner.
 		var version string
 		for _, n := range nodes {
-			r, err := n.seq.Routes(context.Background(), "inbox")
+			r, err := n.Sequencer().Routes(context.Background(), "inbox")
 			if err != nil || slices.Contains(r.Owners, sequence.NoOwner) || version != "" && r.Version != version {
 				return false
 			}

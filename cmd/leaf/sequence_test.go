@@ -51,7 +51,7 @@ func TestSequencesAcrossInstances(t *testing.T) {
 	for range 3 {
 		nodes = append(nodes, startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"))
 	}
-	owned := func(n *testApp) int { return n.seq.Stats().SectionsOwned }
+	owned := func(n *testApp) int { return n.Sequencer().Stats().SectionsOwned }
 	testkit.WaitFor(t, 0, "every section owned, by every node", func() bool {
 		total := 0
 		for _, n := range nodes {
@@ -200,7 +200,7 @@ func TestOrderedTagAcrossInstances(t *testing.T) {
 	}
 	owner := -1
 	for i, n := range nodes {
-		if n.seq.Stats().SectionsOwned == 1 {
+		if n.Sequencer().Stats().SectionsOwned == 1 {
 			owner = i
 		}
 	}
@@ -233,7 +233,7 @@ func TestOrderedTagAcrossInstances(t *testing.T) {
 	if id, err := get(off, "/api/segment/get/plain"); err != nil || id < 1 {
 		t.Fatalf("plain tag on an instance with sequences off: %d, %v", id, err)
 	}
-	for _, st := range off.alloc.Snapshot() {
+	for _, st := range off.Allocator().Snapshot() {
 		if st.Tag == "orders" {
 			t.Fatalf("the allocator holds a buffer of the ordered tag: %+v", st)
 		}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
-
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
@@ -17,21 +15,9 @@ import (
 // --store-addrs NAME=host:port,… for the nodes of one store's synchronous
 // cluster.
 
-// sqlitePrefix marks the DSN of an SQLite file in --store: sqlite:PATH.
-const sqlitePrefix = "sqlite:"
-
-// storeEntry is one store of --store.
-type storeEntry struct {
-	name  string
-	dsn   string        // the MySQL DSN; empty for SQLite
-	cfg   *mysql.Config // the parsed DSN; nil for SQLite
-	path  string        // the SQLite file
-	addrs addrsFlag     // --store-addrs NAME=…
-}
-
 // parseStoreEntry reads NAME=DSN. Its errors show the entry as shown names
 // it, never the DSN's password.
-func parseStoreEntry(s string) (storeEntry, error) {
+func parseStoreEntry(s string) (app.StoreEntry, error) {
 	name, dsn, ok := strings.Cut(s, "=")
 	if !ok || storeset.ValidateName(name) != nil {
 		shown := "…"
@@ -44,90 +30,27 @@ func parseStoreEntry(s string) (storeEntry, error) {
 		default:
 			shown = printable(name)
 		}
-		return storeEntry{}, valueError{shown, errors.New("want NAME=DSN, NAME 1 to 32 letters, digits, '-' or '_', DSN a MySQL DSN or sqlite:PATH")}
+		return app.StoreEntry{}, valueError{shown, errors.New("want NAME=DSN, NAME 1 to 32 letters, digits, '-' or '_', DSN a MySQL DSN or sqlite:PATH")}
 	}
-	e := storeEntry{name: name}
-	if path, ok := strings.CutPrefix(dsn, sqlitePrefix); ok {
+	e := app.StoreEntry{Name: name}
+	if path, ok := strings.CutPrefix(dsn, app.SQLitePrefix); ok {
 		if path == "" {
-			return storeEntry{}, valueError{name + "=" + sqlitePrefix, errors.New("the SQLite file's path is missing")}
+			return app.StoreEntry{}, valueError{name + "=" + app.SQLitePrefix, errors.New("the SQLite file's path is missing")}
 		}
-		e.path = path
+		e.Path = path
 		return e, nil
 	}
 	// ParseMySQLDSN's errors quote no part of the DSN.
 	cfg, err := store.ParseMySQLDSN(dsn)
 	if err != nil {
-		return storeEntry{}, valueError{name + "=…", err}
+		return app.StoreEntry{}, valueError{name + "=…", err}
 	}
-	e.dsn, e.cfg = dsn, cfg
+	e.DSN, e.Cfg = dsn, cfg
 	return e, nil
 }
 
-// isSQLite reports whether the entry is an SQLite file.
-func (e storeEntry) isSQLite() bool { return e.cfg == nil }
-
-// String names the entry as NAME=DSN, without the DSN's password.
-func (e storeEntry) String() string {
-	if e.isSQLite() {
-		return e.name + "=" + sqlitePrefix + e.path
-	}
-	return fmt.Sprintf("%s=%s@%s(%s)/%s", e.name, e.cfg.User, e.cfg.Net, e.cfg.Addr, e.cfg.DBName)
-}
-
-// kind is "mysql" or "sqlite".
-func (e storeEntry) kind() string {
-	if e.isSQLite() {
-		return "sqlite"
-	}
-	return "mysql"
-}
-
-// where names the store for a person, as storeFlags.where does, with its
-// name: `store "a" (mysql leaf@tcp(db:3306)/leaf)`; st, when open, gives
-// the node in use.
-func (e storeEntry) where(st *store.Store) string {
-	if e.isSQLite() {
-		return fmt.Sprintf("store %q (sqlite %s)", e.name, e.path)
-	}
-	addr := e.cfg.Addr
-	if st != nil && st.Addr() != "" {
-		addr = st.Addr()
-	}
-	return fmt.Sprintf("store %q (mysql %s@%s(%s)/%s)", e.name, e.cfg.User, e.cfg.Net, addr, e.cfg.DBName)
-}
-
-// describe names the store for logs, without the DSN's password.
-func (e storeEntry) describe() []any {
-	if e.isSQLite() {
-		return []any{"store", e.name, "kind", "sqlite", "path", e.path}
-	}
-	addr := e.cfg.Addr
-	if e.addrs.given != "" {
-		addr = e.addrs.given
-	}
-	return []any{"store", e.name, "kind", "mysql", "addr", addr, "database", e.cfg.DBName, "user", e.cfg.User}
-}
-
-// open opens the store.
-func (e storeEntry) open(ctx context.Context, opts store.Options) (*store.Store, error) {
-	var (
-		st  *store.Store
-		err error
-	)
-	if e.isSQLite() {
-		st, err = store.OpenSQLite(ctx, e.path, opts)
-	} else {
-		opts.Addrs = e.addrs.addrs
-		st, err = openMySQL(ctx, e.dsn, e.cfg, opts)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store %q: %w", e.name, err)
-	}
-	return st, nil
-}
-
 // storesFlag is --store NAME=DSN, given once per store.
-type storesFlag []storeEntry
+type storesFlag []app.StoreEntry
 
 func (*storesFlag) isList() {}
 
@@ -147,8 +70,8 @@ func (s *storesFlag) Set(v string) error {
 	if err != nil {
 		return err
 	}
-	if s.index(e.name) >= 0 {
-		return valueError{e.name + "=…", fmt.Errorf("store %q is given twice", e.name)}
+	if s.index(e.Name) >= 0 {
+		return valueError{e.Name + "=…", fmt.Errorf("store %q is given twice", e.Name)}
 	}
 	*s = append(*s, e)
 	return nil
@@ -157,7 +80,7 @@ func (s *storesFlag) Set(v string) error {
 // index is the position of the store named name, or -1.
 func (s storesFlag) index(name string) int {
 	for i, e := range s {
-		if e.name == name {
+		if e.Name == name {
 			return i
 		}
 	}
@@ -168,7 +91,7 @@ func (s storesFlag) index(name string) int {
 func (s storesFlag) names() []string {
 	out := make([]string, len(s))
 	for i, e := range s {
-		out[i] = e.name
+		out[i] = e.Name
 	}
 	return out
 }
@@ -241,27 +164,13 @@ func (f *storeFlags) validateStores() error {
 		switch {
 		case i < 0:
 			return fmt.Errorf("%w: --store-addrs %s=…: no --store is named %q", errUsage, a.name, a.name)
-		case f.stores[i].isSQLite():
+		case f.stores[i].IsSQLite():
 			return fmt.Errorf("%w: --store-addrs %s=…: store %q is an SQLite file, which has no nodes", errUsage, a.name, a.name)
 		}
-		f.stores[i].addrs = a.addrs
+		f.stores[i].Addrs, f.stores[i].AddrsGiven = a.addrs.addrs, a.addrs.given
 	}
 	return nil
 }
 
 // several reports whether the stores are given with --store.
 func (f *storeFlags) several() bool { return len(f.stores) > 0 }
-
-// setKind names the kind of each store for the status page:
-// "3 stores: a (mysql), b (sqlite), c (mysql)", no address.
-func (f *storeFlags) setKind() string {
-	kinds := make([]string, len(f.stores))
-	for i, e := range f.stores {
-		kinds[i] = fmt.Sprintf("%s (%s)", e.name, e.kind())
-	}
-	noun := "stores"
-	if len(f.stores) == 1 {
-		noun = "store"
-	}
-	return fmt.Sprintf("%d %s: %s", len(f.stores), noun, strings.Join(kinds, ", "))
-}

@@ -51,8 +51,8 @@ func TestStoreFlags(t *testing.T) {
 				addrs := map[string][]string{}
 				for _, e := range sf.stores {
 					got = append(got, e.String())
-					if e.addrs.addrs != nil {
-						addrs[e.name] = e.addrs.addrs
+					if e.Addrs != nil {
+						addrs[e.Name] = e.Addrs
 					}
 				}
 				if !slices.Equal(got, tt.want.stores) {

@@ -21,8 +21,8 @@ func TestSingleStoreOfASetRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, _ := newApp([]string{"--addr", "127.0.0.1:0", "--snowflake=false"}, e.get, &strings.Builder{})
-		err = a.open(t.Context())
-		_ = a.close()
+		err = a.Open(t.Context())
+		_ = a.Close()
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--store") || !strings.Contains(err.Error(), "of a set of stores") {
 			t.Fatalf("serve of one store of a set: %v", err)
 		}

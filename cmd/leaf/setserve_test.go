@@ -207,8 +207,8 @@ func TestServeThreeStores(t *testing.T) {
 	if id, err := strconv.ParseInt(body, 10, 64); code != 200 || err != nil || id <= 0 {
 		t.Fatalf("snowflake id = %d %q", code, body)
 	}
-	if leases := storetest.Leases(t, a.open(t)); len(leases) != 1 || leases[0].WorkerID != first.gen.WorkerID() {
-		t.Fatalf("leases in store a: %+v, want the worker id %d", leases, first.gen.WorkerID())
+	if leases := storetest.Leases(t, a.open(t)); len(leases) != 1 || leases[0].WorkerID != first.Generator().WorkerID() {
+		t.Fatalf("leases in store a: %+v, want the worker id %d", leases, first.Generator().WorkerID())
 	}
 	for _, inst := range []*testApp{first, second} {
 		if err := inst.stop(); err != nil {

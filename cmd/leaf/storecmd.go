@@ -87,12 +87,12 @@ func storeShow(ctx context.Context, args []string, getenv func(string) string, s
 		r := recs[i]
 		switch {
 		case errs[i] != nil:
-			fmt.Fprintf(&b, "  %s: did not answer\n", e.name)
+			fmt.Fprintf(&b, "  %s: did not answer\n", e.Name)
 			continue
 		case r.State == storeset.Unjoined:
-			fmt.Fprintf(&b, "  %s: belongs to no set (store id %s)\n", e.name, r.StoreID)
+			fmt.Fprintf(&b, "  %s: belongs to no set (store id %s)\n", e.Name, r.StoreID)
 		default:
-			fmt.Fprintf(&b, "  %s: version %d, %s (store id %s)\n", e.name, r.Version, r.State, r.StoreID)
+			fmt.Fprintf(&b, "  %s: version %d, %s (store id %s)\n", e.Name, r.Version, r.State, r.StoreID)
 		}
 		answered++
 	}
@@ -107,7 +107,7 @@ func storeShow(ctx context.Context, args []string, getenv func(string) string, s
 		b.WriteString("did not answer:\n")
 		for i, e := range o.entries {
 			if errs[i] != nil {
-				fmt.Fprintf(&b, "  %s: %s\n", e.name, printable(errs[i].Error()))
+				fmt.Fprintf(&b, "  %s: %s\n", e.Name, printable(errs[i].Error()))
 			}
 		}
 	}
@@ -133,7 +133,7 @@ func storeAdd(ctx context.Context, args []string, getenv func(string) string, st
 		if err := sf.stores.Set(name); err != nil {
 			return badFlag(&flag.Flag{Value: &sf.stores}, "store add ", name, err)
 		}
-		name = sf.stores[len(sf.stores)-1].name
+		name = sf.stores[len(sf.stores)-1].Name
 	} else if sf.stores.index(name) < 0 {
 		return fmt.Errorf("%w: store add %s: give the store as NAME=DSN, or as one more --store %s=DSN", errUsage, printable(name), printable(name))
 	}
@@ -191,8 +191,8 @@ func storeRetire(ctx context.Context, args []string, getenv func(string) string,
 	o := openStores(ctx, sf, false)
 	defer o.close()
 	for i, err := range o.errs {
-		if err != nil && !(force && o.entries[i].name == name) {
-			if o.entries[i].name == name {
+		if err != nil && !(force && o.entries[i].Name == name) {
+			if o.entries[i].Name == name {
 				return fmt.Errorf("%w (with --force it is retired all the same, and must never be given to an instance again)", err)
 			}
 			return err
@@ -237,9 +237,9 @@ func currentSet(ctx context.Context, o *openedStores, adding string) (storeset.S
 		return storeset.Set{}, fmt.Errorf("%w: no store given belongs to a set: make one with `leaf store init`", storeset.ErrMismatch)
 	}
 	for _, e := range o.entries {
-		if _, member := set.Member(e.name); !member && e.name != adding {
+		if _, member := set.Member(e.Name); !member && e.Name != adding {
 			return storeset.Set{}, fmt.Errorf("%w: store %q is given but not in the set (version %d: %s); leave it out",
-				storeset.ErrMismatch, e.name, set.Version, strings.Join(set.Names(), ", "))
+				storeset.ErrMismatch, e.Name, set.Version, strings.Join(set.Names(), ", "))
 		}
 	}
 	return set, nil
@@ -250,7 +250,7 @@ func currentSet(ctx context.Context, o *openedStores, adding string) (storeset.S
 func settled(ctx context.Context, o *openedStores, set storeset.Set) bool {
 	recs, errs := o.records(ctx)
 	for i, e := range o.entries {
-		if _, member := set.Member(e.name); member && (errs[i] != nil || recs[i].Version != set.Version || recs[i].State != storeset.Active) {
+		if _, member := set.Member(e.Name); member && (errs[i] != nil || recs[i].Version != set.Version || recs[i].State != storeset.Active) {
 			return false
 		}
 	}
@@ -268,7 +268,7 @@ func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added stri
 		rows []segment.Tag
 	)
 	for i, e := range o.entries {
-		if e.name == added {
+		if e.Name == added {
 			to = o.stores[i]
 		}
 	}
@@ -303,7 +303,7 @@ func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added stri
 			}
 		}
 	}
-	where := o.entries[o.entries.index(added)].where(to)
+	where := o.entries[o.entries.index(added)].Where(to)
 	for _, t := range rows {
 		created, err := to.CreateTag(ctx, segment.Tag{Name: t.Name, MaxID: t.MaxID, Step: t.Step, Description: t.Description})
 		if err != nil && !errors.Is(err, segment.ErrTagExists) {
@@ -320,7 +320,7 @@ func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added stri
 // first, the home, holds what lives in the home store alone (holdsNone).
 func (o *openedStores) onlyHomeHasOne(ctx context.Context) error {
 	for _, e := range o.entries[1:] {
-		if err := o.holdsNone(ctx, e.name); err != nil {
+		if err := o.holdsNone(ctx, e.Name); err != nil {
 			return err
 		}
 	}

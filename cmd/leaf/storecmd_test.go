@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
@@ -22,7 +23,7 @@ type testStore struct {
 // flag is the store as --store NAME=DSN gives it.
 func (s testStore) flag() string {
 	if s.dialect == store.SQLite {
-		return s.name + "=" + sqlitePrefix + s.dsn
+		return s.name + "=" + app.SQLitePrefix + s.dsn
 	}
 	return s.name + "=" + s.dsn
 }

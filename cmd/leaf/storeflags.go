@@ -6,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/store"
 )
 
@@ -82,95 +79,27 @@ func (f *storeFlags) validate() error {
 	return nil
 }
 
-// mysqlConfig is the parsed --mysql-dsn; nil for SQLite, or for a DSN
-// that validate refuses.
-func (f *storeFlags) mysqlConfig() *mysql.Config {
-	if f.mysqlDSN == "" {
-		return nil
+// config is the stores the flags name, as the app and every command open
+// them (app.Stores).
+func (f *storeFlags) config() app.Stores {
+	return app.Stores{
+		MySQLDSN: f.mysqlDSN, MySQLAddrs: f.mysqlAddrs.addrs, MySQLAddrsGiven: f.mysqlAddrs.given,
+		SQLitePath: f.sqlitePath, Timeout: f.storeTimeout, Set: f.stores,
 	}
-	cfg, err := store.ParseMySQLDSN(f.mysqlDSN)
-	if err != nil {
-		return nil
-	}
-	return cfg
 }
-
-// mysqlUnknownDatabase is MySQL's answer for a database that does not
-// exist (ER_BAD_DB_ERROR).
-const mysqlUnknownDatabase = 1049
 
 // open opens the configured store, after validate.
 func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store, error) {
-	opts.Timeout = f.storeTimeout
-	if f.mysqlDSN == "" {
-		return store.OpenSQLite(ctx, f.sqlitePath, opts)
-	}
-	opts.Addrs = f.mysqlAddrs.addrs
-	return openMySQL(ctx, f.mysqlDSN, f.mysqlConfig(), opts)
+	return f.config().Open(ctx, opts)
 }
 
-// openExisting opens the configured store for a command that only reads:
-// a SQLite file that does not exist is an error, not an empty database
-// left behind.
+// openExisting opens the configured store for a command that only reads.
 func (f *storeFlags) openExisting(ctx context.Context) (*store.Store, error) {
-	if f.mysqlDSN == "" && f.sqlitePath != ":memory:" {
-		if _, err := os.Stat(f.sqlitePath); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", f.sqlitePath)
-		}
-	}
-	return f.open(ctx, store.Options{})
+	return f.config().OpenExisting(ctx)
 }
 
-// openMySQL opens the MySQL store of dsn, parsed as cfg (nil if it could
-// not be).
-func openMySQL(ctx context.Context, dsn string, cfg *mysql.Config, opts store.Options) (*store.Store, error) {
-	st, err := store.OpenMySQL(ctx, dsn, opts)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == mysqlUnknownDatabase && cfg != nil {
-		// leaf creates tables, never the database: that needs a privilege
-		// the service's user should not have.
-		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, cfg.DBName)
-	}
-	return st, err
-}
-
-// kind names the store's kind, "mysql" or "sqlite", without an address.
-func (f *storeFlags) kind() string {
-	if f.mysqlDSN == "" {
-		return "sqlite"
-	}
-	return "mysql"
-}
-
-// describe names the store for logs, without the DSN's password.
-func (f *storeFlags) describe() []any {
-	if f.mysqlDSN == "" {
-		return []any{"store", "sqlite", "path", f.sqlitePath}
-	}
-	cfg := f.mysqlConfig()
-	if cfg == nil {
-		return []any{"store", "mysql"}
-	}
-	addr := cfg.Addr
-	if f.mysqlAddrs.given != "" {
-		addr = f.mysqlAddrs.given
-	}
-	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
-}
-
-// where names the store st for a person, as in "created orders in mysql
-// leaf@tcp(db:3306)/leaf": the node in use, never the password.
-func (f *storeFlags) where(st *store.Store) string {
-	cfg := f.mysqlConfig()
-	if cfg == nil {
-		return "sqlite " + f.sqlitePath
-	}
-	addr := cfg.Addr
-	if st != nil && st.Addr() != "" {
-		addr = st.Addr()
-	}
-	return fmt.Sprintf("mysql %s@%s(%s)/%s", cfg.User, cfg.Net, addr, cfg.DBName)
-}
+// where names the store st for a person.
+func (f *storeFlags) where(st *store.Store) string { return f.config().Where(st) }
 
 // addrsFlag is --mysql-addrs: a comma-separated list of host:port.
 type addrsFlag struct {

@@ -28,13 +28,13 @@ type openedStores struct {
 func openStores(ctx context.Context, sf *storeFlags, readOnly bool) *openedStores {
 	o := &openedStores{entries: sf.stores, stores: make([]*store.Store, len(sf.stores)), errs: make([]error, len(sf.stores))}
 	for i, e := range sf.stores {
-		if readOnly && e.isSQLite() && e.path != ":memory:" {
-			if _, err := os.Stat(e.path); errors.Is(err, fs.ErrNotExist) {
-				o.errs[i] = fmt.Errorf("store %q: sqlite %s does not exist", e.name, e.path)
+		if readOnly && e.IsSQLite() && e.Path != ":memory:" {
+			if _, err := os.Stat(e.Path); errors.Is(err, fs.ErrNotExist) {
+				o.errs[i] = fmt.Errorf("store %q: sqlite %s does not exist", e.Name, e.Path)
 				continue
 			}
 		}
-		o.stores[i], o.errs[i] = e.open(ctx, store.Options{Timeout: sf.storeTimeout})
+		o.stores[i], o.errs[i] = e.Open(ctx, store.Options{Timeout: sf.storeTimeout})
 	}
 	return o
 }
@@ -65,7 +65,7 @@ func (o *openedStores) migrate(ctx context.Context, w io.Writer) error {
 		if st == nil {
 			continue
 		}
-		where := o.entries[i].where(st)
+		where := o.entries[i].Where(st)
 		applied, err := st.Migrate(ctx)
 		printMigrations(w, where, applied)
 		if err != nil {
@@ -80,7 +80,7 @@ func (o *openedStores) migrate(ctx context.Context, w io.Writer) error {
 func (o *openedStores) named() []storeset.Named {
 	out := make([]storeset.Named, len(o.entries))
 	for i, e := range o.entries {
-		out[i] = storeset.Named{Name: e.name, Store: unreachable{o.errs[i]}}
+		out[i] = storeset.Named{Name: e.Name, Store: unreachable{o.errs[i]}}
 		if st := o.stores[i]; st != nil {
 			out[i].Store, out[i].Up = st, func() bool { return st.Health().Up }
 		}
@@ -98,7 +98,7 @@ func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, err
 			continue
 		}
 		if recs[i], errs[i] = st.Record(ctx); errs[i] != nil {
-			errs[i] = fmt.Errorf("store %q: %w", o.entries[i].name, errs[i])
+			errs[i] = fmt.Errorf("store %q: %w", o.entries[i].Name, errs[i])
 		}
 	}
 	return recs, errs
@@ -114,7 +114,7 @@ func (o *openedStores) openSet(ctx context.Context) (*storeset.Stores, error) {
 func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) {
 	name := set.HomeName()
 	for i, e := range o.entries {
-		if e.name != name {
+		if e.Name != name {
 			continue
 		}
 		if o.stores[i] == nil {
@@ -123,7 +123,7 @@ func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) 
 		if err := o.stores[i].Ping(context.Background()); err != nil {
 			return nil, "", fmt.Errorf("the set's home store %q does not answer: %w", name, err)
 		}
-		return o.stores[i], e.where(o.stores[i]), nil
+		return o.stores[i], e.Where(o.stores[i]), nil
 	}
 	return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
@@ -136,7 +137,7 @@ func tagAddHome(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Se
 	if err != nil {
 		return err
 	}
-	if err := freeInSet(ctx, stores, t.Name); err != nil {
+	if err := app.FreeInSet(ctx, stores, t.Name); err != nil {
 		return createError(where, err)
 	}
 	return createTagIn(ctx, home, where+" (the home store of the set)", t, set, special, ordered, stdout)
@@ -209,7 +210,7 @@ func tagAddStores(ctx context.Context, sf *storeFlags, t segment.Tag, stdout, st
 	var missing []string
 	for i, st := range o.stores {
 		if _, err := st.Tag(ctx, t.Name); err != nil {
-			missing = append(missing, fmt.Sprintf("%s (%v)", o.entries[i].name, err))
+			missing = append(missing, fmt.Sprintf("%s (%v)", o.entries[i].Name, err))
 		}
 	}
 	if len(missing) > 0 {

@@ -1,11 +1,14 @@
-package main
+package app
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/leafid/leaf/migrations"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
@@ -33,31 +36,31 @@ type openStore struct {
 // as long as another store answers (the set is then checked against the
 // stores that answer, and the others once they do): it opens down, its
 // readiness check says so, and it is migrated once it answers.
-func (a *app) openStore(ctx context.Context) error {
-	if !a.cfg.several() {
-		st, err := a.cfg.open(ctx, store.Options{OnHealth: a.healthLogger("")})
+func (a *Server) openStore(ctx context.Context) error {
+	if !a.cfg.Several() {
+		st, err := a.cfg.Open(ctx, store.Options{OnHealth: a.healthLogger("")})
 		if err != nil {
 			return err
 		}
 		a.stores = append(a.stores, openStore{st: st, late: new(atomic.Bool)})
-		a.log.Info("store open", a.cfg.describe()...)
+		a.log.Info("store open", a.cfg.Describe()...)
 	}
-	for _, e := range a.cfg.stores {
-		st, err := e.open(ctx, store.Options{OnHealth: a.healthLogger(e.name), Timeout: a.cfg.storeTimeout, AllowDown: true})
+	for _, e := range a.cfg.Set {
+		st, err := e.Open(ctx, store.Options{OnHealth: a.healthLogger(e.Name), Timeout: a.cfg.Timeout, AllowDown: true})
 		if err != nil {
 			return err
 		}
-		s := openStore{name: e.name, st: st, late: new(atomic.Bool)}
+		s := openStore{name: e.Name, st: st, late: new(atomic.Bool)}
 		a.stores = append(a.stores, s)
 		if st.Health().Up {
-			a.log.Info("store open", e.describe()...)
+			a.log.Info("store open", e.Describe()...)
 			continue
 		}
 		s.late.Store(true)
 		a.log.Warn("store open, not answering: the other stores serve until it answers",
-			append(e.describe(), "err", st.Health().Err)...)
+			append(e.Describe(), "err", st.Health().Err)...)
 	}
-	if a.cfg.migrate {
+	if a.cfg.Migrate {
 		for _, s := range a.stores {
 			if s.late.Load() {
 				continue
@@ -70,7 +73,7 @@ func (a *app) openStore(ctx context.Context) error {
 		}
 	}
 	a.watchStores(ctx)
-	if !a.cfg.several() {
+	if !a.cfg.Several() {
 		return a.refuseSetMember(ctx)
 	}
 	named := make([]storeset.Named, len(a.stores))
@@ -79,8 +82,8 @@ func (a *app) openStore(ctx context.Context) error {
 	}
 	var err error
 	a.set, err = storeset.Open(ctx, named, storeset.Options{
-		CallTimeout:  a.cfg.storeTimeout,
-		FailoverJump: a.cfg.failoverJump,
+		CallTimeout:  a.cfg.Timeout,
+		FailoverJump: a.cfg.FailoverJump,
 		OnStale:      a.logStale,
 	})
 	if err != nil {
@@ -93,7 +96,7 @@ func (a *app) openStore(ctx context.Context) error {
 
 // closeStores closes the set, which writes its last marks, then every
 // store.
-func (a *app) closeStores() []error {
+func (a *Server) closeStores() []error {
 	var errs []error
 	if a.set != nil {
 		errs = append(errs, a.set.Close())
@@ -107,7 +110,7 @@ func (a *app) closeStores() []error {
 // refuseSetMember refuses a single store that belongs to a set of several:
 // served alone, its rows would hand out ids outside its class, which other
 // stores of the set hand out. A database not migrated yet belongs to none.
-func (a *app) refuseSetMember(ctx context.Context) error {
+func (a *Server) refuseSetMember(ctx context.Context) error {
 	r, err := a.stores[0].st.Record(ctx)
 	if err != nil || r.State == storeset.Unjoined {
 		return nil
@@ -121,7 +124,7 @@ func (a *app) refuseSetMember(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("%w: this database is store %q of a set of stores (version %d, %s): serve it with --store, "+
-		"naming every store of the set (leaf store show)", errUsage, name, r.Version, r.State)
+		"naming every store of the set (leaf store show)", ErrUsage, name, r.Version, r.State)
 }
 
 // errorf names the store in err when there are several.
@@ -142,7 +145,7 @@ func (s openStore) attrs() []any {
 
 // segmentStore is where the allocator takes its ranges: the store, or the
 // set of stores.
-func (a *app) segmentStore() segment.Store {
+func (a *Server) segmentStore() segment.Store {
 	if a.set != nil {
 		return a.set
 	}
@@ -151,7 +154,7 @@ func (a *app) segmentStore() segment.Store {
 
 // tagStore administers the tags: of the store, or of every store of the
 // set.
-func (a *app) tagStore() service.TagRows {
+func (a *Server) tagStore() service.TagRows {
 	if a.set != nil {
 		return a.set
 	}
@@ -161,7 +164,7 @@ func (a *app) tagStore() service.TagRows {
 // homeStore is where what has one counter lives: the sequences, and the
 // ordered, formatted and opaque tags. It is the store, or the home store of
 // the set (storeset's home.go).
-func (a *app) homeStore() *store.Store {
+func (a *Server) homeStore() *store.Store {
 	if a.set != nil {
 		home := a.set.HomeName()
 		for _, s := range a.stores {
@@ -177,9 +180,20 @@ func (a *app) homeStore() *store.Store {
 // it is the set: each store leases only in its own part of the worker-id
 // space, so regions never run the same worker id, and a lease lost with
 // its store is taken again from another.
-func (a *app) leaseStore() snowflake.LeaseStore {
+func (a *Server) leaseStore() snowflake.LeaseStore {
 	if a.set != nil {
 		return a.set.Leases()
 	}
 	return a.stores[0].st
+}
+
+// logMigrations logs what Store.Migrate applied at the start of serve.
+func logMigrations(log *slog.Logger, applied []migrations.Applied) {
+	if len(applied) == 0 {
+		log.Info("no pending migration")
+		return
+	}
+	for _, m := range applied {
+		log.Info("migration applied", "version", m.Version, "name", m.Name, "took", m.Duration.Round(time.Millisecond).String())
+	}
 }

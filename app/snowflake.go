@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 
 // openSnowflake starts the snowflake generator, with --snowflake, and
 // serves its ids; its readiness check fails while it cannot issue.
-func (a *app) openSnowflake(ctx context.Context, e *edges) error {
-	if !a.cfg.snowflake {
+func (a *Server) openSnowflake(ctx context.Context, e *edges) error {
+	if !a.cfg.Snowflake {
 		return nil
 	}
 	var err error
@@ -28,7 +28,7 @@ func (a *app) openSnowflake(ctx context.Context, e *edges) error {
 
 // closeSnowflake stops the generator, which releases its worker id
 // recording the last timestamp it used.
-func (a *app) closeSnowflake() {
+func (a *Server) closeSnowflake() {
 	if a.gen == nil {
 		return
 	}
@@ -42,14 +42,14 @@ func (a *app) closeSnowflake() {
 // newGenerator starts the snowflake generator with a fixed or leased worker
 // id and warns when the layout's range from the epoch runs out within a
 // year.
-func (a *app) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
-	s := snowflake.Settings{EpochMs: a.cfg.epochMs, Layout: a.cfg.layout}
-	if a.cfg.workerID >= 0 {
-		s.WorkerID = a.cfg.workerID
+func (a *Server) newGenerator(ctx context.Context) (*snowflake.Generator, error) {
+	s := snowflake.Settings{EpochMs: a.cfg.EpochMs, Layout: a.cfg.Layout}
+	if a.cfg.WorkerID >= 0 {
+		s.WorkerID = a.cfg.WorkerID
 	} else {
-		s.Leases, s.Holder = a.leaseStore(), a.cfg.holder
+		s.Leases, s.Holder = a.leaseStore(), a.cfg.Holder
 		if s.Holder == "" {
-			s.Holder = defaultHolder(a.addr())
+			s.Holder = defaultHolder(a.Addr())
 		}
 		s.OnLease = a.leaseLogger()
 	}

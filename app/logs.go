@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ func (l *limiter) forget(key string) {
 
 // healthLogger writes one line when the store named name ("" for the one
 // store) stops answering and one when it answers again.
-func (a *app) healthLogger(name string) func(store.Health) {
+func (a *Server) healthLogger(name string) func(store.Health) {
 	log := a.log
 	if name != "" {
 		log = log.With("store", name)
@@ -82,7 +82,7 @@ func newLoadLimiters() loadLimiters {
 
 // logLoad logs failed loads of segments. Tags that do not exist are not
 // worth a line.
-func (a *app) logLoad(l loadLimiters, tag string, err error) {
+func (a *Server) logLoad(l loadLimiters, tag string, err error) {
 	if err == nil {
 		l.failed.forget(tag)
 		l.fixable.forget(tag)
@@ -105,7 +105,7 @@ func (a *app) logLoad(l loadLimiters, tag string, err error) {
 }
 
 // logRegression reports a row found behind what this instance received.
-func (a *app) logRegression(r segment.Regression) {
+func (a *Server) logRegression(r segment.Regression) {
 	attrs := []any{"tag", r.Tag, "highest_max_id_received", r.High, "max_id_found", r.Found}
 	if r.Err != nil {
 		a.log.Error("segment: the database went back in time and the row could not be moved forward; no id is served from it",
@@ -113,21 +113,21 @@ func (a *app) logRegression(r segment.Regression) {
 		return
 	}
 	a.log.Error("segment: the database went back in time; the row was moved forward past every id this instance received",
-		append(attrs, "new_max_id", r.MaxID, "failover_jump", a.cfg.failoverJump)...)
+		append(attrs, "new_max_id", r.MaxID, "failover_jump", a.cfg.FailoverJump)...)
 }
 
 // logStale reports a store of the set whose row was found behind the mark
 // another store holds of it: restored from a backup, or failed over to a
 // copy that missed writes. The range was taken past the mark plus the
 // failover jump.
-func (a *app) logStale(storeName, tag string, mark int64) {
+func (a *Server) logStale(storeName, tag string, mark int64) {
 	a.log.Error("segment: the store went back in time; the range was taken past the highest max_id another store recorded of it",
-		"store", storeName, "tag", tag, "mark", mark, "failover_jump", a.cfg.failoverJump)
+		"store", storeName, "tag", tag, "mark", mark, "failover_jump", a.cfg.FailoverJump)
 }
 
 // leaseLogger logs the worker lease's troubles: renewal failures at most
 // once every logEvery, losses and regressions always, and a new worker id.
-func (a *app) leaseLogger() func(snowflake.LeaseEvent) {
+func (a *Server) leaseLogger() func(snowflake.LeaseEvent) {
 	l := newLimiter(logEvery)
 	return func(ev snowflake.LeaseEvent) {
 		switch {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // Readiness: only this instance's own problems fail it; an outage of the
 // store, which every instance shares, degrades it (httpapi.ErrDegraded).
 
-func (a *app) lifecycleCheck(context.Context) error {
+func (a *Server) lifecycleCheck(context.Context) error {
 	if a.stopping.Load() {
 		return errors.New("shutting down")
 	}
@@ -30,7 +30,7 @@ func (a *app) lifecycleCheck(context.Context) error {
 // fails naming what is missing, and the check runs again every few
 // seconds, so that a `leaf migrate` run elsewhere makes the instance
 // ready.
-func (a *app) watchStores(ctx context.Context) {
+func (a *Server) watchStores(ctx context.Context) {
 	var late, lacking []openStore
 	var first error
 	for _, s := range a.stores {
@@ -38,7 +38,7 @@ func (a *app) watchStores(ctx context.Context) {
 			late = append(late, s)
 			continue
 		}
-		if a.cfg.migrate {
+		if a.cfg.Migrate {
 			continue
 		}
 		err := s.st.CheckSchema(ctx)
@@ -72,7 +72,7 @@ func (a *app) watchStores(ctx context.Context) {
 
 // catchUp is watchStores' loop: it ends when ctx does, or when every late
 // store has been migrated (or checked) and none lacks a migration.
-func (a *app) catchUp(ctx context.Context, late, lacking []openStore) {
+func (a *Server) catchUp(ctx context.Context, late, lacking []openStore) {
 	t := time.NewTicker(lateCheck)
 	defer t.Stop()
 	failures := newLimiter(logEvery)
@@ -144,9 +144,9 @@ func (a *app) catchUp(ctx context.Context, late, lacking []openStore) {
 // catchUpStore migrates a late store that answers now, or with
 // --migrate=false checks its schema; lacks reports a store that lacks a
 // migration this version needs, err saying what.
-func (a *app) catchUpStore(ctx context.Context, s openStore) (lacks bool, err error) {
+func (a *Server) catchUpStore(ctx context.Context, s openStore) (lacks bool, err error) {
 	log := a.log.With(s.attrs()...)
-	if !a.cfg.migrate {
+	if !a.cfg.Migrate {
 		cctx, cancel := context.WithTimeout(ctx, s.st.Timeout())
 		defer cancel()
 		err := s.st.CheckSchema(cctx)
@@ -178,7 +178,7 @@ const schemaRecheck = 2 * time.Second
 // once one answers.
 const lateCheck = 250 * time.Millisecond
 
-func (a *app) schemaCheck(context.Context) error {
+func (a *Server) schemaCheck(context.Context) error {
 	if err := a.schemaErr.Load(); err != nil {
 		return *err
 	}
@@ -186,7 +186,7 @@ func (a *app) schemaCheck(context.Context) error {
 }
 
 // storesUp reports whether every store answers.
-func (a *app) storesUp() bool {
+func (a *Server) storesUp() bool {
 	for _, s := range a.stores {
 		if !s.st.Health().Up {
 			return false
@@ -198,7 +198,7 @@ func (a *app) storesUp() bool {
 // storeHealth is the stores' health as /status shows it: up while every
 // store answers, since the last came back; else down since the first went
 // down, with why each is down; the calls failed of them all.
-func (a *app) storeHealth() httpapi.StoreHealth {
+func (a *Server) storeHealth() httpapi.StoreHealth {
 	var (
 		out  httpapi.StoreHealth
 		errs []string
@@ -232,7 +232,7 @@ func (a *app) storeHealth() httpapi.StoreHealth {
 
 // storeChecks are the checks of the stores: "store", or one "store:NAME"
 // per store of a set.
-func (a *app) storeChecks() []httpapi.Check {
+func (a *Server) storeChecks() []httpapi.Check {
 	var out []httpapi.Check
 	for _, s := range a.stores {
 		name := "store"
@@ -247,13 +247,13 @@ func (a *app) storeChecks() []httpapi.Check {
 // storeCheck degrades readiness while s does not answer, and while a store
 // that did not answer at the start has not been migrated (or checked)
 // since it answers.
-func (a *app) storeCheck(s openStore) func(context.Context) error {
+func (a *Server) storeCheck(s openStore) func(context.Context) error {
 	return func(context.Context) error {
 		h := s.st.Health()
 		switch {
 		case !h.Up:
 			return fmt.Errorf("%w: the database has not answered since %s", httpapi.ErrDegraded, h.Since.UTC().Format(time.RFC3339))
-		case s.late.Load() && a.cfg.migrate:
+		case s.late.Load() && a.cfg.Migrate:
 			return fmt.Errorf("%w: the database answers again and is being migrated", httpapi.ErrDegraded)
 		case s.late.Load():
 			return fmt.Errorf("%w: the database answers again and its schema is being checked", httpapi.ErrDegraded)
@@ -266,7 +266,7 @@ func (a *app) storeCheck(s openStore) func(context.Context) error {
 // lease that lapsed because renewals failed (the store did not answer), or
 // that waits out a store gone back in time, is shared by every instance and
 // only degrades.
-func (a *app) snowflakeCheck(context.Context) error {
+func (a *Server) snowflakeCheck(context.Context) error {
 	err := a.gen.Ready()
 	switch {
 	case err == nil:

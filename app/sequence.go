@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 // them, their spaces and, with the segment allocator, the strictly
 // increasing (ordered) tags. They live in one store: the store, or the
 // home store of a set.
-func (a *app) openSequences(e *edges) error {
-	if !a.cfg.sequences {
+func (a *Server) openSequences(e *edges) error {
+	if !a.cfg.Sequences {
 		return nil
 	}
 	var err error
@@ -23,7 +23,7 @@ func (a *app) openSequences(e *edges) error {
 	}
 	e.svc.Sequences, e.domain.Sequences = a.seq, a.seq
 	e.svc.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
-	if a.cfg.segment {
+	if a.cfg.Segment {
 		e.svc.Ordered = a.seq
 		e.svc.Tags = tagAdmin{TagRows: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
 	}
@@ -32,7 +32,7 @@ func (a *app) openSequences(e *edges) error {
 
 // closeSequences stops serving the sequences, then clears the leases held
 // here, so that other instances take the sections at once.
-func (a *app) closeSequences() {
+func (a *Server) closeSequences() {
 	if a.seq == nil {
 		return
 	}
@@ -45,10 +45,10 @@ func (a *app) closeSequences() {
 
 // newSequencer starts the per-key sequences on the store, advertising
 // --advertise-addr or an address made of the listener's.
-func (a *app) newSequencer() (*sequence.Sequencer, error) {
-	addr := a.cfg.advertiseAddr
+func (a *Server) newSequencer() (*sequence.Sequencer, error) {
+	addr := a.cfg.AdvertiseAddr
 	if addr == "" {
-		addr = defaultAdvertise(a.addr())
+		addr = defaultAdvertise(a.Addr())
 	}
 	// A failing round is logged when it starts failing, then at most once
 	// a minute while the error stays the same (every round fails while
@@ -63,7 +63,7 @@ func (a *app) newSequencer() (*sequence.Sequencer, error) {
 		Ordered: home,
 		Tags:    home,
 		Addr:    addr,
-		Lease:   a.cfg.sequenceLease,
+		Lease:   a.cfg.SequenceLease,
 		OnEvent: func(e sequence.Event) {
 			switch e.Kind {
 			case "error":

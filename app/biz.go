@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -22,8 +22,8 @@ const pruneEvery = time.Hour
 // allocator issues (or the Sequencer, for those served by one owner). They
 // live in one store: the store, or the home store of a set, whose rows
 // the set's allocator numbers there (storeset's home.go).
-func (a *app) openIssuer(e *edges) error {
-	if !a.cfg.segment {
+func (a *Server) openIssuer(e *edges) error {
+	if !a.cfg.Segment {
 		return nil
 	}
 	st := a.homeStore()
@@ -49,7 +49,7 @@ type homeSettings struct {
 }
 
 func (h homeSettings) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.Settings) (segment.Tag, error) {
-	if err := freeInSet(ctx, h.set, t.Name); err != nil {
+	if err := FreeInSet(ctx, h.set, t.Name); err != nil {
 		return segment.Tag{}, err
 	}
 	return h.Store.CreateSpecialTag(ctx, t, set)
@@ -63,7 +63,7 @@ func (h homeSettings) SetTagSettings(ctx context.Context, old bizid.Settings, ha
 }
 
 // closeIssuer stops the issuer's loop, then the issuer.
-func (a *app) closeIssuer() {
+func (a *Server) closeIssuer() {
 	if a.bizStop == nil {
 		return
 	}
@@ -75,9 +75,9 @@ func (a *app) closeIssuer() {
 // newIssuer serves formatted and opaque tags over the store and the
 // allocator, and starts the loop that re-reads their settings every
 // --tag-refresh and prunes old periods every hour.
-func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
+func (a *Server) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	opts := bizid.Options{
-		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.opaqueKeys.keys, Grace: time.Duration(a.cfg.periodGrace),
+		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.OpaqueKeys, Grace: a.cfg.PeriodGrace,
 		OnSpecial: a.alloc.MarkSpecial,
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
 	}
@@ -95,8 +95,8 @@ func (a *app) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 }
 
 // runIssuer refreshes and prunes until ctx ends.
-func (a *app) runIssuer(ctx context.Context, is *bizid.Issuer) {
-	refresh := time.NewTicker(a.cfg.refreshTags)
+func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer) {
+	refresh := time.NewTicker(a.cfg.RefreshTags)
 	defer refresh.Stop()
 	prune := time.NewTicker(pruneEvery)
 	defer prune.Stop()
@@ -117,7 +117,7 @@ func (a *app) runIssuer(ctx context.Context, is *bizid.Issuer) {
 
 // pruneOnce closes and prunes the periods past the grace, and logs what
 // it did.
-func (a *app) pruneOnce(ctx context.Context, is *bizid.Issuer) {
+func (a *Server) pruneOnce(ctx context.Context, is *bizid.Issuer) {
 	n, err := is.Prune(ctx)
 	switch {
 	case err != nil && ctx.Err() == nil:

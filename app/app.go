@@ -1,10 +1,9 @@
-package main
+package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,35 +24,16 @@ import (
 // release of the snowflake lease.
 const shutdownTimeout = 10 * time.Second
 
-// serve runs `leaf serve` until ctx is done.
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	a, err := newApp(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
-	keepHeapFloor(heapFloor)
-	if err := a.open(ctx); err != nil {
-		return errors.Join(err, a.close())
-	}
-	err = a.run(ctx)
-	return errors.Join(err, a.close())
+// ErrUsage is the error of a configuration that cannot serve as given:
+// the command line is to blame (leaf exits with status 2).
+var ErrUsage = errors.New("usage")
+
+// New returns the server of cfg, logging to log; nothing is started yet.
+func New(cfg Config, log *slog.Logger) *Server {
+	return &Server{cfg: cfg, log: log}
 }
 
-// newApp reads the configuration of `leaf serve` from args and the
-// environment; nothing is started yet.
-func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, error) {
-	var c serveConfig
-	fs := c.flags()
-	if err := parse(fs, args, getenv, stderr); err != nil {
-		return nil, err
-	}
-	if err := c.validate(fs); err != nil {
-		return nil, err
-	}
-	return &app{cfg: c, log: newLogger(c.logFormat, c.logLevel, stderr)}, nil
-}
-
-// app is one running `leaf serve`. open starts its parts in this order,
+// Server is one running `leaf serve`. Open starts its parts in this order,
 // each using the ones before it:
 //
 //	store (migrated), or with --store each store (migrated) and the set
@@ -68,11 +48,11 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*app, 
 // releases its worker id recording the last timestamp it used, the set
 // writes its last marks, and the stores close last.
 //
-// Each part has a file: servestore.go, serveedge.go (the listener and the
-// server), servesegment.go, servebiz.go, servesequence.go and
-// servesnowflake.go.
-type app struct {
-	cfg serveConfig
+// Each part has a file: store.go, edge.go (the listener and the server),
+// segment.go, biz.go, sequence.go and snowflake.go. Run serves until its
+// context ends; Close stops what Open started, also after a failed Open.
+type Server struct {
+	cfg Config
 	log *slog.Logger
 
 	stores   []openStore          // every store opened, in the configured order
@@ -98,10 +78,10 @@ type app struct {
 	bizWG   sync.WaitGroup
 }
 
-// open starts every part, bounded by ctx, in the order the type's comment
+// Open starts every part, bounded by ctx, in the order the type's comment
 // gives. Each part adds what it serves to e, from which the edges are made
 // last. On error the parts opened so far stay for close to stop.
-func (a *app) open(ctx context.Context) error {
+func (a *Server) Open(ctx context.Context) error {
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}
@@ -125,14 +105,14 @@ func (a *app) open(ctx context.Context) error {
 
 // openUUIDs serves UUIDs, which need no store and no coordination: they
 // are always on.
-func (a *app) openUUIDs(e *edges) {
+func (a *Server) openUUIDs(e *edges) {
 	uuids := uuidv7.New(uuidv7.Options{})
 	e.svc.UUIDs, e.domain.UUIDs = uuids, uuids
 }
 
-// run serves until ctx is done, then shuts the HTTP server down,
+// Run serves until ctx is done, then shuts the HTTP server down,
 // finishing the requests in flight.
-func (a *app) run(ctx context.Context) error {
+func (a *Server) Run(ctx context.Context) error {
 	served := make(chan error, 1)
 	a.serving.Store(true)
 	// Read before Serve starts: it sets up the server's TLSConfig.
@@ -145,9 +125,9 @@ func (a *app) run(ctx context.Context) error {
 	} else {
 		go func() { served <- a.srv.Serve(httpapi.JSONRefusals(a.ln)) }()
 	}
-	a.log.Info("serving", "addr", a.addr(), "version", version, "tls", tlsOn,
-		"segment", a.cfg.segment, "snowflake", a.cfg.snowflake, "admin_api", a.cfg.adminToken != "",
-		"status_token", a.cfg.statusToken != "", "opaque_keys", len(a.cfg.opaqueKeys.keys))
+	a.log.Info("serving", "addr", a.Addr(), "version", a.cfg.Version, "tls", tlsOn,
+		"segment", a.cfg.Segment, "snowflake", a.cfg.Snowflake, "admin_api", a.cfg.AdminToken != "",
+		"status_token", a.cfg.StatusToken != "", "opaque_keys", len(a.cfg.OpaqueKeys))
 
 	select {
 	case err := <-served:
@@ -167,9 +147,9 @@ func (a *app) run(ctx context.Context) error {
 	return nil
 }
 
-// close stops what open started, in the order the type's comment gives.
+// Close stops what Open started, in the order the type's comment gives.
 // It may be called after a failed open.
-func (a *app) close() error {
+func (a *Server) Close() error {
 	a.stopping.Store(true)
 	if a.watchStop != nil {
 		a.watchStop()
@@ -185,3 +165,9 @@ func (a *app) close() error {
 	errs = append(errs, a.closeStores()...)
 	return errors.Join(errs...)
 }
+
+// Sequencer, Allocator and Generator are the parts the server serves
+// with, nil where a mode is off: for tests and tools that watch them.
+func (a *Server) Sequencer() *sequence.Sequencer  { return a.seq }
+func (a *Server) Allocator() *segment.Allocator   { return a.alloc }
+func (a *Server) Generator() *snowflake.Generator { return a.gen }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 // openSegments starts the segment allocator, with --segment, and serves
 // its ids and the administration of its tags.
-func (a *app) openSegments(e *edges) {
-	if !a.cfg.segment {
+func (a *Server) openSegments(e *edges) {
+	if !a.cfg.Segment {
 		return
 	}
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
@@ -28,7 +28,7 @@ func (a *app) openSegments(e *edges) {
 
 // closeSegments stops the allocator's loads, then hands back what its
 // segments did not use.
-func (a *app) closeSegments() error {
+func (a *Server) closeSegments() error {
 	if a.alloc == nil {
 		return nil
 	}
@@ -39,13 +39,13 @@ func (a *app) closeSegments() error {
 
 // newAllocator starts the segment allocator, timing its loads in times
 // and logging them.
-func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
+func (a *Server) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 	loads := newLoadLimiters()
 	opts := segment.Options{
 		// A load is one call of the store, or two when it fences.
 		LoadTimeout:     2*a.stores[0].st.Timeout() + time.Second,
-		RefreshInterval: a.cfg.refreshTags,
-		FailoverJump:    a.cfg.failoverJump,
+		RefreshInterval: a.cfg.RefreshTags,
+		FailoverJump:    a.cfg.FailoverJump,
 		OnLoad: func(tag string, took time.Duration, err error) {
 			times.Observe(tag, took, err)
 			a.logLoad(loads, tag, err)
@@ -59,7 +59,7 @@ func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 		// each call bounded by the set's call timeout, and read the marks
 		// of the others.
 		opts.AboveReceived = true
-		call := a.cfg.storeTimeout
+		call := a.cfg.Timeout
 		if call <= 0 {
 			call = segment.DefaultLoadTimeout / 3 // the set's default
 		}
@@ -71,7 +71,7 @@ func (a *app) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 // handBack returns the unused tails of the segments to their rows, so that
 // a restart does not skip them, and logs what it did. A set of stores
 // takes nothing back: its ranges come from several rows.
-func (a *app) handBack() {
+func (a *Server) handBack() {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	for _, r := range a.alloc.HandBack(ctx) {
@@ -102,7 +102,7 @@ func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segmen
 	if t.seq == nil || t.st == nil {
 		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on", sequence.ErrUnavailable)
 	}
-	if err := freeInSet(ctx, t.set, tag.Name); err != nil {
+	if err := FreeInSet(ctx, t.set, tag.Name); err != nil {
 		return segment.Tag{}, err
 	}
 	created, err := t.st.CreateOrderedTag(ctx, tag)
@@ -121,10 +121,10 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 	return created, err
 }
 
-// freeInSet refuses a name that a store of the set has: a tag that lives in
+// FreeInSet refuses a name that a store of the set has: a tag that lives in
 // the home store alone (ordered, formatted, opaque) must have no row of its
 // name in another store, which would number it in its class.
-func freeInSet(ctx context.Context, set *storeset.Stores, name string) error {
+func FreeInSet(ctx context.Context, set *storeset.Stores, name string) error {
 	if set == nil {
 		return nil
 	}

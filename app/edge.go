@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -32,31 +32,31 @@ type edges struct {
 // listen binds --addr. It comes before anything is leased, so a port in
 // use fails the start at once, and the holder name has the port really
 // listened on.
-func (a *app) listen() error {
+func (a *Server) listen() error {
 	var err error
-	a.ln, err = net.Listen("tcp", a.cfg.addr)
+	a.ln, err = net.Listen("tcp", a.cfg.Addr)
 	return err
 }
 
-// addr is the address the app listens on, once open.
-func (a *app) addr() string { return a.ln.Addr().String() }
+// Addr is the address the app listens on, once open.
+func (a *Server) Addr() string { return a.ln.Addr().String() }
 
 // newEdges is the configuration of the edges before any part adds to it:
 // the instance, the tokens, and the readiness checks of the lifecycle, the
 // schema and the stores.
-func (a *app) newEdges() *edges {
+func (a *Server) newEdges() *edges {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := &edges{
 		reg:    reg,
-		domain: metrics.Sources{Version: version, StoreUp: a.storesUp, SegmentTags: a.cfg.metricsTags.tags},
+		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags},
 		api: httpapi.Config{
-			AdminToken:  a.cfg.adminToken,
-			StatusToken: a.cfg.statusToken,
+			AdminToken:  a.cfg.AdminToken,
+			StatusToken: a.cfg.StatusToken,
 			Instance: httpapi.Instance{
-				Version:     version,
+				Version:     a.cfg.Version,
 				Started:     time.Now(),
-				Store:       a.cfg.kind(),
+				Store:       a.cfg.Kind(),
 				StoreHealth: a.storeHealth,
 			},
 			Registry: reg,
@@ -66,10 +66,10 @@ func (a *app) newEdges() *edges {
 				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
 			}, a.storeChecks()...),
 		},
-		svc: service.Config{Registry: reg, Logger: a.log, ForwardTimeout: a.cfg.forwardTimeout},
+		svc: service.Config{Registry: reg, Logger: a.log, ForwardTimeout: a.cfg.ForwardTimeout},
 	}
 	if a.set != nil {
-		e.api.Instance.Store = a.cfg.setKind()
+		e.api.Instance.Store = a.cfg.SetKind()
 		e.api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
 	}
 	return e
@@ -78,7 +78,7 @@ func (a *app) newEdges() *edges {
 // openServer registers the domain metrics and makes the server of both
 // edges from what the parts offered, with TLS when --tls-cert is given.
 // It serves nothing yet: run does.
-func (a *app) openServer(e *edges) error {
+func (a *Server) openServer(e *edges) error {
 	if err := metrics.Register(e.reg, e.domain); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (a *app) openServer(e *edges) error {
 	api.Service = service.New(e.svc)
 	rpc := grpcapi.Config{
 		Service:    api.Service,
-		AdminToken: a.cfg.adminToken,
+		AdminToken: a.cfg.AdminToken,
 		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
 		Registry:   e.reg,
 		Logger:     a.log,
@@ -103,8 +103,8 @@ func (a *app) openServer(e *edges) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	a.srv.RegisterOnShutdown(rpcAPI.Close) // Shutdown waits for health Watch streams: end them
-	if a.cfg.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(a.cfg.tlsCert, a.cfg.tlsKey)
+	if a.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
 		if err != nil {
 			return fmt.Errorf("--tls-cert and --tls-key: %w", err)
 		}

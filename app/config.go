@@ -1,0 +1,58 @@
+package app
+
+import (
+	"time"
+
+	"github.com/leafid/leaf/snowflake"
+)
+
+// Config is the configuration of a server: what `leaf serve`'s flags and
+// environment read (docs/cli.md tells each), already checked. Zero fields
+// are not defaults here: the command line fills them.
+type Config struct {
+	// Stores is where the ids live: one store, or a set of them.
+	Stores
+	// Addr is the listen address, host:port or :port.
+	Addr string
+	// Migrate applies the pending migrations before serving.
+	Migrate bool
+	// Segment, Snowflake and Sequences turn each mode on.
+	Segment, Snowflake, Sequences bool
+	// WorkerID is a fixed snowflake worker id; -1 leases one from the
+	// store.
+	WorkerID int64
+	// EpochMs is the snowflake epoch in Unix milliseconds, and Layout the
+	// bit layout of its ids.
+	EpochMs int64
+	Layout  snowflake.Layout
+	// Holder is the identity of this instance in the worker-lease table;
+	// empty means the host name and the listen port.
+	Holder string
+	// AdminToken and StatusToken are the bearer tokens of /api/admin and
+	// of /status; an empty one leaves the first unmounted, the second open.
+	AdminToken, StatusToken string
+	// TLSCert and TLSKey are the certificate and key files of HTTPS and
+	// gRPC over TLS; empty serves plaintext.
+	TLSCert, TLSKey string
+	// RefreshTags is how often the tag list is read again.
+	RefreshTags time.Duration
+	// FailoverJump is how far past the highest max_id it received an
+	// instance moves a row found gone back in time.
+	FailoverJump int64
+	// MetricsTags always have series of their own once used.
+	MetricsTags []string
+	// OpaqueKeys are the fleet's keys of opaque tags, the first for new
+	// tags. Never logged.
+	OpaqueKeys [][]byte
+	// PeriodGrace is how long after its end a formatted tag's period keeps
+	// its row.
+	PeriodGrace time.Duration
+	// AdvertiseAddr is where other instances reach this one; empty: the
+	// listen address when it names a host, else the host name and port.
+	AdvertiseAddr string
+	// SequenceLease is the lease of a section's owner, and ForwardTimeout
+	// the bound of a request forwarded to an owner.
+	SequenceLease, ForwardTimeout time.Duration
+	// Version is the build's version, shown on /status and in the logs.
+	Version string
+}

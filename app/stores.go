@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/leafid/leaf/store"
+)
+
+// Stores is where the ids live: one store (a MySQL database, with the
+// nodes of its synchronous cluster, or an SQLite file), or several
+// independent stores serving one number space (Set). The command line
+// reads it from --mysql-dsn and --mysql-addrs, --sqlite-path, --store and
+// --store-addrs, and --store-timeout; every command that opens a store
+// opens it by these methods.
+type Stores struct {
+	// MySQLDSN is the DSN of the one MySQL store; empty for SQLite.
+	MySQLDSN string
+	// MySQLAddrs are the nodes of its cluster, used in turn instead of the
+	// DSN's address, and MySQLAddrsGiven as given, for the logs.
+	MySQLAddrs      []string
+	MySQLAddrsGiven string
+	// SQLitePath is the one SQLite store's file.
+	SQLitePath string
+	// Timeout is the deadline of each call of a store; 0 means the store's
+	// default.
+	Timeout time.Duration
+	// Set are the stores of a set, in the order of preference; none for
+	// one store.
+	Set []StoreEntry
+}
+
+// StoreEntry is one store of a set: NAME=DSN, or NAME=sqlite:PATH.
+type StoreEntry struct {
+	Name string
+	DSN  string        // the MySQL DSN; empty for SQLite
+	Cfg  *mysql.Config // the parsed DSN; nil for SQLite
+	Path string        // the SQLite file
+	// Addrs are the nodes of its cluster, and AddrsGiven as given.
+	Addrs      []string
+	AddrsGiven string
+}
+
+// Several reports whether the stores are a set.
+func (s Stores) Several() bool { return len(s.Set) > 0 }
+
+// MySQLConfig is the parsed DSN of the one MySQL store; nil for SQLite,
+// or for a DSN that does not parse.
+func (s Stores) MySQLConfig() *mysql.Config {
+	if s.MySQLDSN == "" {
+		return nil
+	}
+	cfg, err := store.ParseMySQLDSN(s.MySQLDSN)
+	if err != nil {
+		return nil
+	}
+	return cfg
+}
+
+// mysqlUnknownDatabase is MySQL's answer for a database that does not
+// exist (ER_BAD_DB_ERROR).
+const mysqlUnknownDatabase = 1049
+
+// Open opens the one store.
+func (s Stores) Open(ctx context.Context, opts store.Options) (*store.Store, error) {
+	opts.Timeout = s.Timeout
+	if s.MySQLDSN == "" {
+		return store.OpenSQLite(ctx, s.SQLitePath, opts)
+	}
+	opts.Addrs = s.MySQLAddrs
+	return openMySQL(ctx, s.MySQLDSN, s.MySQLConfig(), opts)
+}
+
+// OpenExisting opens the one store for a command that only reads: an
+// SQLite file that does not exist is an error, not an empty database left
+// behind.
+func (s Stores) OpenExisting(ctx context.Context) (*store.Store, error) {
+	if s.MySQLDSN == "" && s.SQLitePath != ":memory:" {
+		if _, err := os.Stat(s.SQLitePath); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", s.SQLitePath)
+		}
+	}
+	return s.Open(ctx, store.Options{})
+}
+
+// openMySQL opens the MySQL store of dsn, parsed as cfg (nil if it could
+// not be).
+func openMySQL(ctx context.Context, dsn string, cfg *mysql.Config, opts store.Options) (*store.Store, error) {
+	st, err := store.OpenMySQL(ctx, dsn, opts)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == mysqlUnknownDatabase && cfg != nil {
+		// leaf creates tables, never the database: that needs a privilege
+		// the service's user should not have.
+		return nil, fmt.Errorf("%w; create it first: CREATE DATABASE `%s` CHARACTER SET utf8mb4", err, cfg.DBName)
+	}
+	return st, err
+}
+
+// Kind names the one store's kind, "mysql" or "sqlite", without an
+// address.
+func (s Stores) Kind() string {
+	if s.MySQLDSN == "" {
+		return "sqlite"
+	}
+	return "mysql"
+}
+
+// Describe names the one store for logs, without the DSN's password.
+func (s Stores) Describe() []any {
+	if s.MySQLDSN == "" {
+		return []any{"store", "sqlite", "path", s.SQLitePath}
+	}
+	cfg := s.MySQLConfig()
+	if cfg == nil {
+		return []any{"store", "mysql"}
+	}
+	addr := cfg.Addr
+	if s.MySQLAddrsGiven != "" {
+		addr = s.MySQLAddrsGiven
+	}
+	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
+}
+
+// Where names the one store st for a person, as in "created orders in
+// mysql leaf@tcp(db:3306)/leaf": the node in use, never the password.
+func (s Stores) Where(st *store.Store) string {
+	cfg := s.MySQLConfig()
+	if cfg == nil {
+		return "sqlite " + s.SQLitePath
+	}
+	addr := cfg.Addr
+	if st != nil && st.Addr() != "" {
+		addr = st.Addr()
+	}
+	return fmt.Sprintf("mysql %s@%s(%s)/%s", cfg.User, cfg.Net, addr, cfg.DBName)
+}
+
+// SetKind names the kind of each store of the set for the status page:
+// "3 stores: a (mysql), b (sqlite), c (mysql)", no address.
+func (s Stores) SetKind() string {
+	kinds := make([]string, len(s.Set))
+	for i, e := range s.Set {
+		kinds[i] = fmt.Sprintf("%s (%s)", e.Name, e.Kind())
+	}
+	noun := "stores"
+	if len(s.Set) == 1 {
+		noun = "store"
+	}
+	return fmt.Sprintf("%d %s: %s", len(s.Set), noun, strings.Join(kinds, ", "))
+}
+
+// SQLitePrefix marks the DSN of an SQLite file of a set: sqlite:PATH.
+const SQLitePrefix = "sqlite:"
+
+// IsSQLite reports whether the entry is an SQLite file.
+func (e StoreEntry) IsSQLite() bool { return e.Cfg == nil }
+
+// String names the entry as NAME=DSN, without the DSN's password.
+func (e StoreEntry) String() string {
+	if e.IsSQLite() {
+		return e.Name + "=" + SQLitePrefix + e.Path
+	}
+	return fmt.Sprintf("%s=%s@%s(%s)/%s", e.Name, e.Cfg.User, e.Cfg.Net, e.Cfg.Addr, e.Cfg.DBName)
+}
+
+// Kind is "mysql" or "sqlite".
+func (e StoreEntry) Kind() string {
+	if e.IsSQLite() {
+		return "sqlite"
+	}
+	return "mysql"
+}
+
+// Where names the store for a person, as Stores.Where does, with its name:
+// `store "a" (mysql leaf@tcp(db:3306)/leaf)`; st, when open, gives the node
+// in use.
+func (e StoreEntry) Where(st *store.Store) string {
+	if e.IsSQLite() {
+		return fmt.Sprintf("store %q (sqlite %s)", e.Name, e.Path)
+	}
+	addr := e.Cfg.Addr
+	if st != nil && st.Addr() != "" {
+		addr = st.Addr()
+	}
+	return fmt.Sprintf("store %q (mysql %s@%s(%s)/%s)", e.Name, e.Cfg.User, e.Cfg.Net, addr, e.Cfg.DBName)
+}
+
+// Describe names the store for logs, without the DSN's password.
+func (e StoreEntry) Describe() []any {
+	if e.IsSQLite() {
+		return []any{"store", e.Name, "kind", "sqlite", "path", e.Path}
+	}
+	addr := e.Cfg.Addr
+	if e.AddrsGiven != "" {
+		addr = e.AddrsGiven
+	}
+	return []any{"store", e.Name, "kind", "mysql", "addr", addr, "database", e.Cfg.DBName, "user", e.Cfg.User}
+}
+
+// Open opens the store.
+func (e StoreEntry) Open(ctx context.Context, opts store.Options) (*store.Store, error) {
+	var (
+		st  *store.Store
+		err error
+	)
+	if e.IsSQLite() {
+		st, err = store.OpenSQLite(ctx, e.Path, opts)
+	} else {
+		opts.Addrs = e.Addrs
+		st, err = openMySQL(ctx, e.DSN, e.Cfg, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store %q: %w", e.Name, err)
+	}
+	return st, nil
+}
