@@ -12,9 +12,11 @@ import (
 
 // newBuffer creates the tag's buffer with a first load from the store.
 // Concurrent first requests for a tag share one load. A tag that was not
-// on the last list read is looked up first (see lookups), so that a name
-// with no row of exactly that name never reaches the statement that
-// raises max_id.
+// on the last list read and whose first load is not taken in a batch is
+// looked up first (see lookups), so that a name with no row of exactly
+// that name never reaches the statement that raises max_id. A batch needs
+// no look-up: it raises only the rows of exactly the names asked, and
+// answers ErrUnknownTag for the others (BatchAllocator).
 func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
 	a.mu.Lock()
 	closed, known, notPlain := a.closed, a.known[tag], a.notPlain[tag]
@@ -25,7 +27,7 @@ func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) 
 	if notPlain {
 		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	}
-	if !known {
+	if _, batched := a.batchStore(tag); !known && !batched {
 		if err := a.lookup(ctx, tag); err != nil {
 			return nil, err
 		}
@@ -134,8 +136,8 @@ type loadResult struct {
 // (Options.AboveReceived). Either way the store is called from a
 // goroutine of the allocator's.
 func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
-	st, ok := a.store.(BatchAllocator)
-	if !ok || (a.opts.AboveReceived && a.mark(tag).high > 0) {
+	st, ok := a.batchStore(tag)
+	if !ok {
 		var (
 			alloc Allocation
 			err   error
@@ -182,6 +184,17 @@ func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
 	case <-a.ctx.Done(): // closed: the batches left are never run
 		return Allocation{}, ErrClosed
 	}
+}
+
+// batchStore returns the store as a BatchAllocator when the first load of
+// tag is taken in a batch: when the store takes batches, and the range
+// need not lie above a mark (Options.AboveReceived).
+func (a *Allocator) batchStore(tag string) (BatchAllocator, bool) {
+	st, ok := a.store.(BatchAllocator)
+	if !ok || (a.opts.AboveReceived && a.mark(tag).high > 0) {
+		return nil, false
+	}
+	return st, true
 }
 
 // runFirstBatches takes batch b, then every batch that filled meanwhile,

@@ -256,3 +256,35 @@ func TestCloseEndsBatchedFirstLoads(t *testing.T) {
 	}
 	testkit.WaitFor(t, 0, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
+
+// TestBatchedFirstLoadsNeedNoLookup: through a store that takes batches,
+// a tag that was not on the last list read is served by its batched first
+// load alone, with no look-up read and nothing kept of its name beside its
+// buffer; names without a row of exactly that name, spellings that a
+// collation would match included, are unknown and get nothing.
+func TestBatchedFirstLoadsNeedNoLookup(t *testing.T) {
+	st := segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000})
+	st.SetFold(true) // as MySQL's collations would match them
+	a := newAllocator(t, st.Batched(), newClock())
+	take(t, a, "orders", 1, 2)
+	for _, name := range []string{"ORDERS", "Orders", "orders ", "nope"} {
+		if _, err := a.Next(context.Background(), name); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Errorf("Next(%q) = %v, want ErrUnknownTag", name, err)
+		}
+	}
+	st.Put(segment.Tag{Name: "later", MaxID: 100, Step: 1000}) // created elsewhere
+	take(t, a, "later", 100, 1)
+	if got := st.FindTagsCalls(); got != 0 {
+		t.Errorf("look-up reads = %d, want 0: the batches answer", got)
+	}
+	if got := st.AllocateCalls(); got != 0 {
+		t.Errorf("%d calls of Allocate beside the batches", got)
+	}
+	if got := segment.KnownNames(a); got != 0 {
+		t.Errorf("%d names kept beside the buffers, want 0", got)
+	}
+	if got := len(a.Snapshot()); got != 2 {
+		t.Errorf("buffers = %d, want 2 (orders, later)", got)
+	}
+	take(t, a, "orders", 3, 1) // still in order, from its first range
+}
