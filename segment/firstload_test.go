@@ -288,3 +288,46 @@ func TestBatchedFirstLoadsNeedNoLookup(t *testing.T) {
 	}
 	take(t, a, "orders", 3, 1) // still in order, from its first range
 }
+
+// TestBatchedFirstLoadsTakeNoGoroutine: a first load in a batch costs no
+// goroutine beside the request's own and its batch's, and the requests for
+// a tag whose batch is waiting or running wait for that batch: one range
+// each.
+func TestBatchedFirstLoadsTakeNoGoroutine(t *testing.T) {
+	st := segmenttest.NewShared(rowsNamed("t", 100, 10)...) // one sequence: a range each
+	a := newAllocator(t, st.Batched(), newClock())
+	block, began := make(chan struct{}), make(chan string, 100)
+	st.SetAllocateBlock(block, began)
+	before := runtime.NumGoroutine()
+	ids := make(chan int64, 302)
+	var wg sync.WaitGroup
+	for _, tag := range []string{"t0", "t1"} { // a call each: as many as run at once
+		wg.Go(func() { ids <- mustNext(t, a, tag) })
+		<-began
+	}
+	for i := range 300 { // three requests for each of t2..t99, and t0 and t1 again
+		wg.Go(func() { ids <- mustNext(t, a, fmt.Sprintf("t%d", i%100)) })
+	}
+	testkit.WaitFor(t, 0, "every other first load to wait for the next batch", func() bool {
+		return segment.FirstLoadsWaiting(a) == 98
+	})
+	// 302 requests, two calls running; a goroutine per first load would
+	// add 100 more.
+	if got := runtime.NumGoroutine() - before; got > 302+2+10 {
+		t.Errorf("%d goroutines for 302 requests waiting for their first loads", got)
+	}
+	st.SetAllocateBlock(nil, nil)
+	close(block)
+	wg.Wait()
+	close(ids)
+	if got := st.BatchSizes(); !slices.Equal(got, []int{1, 1, 98}) {
+		t.Fatalf("batches of %v tags, want [1 1 98]", got)
+	}
+	firsts := map[int64]int{}
+	for id := range ids {
+		firsts[(id-1)/10]++
+	}
+	if len(firsts) != 100 {
+		t.Fatalf("the ids of 302 requests come from %d ranges, want 100", len(firsts))
+	}
+}
