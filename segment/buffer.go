@@ -84,7 +84,7 @@ func (s *seg) state(a *Allocator) *SegmentState {
 // Most tags of a large instance take a few ids of their first segment and
 // wait: what only a tag that loads again needs (the second half, the load
 // in flight, its errors and counts) is in a bufferMore, allocated with its
-// second load. A tag asked for once costs 144 bytes here, where one struct
+// second load. A tag asked for once costs 128 bytes here, where one struct
 // for both took 208 (BenchmarkIdleTags).
 type buffer struct {
 	// Read on every id; cur is written only when segments change.
@@ -93,7 +93,6 @@ type buffer struct {
 
 	wantNext atomic.Bool // no next segment and no load in flight
 	special  atomic.Bool // its ids go out only through NextSpecial (Kind Special)
-	born     uint64      // when it was published, for Refresh; set before publishing
 
 	// more is nil until the buffer starts its second load; it is set
 	// under mu, and read without it only for its atomic fields.
@@ -102,8 +101,7 @@ type buffer struct {
 	mu       sync.Mutex    // protects the fields below and those of more but its atomics
 	step     int64         // step of the last load
 	minStep  int64         // the row's step at the last load
-	lastLoad int64         // when the last load ended, as Allocator.since
-	lastTook time.Duration // how long the load that ended at lastLoad took
+	lastTook time.Duration // how long the last load took (see lastLoadLocked)
 
 	mark mark // guarded by a.marksMu (see Allocator.marks)
 
@@ -116,10 +114,11 @@ type bufferMore struct {
 	waits   atomic.Uint64
 
 	// Guarded by the buffer's mu.
-	next    *seg          // the prefetched half, nil when empty
-	loading chan struct{} // non-nil while a load runs; closed when it ends
-	lastErr error
-	retired uint64 // ids of the segments left behind
+	lastLoad int64         // when the last load ended, as Allocator.since
+	next     *seg          // the prefetched half, nil when empty
+	loading  chan struct{} // non-nil while a load runs; closed when it ends
+	lastErr  error
+	retired  uint64 // ids of the segments left behind
 	// Counts of a tag's life in this process, 32 bits each (a load a
 	// millisecond would take seven weeks to wrap loads).
 	loads, failed uint32 // loads after the first, and failed loads
@@ -131,7 +130,7 @@ type bufferMore struct {
 // tag: the caller's may be part of a request's memory.
 func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
 	now := a.since(a.opts.Now())
-	b := &buffer{tag: strings.Clone(tag), step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, mark: noMark}
+	b := &buffer{tag: strings.Clone(tag), step: alloc.Step, minStep: alloc.DBStep, lastTook: took, mark: noMark}
 	b.first.init(alloc, now)
 	b.cur.Store(&b.first)
 	b.wantNext.Store(true)
@@ -143,11 +142,20 @@ func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *
 func (b *buffer) moreLocked() *bufferMore {
 	m := b.more.Load()
 	if m == nil {
-		m = new(bufferMore)
+		m = &bufferMore{lastLoad: b.first.loadedAt}
 		m.retryAt.Store(math.MinInt64)
 		b.more.Store(m)
 	}
 	return m
+}
+
+// lastLoadLocked is when the last load ended, as Allocator.since: the
+// first segment's time until a later load ends. Called with b.mu held.
+func (b *buffer) lastLoadLocked() int64 {
+	if m := b.more.Load(); m != nil {
+		return m.lastLoad
+	}
+	return b.first.loadedAt
 }
 
 // nextLocked is the prefetched half, or nil. Called with b.mu held.
@@ -184,7 +192,7 @@ func (b *buffer) startLoadLocked(a *Allocator) {
 	m := b.moreLocked()
 	step := b.step
 	if m.failures == 0 { // an outage is not a slow segment: keep the step
-		step = nextStep(b.step, b.minStep, time.Duration(a.since(a.opts.Now())-b.lastLoad))
+		step = nextStep(b.step, b.minStep, time.Duration(a.since(a.opts.Now())-m.lastLoad))
 	}
 	ch := make(chan struct{})
 	if !a.spawn(func() { b.load(a, step, ch) }) {
@@ -225,7 +233,7 @@ func (b *buffer) load(a *Allocator, step int64, done chan struct{}) {
 	m.failures = 0
 	m.lastErr = nil
 	m.retryAt.Store(math.MinInt64)
-	b.step, b.minStep, b.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, at, now.Sub(began)
+	b.step, b.minStep, m.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, at, now.Sub(began)
 	m.next = newSeg(alloc, at)
 }
 
@@ -336,7 +344,7 @@ func (b *buffer) state(a *Allocator) BufferState {
 		Loading:      c.loading,
 		Step:         b.step,
 		MinStep:      b.minStep,
-		LastLoad:     a.at(b.lastLoad),
+		LastLoad:     a.at(b.lastLoadLocked()),
 		LastLoadTook: b.lastTook,
 		Issued:       c.issued,
 		Loads:        c.loads,

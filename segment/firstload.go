@@ -111,8 +111,9 @@ func (a *Allocator) publishFirstLocked(tag string, b *buffer) error {
 	if a.notPlain[tag] { // marked while its first load ran: the range is lost
 		return fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	}
-	a.born++
-	b.born = a.born
+	if a.listReads > 0 {
+		a.publishedInRead[b] = true
+	}
 	if a.specials[tag] {
 		b.special.Store(true)
 	}

@@ -331,3 +331,47 @@ func TestBatchedFirstLoadsTakeNoGoroutine(t *testing.T) {
 		t.Fatalf("the ids of 302 requests come from %d ranges, want 100", len(firsts))
 	}
 }
+
+// slowList is a store whose reads of the tag list take their rows, then
+// wait for release: a row created meanwhile is missing from the list.
+type slowList struct {
+	segmenttest.BatchStore
+	reading chan struct{}
+	release chan struct{}
+}
+
+func (s slowList) Tags(ctx context.Context) ([]segment.Tag, error) {
+	tags, err := s.BatchStore.Tags(ctx)
+	s.reading <- struct{}{}
+	<-s.release
+	return tags, err
+}
+
+// TestRefreshKeepsBuffersBornDuringTheRead: a tag created after a read of
+// the tag list took its rows, and loaded (in a batch, with no look-up)
+// before the read ended, keeps its buffer: it is missing from that list
+// for being new, not for being gone.
+func TestRefreshKeepsBuffersBornDuringTheRead(t *testing.T) {
+	mem := segmenttest.New(segment.Tag{Name: "old", MaxID: 1, Step: 10})
+	st := slowList{BatchStore: mem.Batched(), reading: make(chan struct{}), release: make(chan struct{})}
+	a := newAllocator(t, st, newClock())
+	take(t, a, "old", 1, 1)
+	refreshed := make(chan error, 1)
+	go func() { refreshed <- a.Refresh(context.Background()) }()
+	<-st.reading
+	mem.Put(segment.Tag{Name: "new", MaxID: 100, Step: 10})
+	take(t, a, "new", 100, 1)
+	close(st.release)
+	if err := <-refreshed; err != nil {
+		t.Fatal(err)
+	}
+	take(t, a, "new", 101, 1) // the same buffer: a dropped one would load 110 on
+	go func() { <-st.reading }()
+	mem.Delete("new") // gone now: the next read drops it
+	if err := a.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.State("new"); ok {
+		t.Fatal("a tag gone from the list kept its buffer")
+	}
+}

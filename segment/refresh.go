@@ -38,10 +38,16 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.LoadTimeout)
 	defer cancel()
 	a.mu.Lock()
-	born, adds := a.born, a.adds // buffers born and tags added during the read are kept
+	adds := a.adds // tags added during the read are kept, as are buffers published
+	if a.listReads++; a.listReads == 1 {
+		a.publishedInRead = make(map[*buffer]bool)
+	}
 	a.mu.Unlock()
 	tags, err := a.store.Tags(ctx)
 	if err != nil {
+		a.mu.Lock()
+		a.endListReadLocked()
+		a.mu.Unlock()
 		return fmt.Errorf("refresh tags: %w", err)
 	}
 	a.failedMu.Lock()
@@ -60,6 +66,7 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer a.endListReadLocked()
 	// Each listed tag is looked up in the table: one with a buffer is
 	// compared with its mark, one without is known from now on. Only when
 	// fewer listed tags have buffers than there are buffers was one of
@@ -103,10 +110,18 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	}
 	var gone []string
 	t.each(func(b *buffer) {
-		if !listed[b.tag] && !known[b.tag] && b.born <= born {
+		if !listed[b.tag] && !known[b.tag] && !a.publishedInRead[b] {
 			gone = append(gone, b.tag)
 		}
 	})
 	a.dropLocked(gone...)
 	return nil
+}
+
+// endListReadLocked ends one read of the tag list; the buffers published
+// during the reads are forgotten once none runs. Called with a.mu held.
+func (a *Allocator) endListReadLocked() {
+	if a.listReads--; a.listReads == 0 {
+		a.publishedInRead = nil
+	}
 }
