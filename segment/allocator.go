@@ -31,7 +31,9 @@ type Allocator struct {
 	mu sync.Mutex // guards the fields below and writes to buffers
 	// known are the tags of the last list read that had no buffer then,
 	// and those Added or found by a lookup since: the names a first
-	// request needs no lookup for. A tag with a buffer needs none either.
+	// request needs no lookup for. A tag with a buffer needs none either,
+	// nor one whose first load is taken in a batch: through a store that
+	// takes batches, the list's names are kept only if some loads look up.
 	known    map[string]bool
 	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
 	adds     uint64            // tags Added or found

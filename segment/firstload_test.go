@@ -375,3 +375,33 @@ func TestRefreshKeepsBuffersBornDuringTheRead(t *testing.T) {
 		t.Fatal("a tag gone from the list kept its buffer")
 	}
 }
+
+// TestBatchedListKeepsNoNames: through a store that takes batches, a read
+// of the tag list keeps nothing of the names never asked for: their first
+// loads need no look-up. Without batches, the list's names spare the
+// look-ups.
+func TestBatchedListKeepsNoNames(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		batched bool
+		want    int
+	}{{"batched", true, 0}, {"one load a tag", false, 99}} {
+		t.Run(c.name, func(t *testing.T) {
+			mem := segmenttest.New(rowsNamed("t", 100, 10)...)
+			var st segment.Store = mem
+			if c.batched {
+				st = mem.Batched()
+			}
+			a := newAllocator(t, st, newClock())
+			take(t, a, "t0", 1, 1)
+			if err := a.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := segment.KnownNames(a); got != c.want {
+				t.Errorf("%d names kept beside the buffers, want %d", got, c.want)
+			}
+			take(t, a, "t42", 1, 1)
+			take(t, a, "t0", 2, 1)
+		})
+	}
+}

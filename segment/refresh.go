@@ -68,11 +68,14 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	defer a.mu.Unlock()
 	defer a.endListReadLocked()
 	// Each listed tag is looked up in the table: one with a buffer is
-	// compared with its mark, one without is known from now on. Only when
+	// compared with its mark, one without is known from now on, where
+	// first loads look names up (not those taken in batches). Only when
 	// fewer listed tags have buffers than there are buffers was one of
 	// them not listed, and the list is made into a set to find which.
 	t := a.buffers.Load()
 	known := make(map[string]bool)
+	_, batched := a.store.(BatchAllocator)
+	keepKnown := !batched || a.opts.AboveReceived // see newBuffer: only look-ups read it
 	withBuffer := 0
 	var behind []string
 	a.marksMu.Lock()
@@ -82,7 +85,9 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 			withBuffer++
 			m = &b.mark
 		} else {
-			known[row.Name] = true
+			if keepKnown {
+				known[row.Name] = true
+			}
 			m = a.marks[row.Name]
 		}
 		if m != nil && !a.opts.AboveReceived && row.MaxID < m.high {
