@@ -96,7 +96,19 @@ func main() {
 		runs := make([][]result, len(runners))
 		for round := range n {
 			for i, r := range runners {
-				res, err := r.run(context.Background(), tags, round, round == n-1)
+				// A run that fails (a store that stopped answering on a
+				// machine busy with other work) is logged and run again,
+				// twice at most.
+				var (
+					res result
+					err error
+				)
+				for try := 0; try < 3; try++ {
+					if res, err = r.run(context.Background(), tags, round, round == n-1); err == nil {
+						break
+					}
+					log.Printf("FAILED, run again: %s, %d tags: %v", r.binary, tags, err)
+				}
 				if err != nil {
 					log.Fatalf("%s, %d tags: %v", r.binary, tags, err)
 				}
