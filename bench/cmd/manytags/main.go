@@ -149,6 +149,7 @@ type result struct {
 	warmCPU, againCPU time.Duration // leaf's CPU time during the first requests and the second
 	dbCPU             time.Duration // the database server's during the first requests; -1 when unknown
 	idleCPU           float64       // share of one core; -1 when not measured
+	rssIdle           int64         // bytes, after the idle window; 0 when not measured
 }
 
 // summary is the table row of the runs of one count of tags: the run of
@@ -160,7 +161,7 @@ func summary(runs []result) string {
 	idle := "-"
 	for _, run := range runs {
 		if run.idleCPU >= 0 {
-			idle = fmt.Sprintf("%.2f%%", 100*run.idleCPU)
+			idle = fmt.Sprintf("%.2f%% (RSS per tag then %.0f B)", 100*run.idleCPU, float64(run.rssIdle-run.rssBefore)/float64(run.tags))
 		}
 	}
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
@@ -286,6 +287,9 @@ func (r runner) run(ctx context.Context, n, round int, idle bool) (result, error
 		return res, err
 	}
 	res.idleCPU = float64(after-before) / clockTicks / r.idle.Seconds()
+	if res.rssIdle, err = rss(srv.pid()); err != nil {
+		return res, err
+	}
 	log.Printf("idle CPU %.2f%% of a core, load average %s", 100*res.idleCPU, loadavg())
 	return res, nil
 }
