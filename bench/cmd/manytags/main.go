@@ -262,36 +262,49 @@ func (r runner) run(ctx context.Context, n, round int, idle bool) (result, error
 		return res, err
 	}
 	if prof != "" {
-		for _, p := range []struct{ file, path string }{
-			{".heap.prof", "/debug/pprof/heap"},
-			{".heap.txt", "/debug/pprof/heap?debug=1"},
-		} {
-			if err := fetch("http://"+r.pprof+p.path, prof+p.file); err != nil {
-				return res, fmt.Errorf("profile: %w", err)
-			}
+		if err := r.heapProfiles(prof); err != nil {
+			return res, err
 		}
-		log.Printf("profiles in %s.*", prof)
 	}
 	if !idle {
 		return res, nil
 	}
+	return res, r.idleFor(srv.pid(), &res)
+}
 
+// heapProfiles writes the heap's profile and its text with the runtime's
+// figures into prof.heap.prof and prof.heap.txt.
+func (r runner) heapProfiles(prof string) error {
+	for _, p := range []struct{ file, path string }{
+		{".heap.prof", "/debug/pprof/heap"},
+		{".heap.txt", "/debug/pprof/heap?debug=1"},
+	} {
+		if err := fetch("http://"+r.pprof+p.path, prof+p.file); err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+	}
+	log.Printf("profiles in %s.*", prof)
+	return nil
+}
+
+// idleFor measures the CPU of process pid over r.idle, and its RSS after.
+func (r runner) idleFor(pid int, res *result) error {
 	log.Printf("idle for %v", r.idle)
-	before, err := cpuTicks(srv.pid())
+	before, err := cpuTicks(pid)
 	if err != nil {
-		return res, err
+		return err
 	}
 	time.Sleep(r.idle)
-	after, err := cpuTicks(srv.pid())
+	after, err := cpuTicks(pid)
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.idleCPU = float64(after-before) / clockTicks / r.idle.Seconds()
-	if res.rssIdle, err = rss(srv.pid()); err != nil {
-		return res, err
+	if res.rssIdle, err = rss(pid); err != nil {
+		return err
 	}
 	log.Printf("idle CPU %.2f%% of a core, load average %s", 100*res.idleCPU, loadavg())
-	return res, nil
+	return nil
 }
 
 // fill creates the schema and n tags named like service-07:table-004321,
