@@ -31,15 +31,21 @@ type Allocator struct {
 	mu sync.Mutex // guards the fields below and writes to buffers
 	// known are the tags of the last list read that had no buffer then,
 	// and those Added or found by a lookup since: the names a first
-	// request needs no lookup for. A tag with a buffer needs none either.
+	// request needs no lookup for. A tag with a buffer needs none either,
+	// nor one whose first load is taken in a batch: through a store that
+	// takes batches, the list's names are kept only if some loads look up.
 	known    map[string]bool
 	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
 	adds     uint64            // tags Added or found
-	born     uint64            // buffers published; stamps each buffer for Refresh
 	notPlain map[string]bool   // tags the store's Classifier refuses (Kind Refused)
 	specials map[string]bool   // tags of Kind Special: their buffers are marked so
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
+	// listReads counts the reads of the tag list under way (Refresh), and
+	// publishedInRead holds the buffers published while one was: a tag
+	// created after the list was read is not dropped for missing from it.
+	listReads       int
+	publishedInRead map[*buffer]bool
 
 	ctx    context.Context // cancelled by Close; parent of every store call
 	cancel context.CancelFunc

@@ -3,6 +3,7 @@ package segment_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,30 @@ func BenchmarkNextTags(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkNextManyTags is Next among 100,000 tags asked for in a random
+// order, as an instance behind a load balancer sees them: the table and
+// the buffers are far larger than the caches, so each lookup costs its
+// misses more than its probes.
+func BenchmarkNextManyTags(b *testing.B) {
+	tags := make([]string, 100_000)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("service-%02d:table-%06d", i%37, i)
+	}
+	a := benchAllocator(b, tags...)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(tags), func(i, j int) { tags[i], tags[j] = tags[j], tags[i] })
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := a.Next(ctx, tags[i]); err != nil {
+			b.Fatal(err)
+		}
+		if i++; i == len(tags) {
+			i = 0
+		}
 	}
 }
 

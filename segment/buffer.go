@@ -80,49 +80,90 @@ func (s *seg) state(a *Allocator) *SegmentState {
 // Nothing here is padded: the fields beside cur are written only when
 // segments change or a load ends, a few times per segment, so the reads of
 // the hot path almost never miss for them.
+//
+// Most tags of a large instance take a few ids of their first segment and
+// wait: what only a tag that loads again needs (the second half, the load
+// in flight, its errors and counts) is in a bufferMore, allocated with its
+// second load. A tag asked for once costs 128 bytes here, where one struct
+// for both took 208 (BenchmarkIdleTags).
 type buffer struct {
 	// Read on every id; cur is written only when segments change.
 	cur atomic.Pointer[seg]
 	tag string
 
-	wantNext atomic.Bool  // no next segment and no load in flight
-	special  atomic.Bool  // its ids go out only through NextSpecial (Kind Special)
-	retryAt  atomic.Int64 // no load starts before it (after a failure); see Allocator.since
-	waits    atomic.Uint64
-	born     uint64 // when it was published, for Refresh; set before publishing
+	wantNext atomic.Bool // no next segment and no load in flight
+	special  atomic.Bool // its ids go out only through NextSpecial (Kind Special)
 
-	mu       sync.Mutex    // protects the fields below
-	next     *seg          // the prefetched half, nil when empty
-	loading  chan struct{} // non-nil while a load runs; closed when it ends
+	// more is nil until the buffer starts its second load; it is set
+	// under mu, and read without it only for its atomic fields.
+	more atomic.Pointer[bufferMore]
+
+	mu       sync.Mutex    // protects the fields below and those of more but its atomics
 	step     int64         // step of the last load
 	minStep  int64         // the row's step at the last load
-	lastLoad int64         // when the last load ended, as Allocator.since
-	lastTook time.Duration // how long the load that ended at lastLoad took
-	lastErr  error
-	retired  uint64
-	// Counts of a tag's life in this process, 32 bits each (a load a
-	// millisecond would take seven weeks to wrap loads): with pos and
-	// failures they fill two words where four would take the buffer
-	// into the next size class.
-	loads, failed uint32
-	pos           int32 // index of cur in the two halves, for State
-	failures      int32 // consecutive failed loads
+	lastTook time.Duration // how long the last load took (see lastLoadLocked)
 
 	mark mark // guarded by a.marksMu (see Allocator.marks)
 
 	first seg // the first segment; cur points here until the first switch
 }
 
+// bufferMore is the part of a buffer that only a tag loading again needs.
+type bufferMore struct {
+	retryAt atomic.Int64 // no load starts before it (after a failure); see Allocator.since
+	waits   atomic.Uint64
+
+	// Guarded by the buffer's mu.
+	lastLoad int64         // when the last load ended, as Allocator.since
+	next     *seg          // the prefetched half, nil when empty
+	loading  chan struct{} // non-nil while a load runs; closed when it ends
+	lastErr  error
+	retired  uint64 // ids of the segments left behind
+	// Counts of a tag's life in this process, 32 bits each (a load a
+	// millisecond would take seven weeks to wrap loads).
+	loads, failed uint32 // loads after the first, and failed loads
+	pos           int32  // index of cur in the two halves, for State
+	failures      int32  // consecutive failed loads
+}
+
 // newBuffer returns tag's buffer over its first range. It keeps a copy of
 // tag: the caller's may be part of a request's memory.
 func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
 	now := a.since(a.opts.Now())
-	b := &buffer{tag: strings.Clone(tag), step: alloc.Step, minStep: alloc.DBStep, lastLoad: now, lastTook: took, loads: 1, mark: noMark}
+	b := &buffer{tag: strings.Clone(tag), step: alloc.Step, minStep: alloc.DBStep, lastTook: took, mark: noMark}
 	b.first.init(alloc, now)
 	b.cur.Store(&b.first)
 	b.wantNext.Store(true)
-	b.retryAt.Store(math.MinInt64)
 	return b
+}
+
+// moreLocked returns b.more, allocating it the first time. Called with
+// b.mu held.
+func (b *buffer) moreLocked() *bufferMore {
+	m := b.more.Load()
+	if m == nil {
+		m = &bufferMore{lastLoad: b.first.loadedAt}
+		m.retryAt.Store(math.MinInt64)
+		b.more.Store(m)
+	}
+	return m
+}
+
+// lastLoadLocked is when the last load ended, as Allocator.since: the
+// first segment's time until a later load ends. Called with b.mu held.
+func (b *buffer) lastLoadLocked() int64 {
+	if m := b.more.Load(); m != nil {
+		return m.lastLoad
+	}
+	return b.first.loadedAt
+}
+
+// nextLocked is the prefetched half, or nil. Called with b.mu held.
+func (b *buffer) nextLocked() *seg {
+	if m := b.more.Load(); m != nil {
+		return m.next
+	}
+	return nil
 }
 
 // prefetch starts loading the segment after s unless one is loaded,
@@ -133,7 +174,7 @@ func (b *buffer) prefetch(a *Allocator, s *seg) {
 		return
 	}
 	b.mu.Lock()
-	if b.cur.Load() == s && b.next == nil && b.loading == nil && !b.backingOff(a) {
+	if m := b.more.Load(); b.cur.Load() == s && (m == nil || m.next == nil && m.loading == nil) && !b.backingOff(a) {
 		b.startLoadLocked(a)
 	}
 	b.mu.Unlock()
@@ -141,22 +182,24 @@ func (b *buffer) prefetch(a *Allocator, s *seg) {
 
 // backingOff reports whether a failed load's back-off is still running.
 func (b *buffer) backingOff(a *Allocator) bool {
-	return a.since(a.opts.Now()) < b.retryAt.Load()
+	m := b.more.Load()
+	return m != nil && a.since(a.opts.Now()) < m.retryAt.Load()
 }
 
 // startLoadLocked starts the one background load of the next segment. Called
 // with b.mu held and no load running.
 func (b *buffer) startLoadLocked(a *Allocator) {
+	m := b.moreLocked()
 	step := b.step
-	if b.failures == 0 { // an outage is not a slow segment: keep the step
-		step = nextStep(b.step, b.minStep, time.Duration(a.since(a.opts.Now())-b.lastLoad))
+	if m.failures == 0 { // an outage is not a slow segment: keep the step
+		step = nextStep(b.step, b.minStep, time.Duration(a.since(a.opts.Now())-m.lastLoad))
 	}
 	ch := make(chan struct{})
 	if !a.spawn(func() { b.load(a, step, ch) }) {
 		b.wantNext.Store(false) // closed: nothing will be loaded
 		return
 	}
-	b.loading = ch
+	m.loading = ch
 	b.wantNext.Store(false)
 }
 
@@ -172,25 +215,26 @@ func (b *buffer) load(a *Allocator, step int64, done chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	defer close(done)
-	b.loading = nil
+	m := b.more.Load() // set by startLoadLocked
+	m.loading = nil
 	if err != nil {
-		b.failed++
-		b.failures++
-		b.lastErr = err
+		m.failed++
+		m.failures++
+		m.lastErr = err
 		backoff := a.opts.RetryMin
-		for i := int32(1); i < b.failures && backoff < a.opts.RetryMax; i++ {
+		for i := int32(1); i < m.failures && backoff < a.opts.RetryMax; i++ {
 			backoff *= 2
 		}
-		b.retryAt.Store(a.since(now.Add(min(backoff, a.opts.RetryMax))))
+		m.retryAt.Store(a.since(now.Add(min(backoff, a.opts.RetryMax))))
 		b.wantNext.Store(true)
 		return
 	}
-	b.loads++
-	b.failures = 0
-	b.lastErr = nil
-	b.retryAt.Store(math.MinInt64)
-	b.step, b.minStep, b.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, at, now.Sub(began)
-	b.next = newSeg(alloc, at)
+	m.loads++
+	m.failures = 0
+	m.lastErr = nil
+	m.retryAt.Store(math.MinInt64)
+	b.step, b.minStep, m.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, at, now.Sub(began)
+	m.next = newSeg(alloc, at)
 }
 
 // advance is called when s, the current segment, is spent. It switches to
@@ -203,18 +247,19 @@ func (b *buffer) advance(ctx context.Context, a *Allocator, s *seg) error {
 		b.mu.Unlock()
 		return nil
 	}
-	if b.next != nil {
-		b.retired += s.size
-		b.cur.Store(b.next)
-		b.next = nil
-		b.pos ^= 1
+	m := b.more.Load()
+	if m != nil && m.next != nil {
+		m.retired += s.size
+		b.cur.Store(m.next)
+		m.next = nil
+		m.pos ^= 1
 		b.wantNext.Store(true)
 		b.mu.Unlock()
 		return nil
 	}
-	if b.loading == nil {
+	if m == nil || m.loading == nil {
 		if b.backingOff(a) {
-			err := b.lastErr
+			err := m.lastErr
 			b.mu.Unlock()
 			if errors.Is(err, ErrUnknownTag) {
 				return fmt.Errorf("%w: %q", ErrUnknownTag, b.tag)
@@ -222,14 +267,14 @@ func (b *buffer) advance(ctx context.Context, a *Allocator, s *seg) error {
 			return a.unavailable(b.tag, err)
 		}
 		b.startLoadLocked(a)
-		if b.loading == nil {
+		if m = b.more.Load(); m.loading == nil {
 			b.mu.Unlock()
 			return ErrClosed
 		}
 	}
-	wait := b.loading
+	wait := m.loading
 	b.mu.Unlock()
-	b.waits.Add(1)
+	m.waits.Add(1)
 	select {
 	case <-wait:
 		return nil
@@ -248,7 +293,7 @@ func (b *buffer) advance(ctx context.Context, a *Allocator, s *seg) error {
 func (b *buffer) claimRest() (first, end int64) {
 	b.mu.Lock() // no switch of halves meanwhile
 	defer b.mu.Unlock()
-	cur, next := b.cur.Load(), b.next
+	cur, next := b.cur.Load(), b.nextLocked()
 	first, end = cur.claim(), cur.start+int64(cur.size)
 	if next != nil {
 		nextFirst := next.claim()
@@ -267,30 +312,52 @@ func (s *seg) claim() int64 {
 	return s.start + int64(min(prev, s.size))
 }
 
+// counts are a buffer's figures of its life, read with b.mu held.
+type counts struct {
+	issued, loads, failed, waits uint64
+	pos                          int32
+	loading                      bool
+	lastErr                      error
+	next                         *seg
+}
+
+// countsLocked reads b's counts. Called with b.mu held.
+func (b *buffer) countsLocked() counts {
+	c := counts{issued: b.cur.Load().taken(), loads: 1}
+	if m := b.more.Load(); m != nil {
+		c.issued += m.retired
+		c.loads += uint64(m.loads)
+		c.failed = uint64(m.failed)
+		c.waits = m.waits.Load()
+		c.pos, c.loading, c.lastErr, c.next = m.pos, m.loading != nil, m.lastErr, m.next
+	}
+	return c
+}
+
 func (b *buffer) state(a *Allocator) BufferState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cur := b.cur.Load()
+	cur, c := b.cur.Load(), b.countsLocked()
 	st := BufferState{
 		Tag:          b.tag,
-		Current:      int(b.pos),
-		Loading:      b.loading != nil,
+		Current:      int(c.pos),
+		Loading:      c.loading,
 		Step:         b.step,
 		MinStep:      b.minStep,
-		LastLoad:     a.at(b.lastLoad),
+		LastLoad:     a.at(b.lastLoadLocked()),
 		LastLoadTook: b.lastTook,
-		Issued:       b.retired + cur.taken(),
-		Loads:        uint64(b.loads),
-		LoadFailures: uint64(b.failed),
-		Waits:        b.waits.Load(),
+		Issued:       c.issued,
+		Loads:        c.loads,
+		LoadFailures: c.failed,
+		Waits:        c.waits,
 	}
-	if b.lastErr != nil {
-		st.LastError = b.lastErr.Error()
+	if c.lastErr != nil {
+		st.LastError = c.lastErr.Error()
 	}
 	a.marksMu.Lock()
 	st.HighMaxID, st.Regressions = b.mark.high, b.mark.regressions
 	a.marksMu.Unlock()
-	st.Segments[b.pos] = cur.state(a)
-	st.Segments[b.pos^1] = b.next.state(a)
+	st.Segments[c.pos] = cur.state(a)
+	st.Segments[c.pos^1] = c.next.state(a)
 	return st
 }

@@ -26,3 +26,11 @@ func FirstLoadsWaiting(a *Allocator) int {
 	}
 	return len(a.firstBatches.next.tags)
 }
+
+// KnownNames is how many names the allocator keeps beside its buffers as
+// known to have a row (found by a look-up, Added, or listed).
+func KnownNames(a *Allocator) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.known) + len(a.added)
+}

@@ -11,10 +11,13 @@ import (
 )
 
 // newBuffer creates the tag's buffer with a first load from the store.
-// Concurrent first requests for a tag share one load. A tag that was not
-// on the last list read is looked up first (see lookups), so that a name
-// with no row of exactly that name never reaches the statement that
-// raises max_id.
+// Concurrent first requests for a tag share one load. Through a store that
+// takes batches, the load is one tag of a batch (firstInBatch), which
+// needs no look-up of the name: it raises only the rows of exactly the
+// names asked, and answers ErrUnknownTag for the others (BatchAllocator).
+// Otherwise a tag that was not on the last list read is looked up first
+// (see lookups), so that a name with no row of exactly that name never
+// reaches the statement that raises max_id.
 func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
 	a.mu.Lock()
 	closed, known, notPlain := a.closed, a.known[tag], a.notPlain[tag]
@@ -24,6 +27,9 @@ func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) 
 	}
 	if notPlain {
 		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
+	}
+	if b, batched, err := a.firstInBatch(ctx, tag); batched {
+		return b, err
 	}
 	if !known {
 		if err := a.lookup(ctx, tag); err != nil {
@@ -36,57 +42,83 @@ func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) 
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		b := r.Val.(*buffer)
-		if b.special.Load() { // published: NextSpecial finds it
-			return nil, fmt.Errorf("%w: %q", ErrSpecial, tag)
-		}
-		return b, nil
+		return notSpecial(r.Val.(*buffer))
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: first load of %q: %w", ErrUnavailable, tag, ctx.Err())
 	}
 }
 
-// firstLoad takes the tag's first segment and publishes its buffer. It runs
-// once per tag at a time (singleflight), in a goroutine of its own that the
-// caller may stop waiting for; it is bounded by LoadTimeout and Close.
+// notSpecial returns b, or ErrSpecial when its ids go out only through
+// NextSpecial (which finds b published).
+func notSpecial(b *buffer) (*buffer, error) {
+	if b.special.Load() {
+		return nil, fmt.Errorf("%w: %q", ErrSpecial, b.tag)
+	}
+	return b, nil
+}
+
+// firstLoad takes the tag's first segment and publishes its buffer, when
+// the load is not taken in a batch. It runs once per tag at a time
+// (singleflight), in a goroutine of its own that the caller may stop
+// waiting for; it is bounded by LoadTimeout and Close.
 func (a *Allocator) firstLoad(tag string) (*buffer, error) {
 	if b := a.buffers.Load().get(tag); b != nil {
 		return b, nil
 	}
 	began := a.opts.Now()
 	alloc, err := a.allocateFirst(tag)
+	if err = a.firstLoadEnded(tag, err); err != nil {
+		return nil, err
+	}
+	b := newBuffer(a, tag, alloc, a.opts.Now().Sub(began))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.publishFirstLocked(tag, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// firstLoadEnded records how tag's first load ended, err being the
+// store's answer, and returns the error to answer with.
+func (a *Allocator) firstLoadEnded(tag string, err error) error {
 	switch {
 	case errors.Is(err, ErrUnknownTag):
 		a.forgetRow(tag)
 		a.firstLoaded(tag, nil)
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTag, tag)
+		return fmt.Errorf("%w: %q", ErrUnknownTag, tag)
 	case errors.Is(err, ErrNotPlain):
 		a.MarkNotPlain(tag)
 		a.firstLoaded(tag, nil)
-		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
+		return fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	case err != nil:
 		if !errors.Is(err, ErrClosed) && a.ctx.Err() == nil {
 			a.firstLoaded(tag, err)
 		}
-		return nil, a.unavailable(tag, err)
+		return a.unavailable(tag, err)
 	}
 	a.firstLoaded(tag, nil)
-	b := newBuffer(a, tag, alloc, a.opts.Now().Sub(began))
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	return nil
+}
+
+// publishFirstLocked publishes b, the buffer of tag's first load, unless
+// the allocator closed or the tag was marked not plain meanwhile (its
+// range is lost then). Called with a.mu held.
+func (a *Allocator) publishFirstLocked(tag string, b *buffer) error {
 	if a.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	if a.notPlain[tag] { // marked while its first load ran: the range is lost
-		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
+		return fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	}
-	a.born++
-	b.born = a.born
+	if a.listReads > 0 {
+		a.publishedInRead[b] = true
+	}
 	if a.specials[tag] {
 		b.special.Store(true)
 	}
 	a.publishLocked(tag, b)
-	return b, nil
+	return nil
 }
 
 // maxLoadBatch is the most tags one call of a BatchAllocator asks for; a
@@ -110,78 +142,122 @@ const maxLoadCalls = 2
 // without waiting; many tags asked for together (an instance starting
 // behind a load balancer) cost the database one transaction per batch
 // instead of one per tag.
+//
+// The goroutine of a call publishes the buffers of all its tags, under
+// one hold of the allocator's mutex, and the requests wait for the call
+// itself: a first load in a batch costs no goroutine of its own, and no
+// more wake-ups than the request's.
 type firstBatches struct {
 	mu      sync.Mutex // guards the fields below
 	next    *firstBatch
 	running int
+	// pending are the tags of the batches waiting or running, until their
+	// buffers are published: a request for one of them waits for its batch.
+	pending map[string]*firstBatch
 }
 
 // firstBatch is one call for several tags; done is closed when it ends.
 type firstBatch struct {
 	tags    []string
 	done    chan struct{}
-	results map[string]loadResult // set before done
+	results map[string]firstResult // set before done
 }
 
+// firstResult is how one tag's first load in a batch ended: its buffer,
+// published, or the error to answer with.
+type firstResult struct {
+	b   *buffer
+	err error
+}
+
+// loadResult is one tag's answer of the store in a batch.
 type loadResult struct {
 	alloc Allocation
 	err   error
 }
 
-// allocateFirst takes the first range of tag: in a batch with the other
-// tags whose first load runs now when the store takes batches, and by a
-// load of its own otherwise, or when the range must lie above a mark
-// (Options.AboveReceived). Either way the store is called from a
-// goroutine of the allocator's.
-func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
+// firstInBatch takes tag's first load in a batch, and waits for it, when
+// the store takes batches and the range need not lie above a mark
+// (Options.AboveReceived): batched is false otherwise. A request for a tag
+// whose batch is waiting or running waits for that batch.
+func (a *Allocator) firstInBatch(ctx context.Context, tag string) (b *buffer, batched bool, err error) {
 	st, ok := a.store.(BatchAllocator)
-	if !ok || (a.opts.AboveReceived && a.mark(tag).high > 0) {
-		var (
-			alloc Allocation
-			err   error
-		)
-		done := make(chan struct{})
-		if !a.spawn(func() {
-			defer close(done)
-			res := make(map[string]loadResult, 1)
-			if err = a.classify([]string{tag}, res); err != nil {
-				return
-			}
-			if r, ok := res[tag]; ok {
-				err = r.err
-				return
-			}
-			alloc, err = a.allocate(tag, 0)
-		}) {
-			return Allocation{}, ErrClosed
-		}
-		<-done
-		return alloc, err
+	if !ok {
+		return nil, false, nil
 	}
 	l := &a.firstBatches
 	l.mu.Lock()
-	b := l.next
-	if b == nil {
-		b = &firstBatch{done: make(chan struct{})}
-		l.next = b
-	}
-	b.tags = append(b.tags, tag)
-	start := l.running < maxLoadCalls
-	if start {
-		l.running++
-		l.next = nil
+	fb, start := l.pending[tag], false
+	if fb == nil {
+		// Published after this request missed it: the pending entry is
+		// removed only once the buffer is in the table.
+		if b := a.buffers.Load().get(tag); b != nil {
+			l.mu.Unlock()
+			b, err := notSpecial(b)
+			return b, true, err
+		}
+		if a.opts.AboveReceived && a.mark(tag).high > 0 {
+			l.mu.Unlock()
+			return nil, false, nil
+		}
+		if fb = l.next; fb == nil {
+			fb = &firstBatch{done: make(chan struct{})}
+			l.next = fb
+		}
+		fb.tags = append(fb.tags, tag)
+		if l.pending == nil {
+			l.pending = make(map[string]*firstBatch)
+		}
+		l.pending[tag] = fb
+		if start = l.running < maxLoadCalls; start {
+			l.running++
+			l.next = nil
+		}
 	}
 	l.mu.Unlock()
-	if start && !a.spawn(func() { a.runFirstBatches(st, b) }) {
-		return Allocation{}, ErrClosed
+	if start && !a.spawn(func() { a.runFirstBatches(st, fb) }) {
+		return nil, true, ErrClosed
 	}
 	select {
-	case <-b.done:
-		r := b.results[tag]
-		return r.alloc, r.err
+	case <-fb.done:
+	case <-ctx.Done():
+		return nil, true, fmt.Errorf("%w: first load of %q: %w", ErrUnavailable, tag, ctx.Err())
 	case <-a.ctx.Done(): // closed: the batches left are never run
+		return nil, true, ErrClosed
+	}
+	r := fb.results[tag]
+	if r.err != nil {
+		return nil, true, r.err
+	}
+	b, err = notSpecial(r.b)
+	return b, true, err
+}
+
+// allocateFirst takes the first range of tag by a load of its own, from a
+// goroutine of the allocator's, after asking the store what kind of tag it
+// is.
+func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
+	var (
+		alloc Allocation
+		err   error
+	)
+	done := make(chan struct{})
+	if !a.spawn(func() {
+		defer close(done)
+		res := make(map[string]loadResult, 1)
+		if err = a.classify([]string{tag}, res); err != nil {
+			return
+		}
+		if r, ok := res[tag]; ok {
+			err = r.err
+			return
+		}
+		alloc, err = a.allocate(tag, 0)
+	}) {
 		return Allocation{}, ErrClosed
 	}
+	<-done
+	return alloc, err
 }
 
 // runFirstBatches takes batch b, then every batch that filled meanwhile,
@@ -189,14 +265,19 @@ func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
 func (a *Allocator) runFirstBatches(st BatchAllocator, b *firstBatch) {
 	l := &a.firstBatches
 	for {
-		b.results = make(map[string]loadResult, len(b.tags))
+		began := a.opts.Now()
+		loads := make(map[string]loadResult, len(b.tags))
 		for tags := b.tags; len(tags) > 0; {
 			n := min(len(tags), maxLoadBatch)
-			a.allocateBatch(st, tags[:n], b.results)
+			a.allocateBatch(st, tags[:n], loads)
 			tags = tags[n:]
 		}
-		close(b.done)
+		b.results = a.publishBatch(b.tags, loads, a.opts.Now().Sub(began))
 		l.mu.Lock()
+		for _, tag := range b.tags {
+			delete(l.pending, tag)
+		}
+		close(b.done)
 		b = l.next
 		l.next = nil
 		if b == nil {
@@ -206,6 +287,32 @@ func (a *Allocator) runFirstBatches(st BatchAllocator, b *firstBatch) {
 		}
 		l.mu.Unlock()
 	}
+}
+
+// publishBatch records how the first loads of tags ended, as the store
+// answered them in loads, and publishes the buffers of those that got a
+// range, all under one hold of a.mu. took is how long the batch took.
+func (a *Allocator) publishBatch(tags []string, loads map[string]loadResult, took time.Duration) map[string]firstResult {
+	out := make(map[string]firstResult, len(tags))
+	var loaded []*buffer
+	for _, tag := range tags {
+		r := loads[tag]
+		if err := a.firstLoadEnded(tag, r.err); err != nil {
+			out[tag] = firstResult{err: err}
+			continue
+		}
+		loaded = append(loaded, newBuffer(a, tag, r.alloc, took))
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range loaded {
+		r := firstResult{b: b}
+		if r.err = a.publishFirstLocked(b.tag, b); r.err != nil {
+			r.b = nil
+		}
+		out[b.tag] = r
+	}
+	return out
 }
 
 // allocateBatch takes the first ranges of tags in one call and checks

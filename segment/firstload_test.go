@@ -256,3 +256,152 @@ func TestCloseEndsBatchedFirstLoads(t *testing.T) {
 	}
 	testkit.WaitFor(t, 0, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
+
+// TestBatchedFirstLoadsNeedNoLookup: through a store that takes batches,
+// a tag that was not on the last list read is served by its batched first
+// load alone, with no look-up read and nothing kept of its name beside its
+// buffer; names without a row of exactly that name, spellings that a
+// collation would match included, are unknown and get nothing.
+func TestBatchedFirstLoadsNeedNoLookup(t *testing.T) {
+	st := segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000})
+	st.SetFold(true) // as MySQL's collations would match them
+	a := newAllocator(t, st.Batched(), newClock())
+	take(t, a, "orders", 1, 2)
+	for _, name := range []string{"ORDERS", "Orders", "orders ", "nope"} {
+		if _, err := a.Next(context.Background(), name); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Errorf("Next(%q) = %v, want ErrUnknownTag", name, err)
+		}
+	}
+	st.Put(segment.Tag{Name: "later", MaxID: 100, Step: 1000}) // created elsewhere
+	take(t, a, "later", 100, 1)
+	if got := st.FindTagsCalls(); got != 0 {
+		t.Errorf("look-up reads = %d, want 0: the batches answer", got)
+	}
+	if got := st.AllocateCalls(); got != 0 {
+		t.Errorf("%d calls of Allocate beside the batches", got)
+	}
+	if got := segment.KnownNames(a); got != 0 {
+		t.Errorf("%d names kept beside the buffers, want 0", got)
+	}
+	if got := len(a.Snapshot()); got != 2 {
+		t.Errorf("buffers = %d, want 2 (orders, later)", got)
+	}
+	take(t, a, "orders", 3, 1) // still in order, from its first range
+}
+
+// TestBatchedFirstLoadsTakeNoGoroutine: a first load in a batch costs no
+// goroutine beside the request's own and its batch's, and the requests for
+// a tag whose batch is waiting or running wait for that batch: one range
+// each.
+func TestBatchedFirstLoadsTakeNoGoroutine(t *testing.T) {
+	st := segmenttest.NewShared(rowsNamed("t", 100, 10)...) // one sequence: a range each
+	a := newAllocator(t, st.Batched(), newClock())
+	block, began := make(chan struct{}), make(chan string, 100)
+	st.SetAllocateBlock(block, began)
+	before := runtime.NumGoroutine()
+	ids := make(chan int64, 302)
+	var wg sync.WaitGroup
+	for _, tag := range []string{"t0", "t1"} { // a call each: as many as run at once
+		wg.Go(func() { ids <- mustNext(t, a, tag) })
+		<-began
+	}
+	for i := range 300 { // three requests for each of t2..t99, and t0 and t1 again
+		wg.Go(func() { ids <- mustNext(t, a, fmt.Sprintf("t%d", i%100)) })
+	}
+	testkit.WaitFor(t, 0, "every other first load to wait for the next batch", func() bool {
+		return segment.FirstLoadsWaiting(a) == 98
+	})
+	// 302 requests, two calls running; a goroutine per first load would
+	// add 100 more.
+	if got := runtime.NumGoroutine() - before; got > 302+2+10 {
+		t.Errorf("%d goroutines for 302 requests waiting for their first loads", got)
+	}
+	st.SetAllocateBlock(nil, nil)
+	close(block)
+	wg.Wait()
+	close(ids)
+	if got := st.BatchSizes(); !slices.Equal(got, []int{1, 1, 98}) {
+		t.Fatalf("batches of %v tags, want [1 1 98]", got)
+	}
+	firsts := map[int64]int{}
+	for id := range ids {
+		firsts[(id-1)/10]++
+	}
+	if len(firsts) != 100 {
+		t.Fatalf("the ids of 302 requests come from %d ranges, want 100", len(firsts))
+	}
+}
+
+// slowList is a store whose reads of the tag list take their rows, then
+// wait for release: a row created meanwhile is missing from the list.
+type slowList struct {
+	segmenttest.BatchStore
+	reading chan struct{}
+	release chan struct{}
+}
+
+func (s slowList) Tags(ctx context.Context) ([]segment.Tag, error) {
+	tags, err := s.BatchStore.Tags(ctx)
+	s.reading <- struct{}{}
+	<-s.release
+	return tags, err
+}
+
+// TestRefreshKeepsBuffersBornDuringTheRead: a tag created after a read of
+// the tag list took its rows, and loaded (in a batch, with no look-up)
+// before the read ended, keeps its buffer: it is missing from that list
+// for being new, not for being gone.
+func TestRefreshKeepsBuffersBornDuringTheRead(t *testing.T) {
+	mem := segmenttest.New(segment.Tag{Name: "old", MaxID: 1, Step: 10})
+	st := slowList{BatchStore: mem.Batched(), reading: make(chan struct{}), release: make(chan struct{})}
+	a := newAllocator(t, st, newClock())
+	take(t, a, "old", 1, 1)
+	refreshed := make(chan error, 1)
+	go func() { refreshed <- a.Refresh(context.Background()) }()
+	<-st.reading
+	mem.Put(segment.Tag{Name: "new", MaxID: 100, Step: 10})
+	take(t, a, "new", 100, 1)
+	close(st.release)
+	if err := <-refreshed; err != nil {
+		t.Fatal(err)
+	}
+	take(t, a, "new", 101, 1) // the same buffer: a dropped one would load 110 on
+	go func() { <-st.reading }()
+	mem.Delete("new") // gone now: the next read drops it
+	if err := a.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.State("new"); ok {
+		t.Fatal("a tag gone from the list kept its buffer")
+	}
+}
+
+// TestBatchedListKeepsNoNames: through a store that takes batches, a read
+// of the tag list keeps nothing of the names never asked for: their first
+// loads need no look-up. Without batches, the list's names spare the
+// look-ups.
+func TestBatchedListKeepsNoNames(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		batched bool
+		want    int
+	}{{"batched", true, 0}, {"one load a tag", false, 99}} {
+		t.Run(c.name, func(t *testing.T) {
+			mem := segmenttest.New(rowsNamed("t", 100, 10)...)
+			var st segment.Store = mem
+			if c.batched {
+				st = mem.Batched()
+			}
+			a := newAllocator(t, st, newClock())
+			take(t, a, "t0", 1, 1)
+			if err := a.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := segment.KnownNames(a); got != c.want {
+				t.Errorf("%d names kept beside the buffers, want %d", got, c.want)
+			}
+			take(t, a, "t42", 1, 1)
+			take(t, a, "t0", 2, 1)
+		})
+	}
+}

@@ -38,10 +38,16 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.LoadTimeout)
 	defer cancel()
 	a.mu.Lock()
-	born, adds := a.born, a.adds // buffers born and tags added during the read are kept
+	adds := a.adds // tags added during the read are kept, as are buffers published
+	if a.listReads++; a.listReads == 1 {
+		a.publishedInRead = make(map[*buffer]bool)
+	}
 	a.mu.Unlock()
 	tags, err := a.store.Tags(ctx)
 	if err != nil {
+		a.mu.Lock()
+		a.endListReadLocked()
+		a.mu.Unlock()
 		return fmt.Errorf("refresh tags: %w", err)
 	}
 	a.failedMu.Lock()
@@ -60,12 +66,16 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer a.endListReadLocked()
 	// Each listed tag is looked up in the table: one with a buffer is
-	// compared with its mark, one without is known from now on. Only when
+	// compared with its mark, one without is known from now on, where
+	// first loads look names up (not those taken in batches). Only when
 	// fewer listed tags have buffers than there are buffers was one of
 	// them not listed, and the list is made into a set to find which.
 	t := a.buffers.Load()
 	known := make(map[string]bool)
+	_, batched := a.store.(BatchAllocator)
+	keepKnown := !batched || a.opts.AboveReceived // see newBuffer: only look-ups read it
 	withBuffer := 0
 	var behind []string
 	a.marksMu.Lock()
@@ -75,7 +85,9 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 			withBuffer++
 			m = &b.mark
 		} else {
-			known[row.Name] = true
+			if keepKnown {
+				known[row.Name] = true
+			}
 			m = a.marks[row.Name]
 		}
 		if m != nil && !a.opts.AboveReceived && row.MaxID < m.high {
@@ -103,10 +115,18 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	}
 	var gone []string
 	t.each(func(b *buffer) {
-		if !listed[b.tag] && !known[b.tag] && b.born <= born {
+		if !listed[b.tag] && !known[b.tag] && !a.publishedInRead[b] {
 			gone = append(gone, b.tag)
 		}
 	})
 	a.dropLocked(gone...)
 	return nil
+}
+
+// endListReadLocked ends one read of the tag list; the buffers published
+// during the reads are forgotten once none runs. Called with a.mu held.
+func (a *Allocator) endListReadLocked() {
+	if a.listReads--; a.listReads == 0 {
+		a.publishedInRead = nil
+	}
 }

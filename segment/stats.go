@@ -117,19 +117,19 @@ func (a *Allocator) State(tag string) (BufferState, bool) {
 // stats reads b's figures but its regressions.
 func (b *buffer) stats() TagStats {
 	b.mu.Lock()
-	cur, next := b.cur.Load(), b.next
+	cur, c := b.cur.Load(), b.countsLocked()
 	st := TagStats{
 		Tag:          b.tag,
-		Issued:       b.retired + cur.taken(),
-		Loads:        uint64(b.loads),
-		LoadFailures: uint64(b.failed),
-		Waits:        b.waits.Load(),
+		Issued:       c.issued,
+		Loads:        c.loads,
+		LoadFailures: c.failed,
+		Waits:        c.waits,
 		Step:         b.step,
-		Failing:      b.lastErr != nil,
+		Failing:      c.lastErr != nil,
 		Remaining:    int64(cur.size - cur.taken()),
 	}
-	if next != nil {
-		st.Remaining += int64(next.size - next.taken())
+	if c.next != nil {
+		st.Remaining += int64(c.next.size - c.next.taken())
 	}
 	b.mu.Unlock()
 	return st

@@ -9,9 +9,10 @@ import (
 // slot's tag is written before its buffer is published with an atomic
 // store, and never changed after, so a reader that finds a buffer in a
 // slot reads a complete tag. Writers hold the allocator's mutex. A tag is
-// added in place, in O(1); when used slots pass half the table, a table
-// twice the size is built and published: every tag is copied once per
-// doubling, so adding a tag costs O(1) amortised. Dropping tags (rows gone
+// added in place, in O(1); when the used slots would pass the most the
+// table holds (see fits), a table twice the size is built and published:
+// every tag is copied once per doubling, so adding a tag costs O(1)
+// amortised. Dropping tags (rows gone
 // from the database: rare, and batched by the refresh) builds a new table
 // without them, so the hot path has no marker of a dropped tag to check.
 //
@@ -38,10 +39,33 @@ type entry struct {
 // newTable returns an empty table with room for n tags.
 func newTable(n int) *table {
 	size := uint64(8)
-	for size < uint64(n)*2 {
+	for !fits(n, size) {
 		size <<= 1
 	}
+	return newTableOf(size)
+}
+
+// newTableOf returns an empty table of size slots, a power of two.
+func newTableOf(size uint64) *table {
 	return &table{shift: uint(64 - bits.TrailingZeros64(size)), mask: size - 1, entries: make([]entry, size)}
+}
+
+// bigTable is the size from which a table is filled up to 7/8 of its
+// slots rather than half. A small table is read from the caches, where
+// each probe of linear probing costs; a big one is not, and a lookup
+// costs its cache misses: its few more probes read the entries after the
+// first, mostly on the same line or the next, which the processor fetches
+// ahead. At 100,000 tags the table is 5 MiB instead of 10 (52 bytes a tag
+// instead of 105), and Next among 100,000 tags asked in a random order
+// (BenchmarkNextManyTags) takes the same time within the noise.
+const bigTable = 4096
+
+// fits reports whether n tags fit in a table of size slots.
+func fits(n int, size uint64) bool {
+	if size < bigTable {
+		return uint64(n)*2 <= size
+	}
+	return uint64(n)*8 <= size*7
 }
 
 // set publishes b as tag's buffer and returns the table to use from now
@@ -50,7 +74,7 @@ func newTable(n int) *table {
 func (t *table) set(tag string, b *buffer) *table {
 	e, lo, hi := t.lookup(tag)
 	if e.b.Load() == nil {
-		if uint64(t.used+1)*2 > uint64(len(t.entries)) {
+		if !fits(t.used+1, uint64(len(t.entries))) {
 			return t.grow().set(tag, b)
 		}
 		e.lo, e.hi, e.tag = lo, hi, tag
@@ -62,7 +86,7 @@ func (t *table) set(tag string, b *buffer) *table {
 
 // grow returns a table twice the size holding t's tags.
 func (t *table) grow() *table {
-	n := newTable(max(t.used, 4) * 2)
+	n := newTableOf(uint64(len(t.entries)) * 2)
 	for i := range t.entries {
 		e := &t.entries[i]
 		if b := e.b.Load(); b != nil {

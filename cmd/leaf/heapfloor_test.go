@@ -19,8 +19,9 @@ func TestGCPercentFor(t *testing.T) {
 		{2 * mib, 32 * mib, 800},  // live × 9 = 18 MiB would be short of it
 		{10 * mib, 32 * mib, 220}, // 10 × 3.2 = 32
 		{16 * mib, 32 * mib, 100}, // 16 × 2 = 32
-		{20 * mib, 32 * mib, 100}, // never below Go's default
-		{500 * mib, 32 * mib, 100},
+		{20 * mib, 32 * mib, 60},  // 20 × 1.6 = 32
+		{22 * mib, 32 * mib, 50},  // never below 50: 22 × 1.5 = 33
+		{500 * mib, 32 * mib, 50},
 		{1 * mib, 2 * mib, 100}, // a floor under Go's own minimum changes nothing
 		{3 * mib, 32 * mib, 800},
 		{5 * mib, 32 * mib, 540}, // 27/5 = 5.4
@@ -32,8 +33,8 @@ func TestGCPercentFor(t *testing.T) {
 }
 
 // TestHeapFloor: with GOGC unset, the process's GOGC follows its live heap
-// after each collection: high while the heap is small, Go's 100 once the
-// live heap alone reaches the floor, high again when it shrinks.
+// after each collection: high while the heap is small, 50 once the live
+// heap alone passes the floor, high again when it shrinks.
 func TestHeapFloor(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		t.Skip("GOGC is set: the operator's setting is left alone")
@@ -61,7 +62,7 @@ func TestHeapFloor(t *testing.T) {
 	for i := range held {
 		held[i] = byte(i)
 	}
-	waitGOGC(100)
+	waitGOGC(leastGCPercent)
 	runtime.KeepAlive(held)
 	waitGOGC(800)
 }

@@ -32,9 +32,11 @@ func TestServeOnAnUnmigratedDatabase(t *testing.T) {
 		t.Fatalf("readyz schema check = %+v, want failing naming leaf_alloc and `leaf migrate`", r)
 	}
 	for _, path := range []string{"/api/segment/get/orders", "/api/segment/batch/orders?count=2"} {
+		// The first table a first load reads is the one named: the kinds
+		// of tags (leaf_seq_section) before the rows themselves.
 		code, body := testkit.MustGet(t, a.base+path)
-		if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf_alloc") || !strings.Contains(body, "leaf migrate") {
-			t.Fatalf("%s = %d %s, want 503 naming leaf_alloc and `leaf migrate`", path, code, body)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "table leaf_") || !strings.Contains(body, "does not exist") || !strings.Contains(body, "leaf migrate") {
+			t.Fatalf("%s = %d %s, want 503 naming a leaf table and `leaf migrate`", path, code, body)
 		}
 	}
 	code, body = testkit.Get(a.base+"/api/admin/tags", "t0ken-secret")

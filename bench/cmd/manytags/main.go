@@ -12,7 +12,16 @@
 // in the last round only. The machine's load average is printed beside
 // each figure: the clients, leaf and the database share its cores. Given
 // several binaries (-leaf old,new), each round runs each of them in turn,
-// so that a change of the machine's load falls on all of them alike.
+// so that a change of the machine's load falls on all of them alike. The
+// database server's CPU during the first requests is read from /proc when
+// it runs on this machine (its @@pid_file).
+//
+// With -profile DIR and a binary built with -tags pgoprofile,pprof, each
+// run leaves in DIR a CPU profile of the first requests and the heap
+// after the second:
+//
+//	CGO_ENABLED=0 go build -tags pprof,pgoprofile -o /tmp/leaf-prof ./cmd/leaf
+//	cd bench && go run ./cmd/manytags -leaf /tmp/leaf-prof -tags 100000 -rounds 1 -profile /tmp/prof
 package main
 
 import (
@@ -56,6 +65,8 @@ func main() {
 	port := flag.Int("port", 18090, "port of leaf serve on 127.0.0.1")
 	keep := flag.Bool("keep", false, "keep each run's database")
 	rounds := flag.Int("rounds", 3, "runs per count of tags; the table shows the median run")
+	again := flag.Int("again", 1, "passes over every tag once all are loaded; leaf's CPU and the time are of all of them")
+	profile := flag.String("profile", "", "`directory` for profiles of each run: a CPU profile of the first requests and the heap after the second; the binary must be built with -tags pgoprofile,pprof")
 	flag.Parse()
 
 	var sizes []int
@@ -77,7 +88,7 @@ func main() {
 			log.Fatal(err)
 		}
 		runners = append(runners, runner{server: cfg, binary: abs, clients: *clients, idle: *idle,
-			addr: fmt.Sprintf("127.0.0.1:%d", *port), keep: *keep})
+			addr: fmt.Sprintf("127.0.0.1:%d", *port), pprof: fmt.Sprintf("127.0.0.1:%d", *port+1), keep: *keep, profile: *profile, again: max(*again, 1)})
 	}
 	n := max(*rounds, 1)
 	rows := make([][]string, len(runners))
@@ -85,7 +96,19 @@ func main() {
 		runs := make([][]result, len(runners))
 		for round := range n {
 			for i, r := range runners {
-				res, err := r.run(context.Background(), tags, round == n-1)
+				// A run that fails (a store that stopped answering on a
+				// machine busy with other work) is logged and run again,
+				// twice at most.
+				var (
+					res result
+					err error
+				)
+				for try := 0; try < 3; try++ {
+					if res, err = r.run(context.Background(), tags, round, round == n-1); err == nil {
+						break
+					}
+					log.Printf("FAILED, run again: %s, %d tags: %v", r.binary, tags, err)
+				}
 				if err != nil {
 					log.Fatalf("%s, %d tags: %v", r.binary, tags, err)
 				}
@@ -99,8 +122,8 @@ func main() {
 	for i, r := range runners {
 		fmt.Printf("\n%s: %d clients; medians of %d rounds, the range in brackets; idle CPU over %v in the last round\n\n",
 			r.binary, *clients, n, *idle)
-		fmt.Println("| tags | first requests | per second | p50 / p99 | leaf's CPU | again, all loaded | leaf's CPU | RSS per tag | idle CPU |")
-		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		fmt.Println("| tags | first requests | per second | p50 / p99 | leaf's CPU | database's CPU | again, all loaded | leaf's CPU | RSS per tag | idle CPU |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 		for _, row := range rows[i] {
 			fmt.Println(row)
 		}
@@ -113,7 +136,10 @@ type runner struct {
 	clients int
 	idle    time.Duration
 	addr    string
+	pprof   string // address of net/http/pprof in a -tags pprof build
 	keep    bool
+	profile string // directory of the profiles; empty: none taken
+	again   int    // passes once every tag is loaded
 }
 
 type result struct {
@@ -121,7 +147,9 @@ type result struct {
 	warm, again       pass
 	rssBefore, rss    int64         // bytes, when the server was ready and after the requests
 	warmCPU, againCPU time.Duration // leaf's CPU time during the first requests and the second
+	dbCPU             time.Duration // the database server's during the first requests; -1 when unknown
 	idleCPU           float64       // share of one core; -1 when not measured
+	rssIdle           int64         // bytes, after the idle window; 0 when not measured
 }
 
 // summary is the table row of the runs of one count of tags: the run of
@@ -133,14 +161,18 @@ func summary(runs []result) string {
 	idle := "-"
 	for _, run := range runs {
 		if run.idleCPU >= 0 {
-			idle = fmt.Sprintf("%.2f%%", 100*run.idleCPU)
+			idle = fmt.Sprintf("%.2f%% (RSS per tag then %.0f B)", 100*run.idleCPU, float64(run.rssIdle-run.rssBefore)/float64(run.tags))
 		}
 	}
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	return fmt.Sprintf("| %d | %s (%s-%s) | %.0f/s | %v / %v | %v | %s | %v | %.0f B | %s |",
+	db := "-"
+	if r.dbCPU >= 0 {
+		db = r.dbCPU.String()
+	}
+	return fmt.Sprintf("| %d | %s (%s-%s) | %.0f/s | %v / %v | %v | %s | %s | %v | %.0f B | %s |",
 		r.tags, ms(r.warm.took), ms(byWarm[0].warm.took), ms(byWarm[len(byWarm)-1].warm.took),
 		float64(r.tags)/r.warm.took.Seconds(),
-		r.warm.p50.Round(100*time.Microsecond), r.warm.p99.Round(100*time.Microsecond), r.warmCPU,
+		r.warm.p50.Round(100*time.Microsecond), r.warm.p99.Round(100*time.Microsecond), r.warmCPU, db,
 		ms(r.again.took), r.againCPU, float64(r.rss-r.rssBefore)/float64(r.tags), idle)
 }
 
@@ -150,10 +182,10 @@ type pass struct {
 	p50, p99 time.Duration
 }
 
-// run measures one server over a database of n tags; the idle CPU only
-// when idle is true.
-func (r runner) run(ctx context.Context, n int, idle bool) (result, error) {
-	res := result{tags: n, idleCPU: -1}
+// run measures one server over a database of n tags in round; the idle CPU
+// only when idle is true.
+func (r runner) run(ctx context.Context, n, round int, idle bool) (result, error) {
+	res := result{tags: n, idleCPU: -1, dbCPU: -1}
 	db := fmt.Sprintf("leaf_manytags_%d_%d", n, os.Getpid())
 	root, err := sql.Open("mysql", r.server.FormatDSN())
 	if err != nil {
@@ -174,7 +206,11 @@ func (r runner) run(ctx context.Context, n int, idle bool) (result, error) {
 	}
 	log.Printf("%d tags in %s", n, db)
 
-	srv, err := r.start(cfg.FormatDSN())
+	prof := ""
+	if r.profile != "" {
+		prof = filepath.Join(r.profile, fmt.Sprintf("%s-%d-%d", filepath.Base(r.binary), n, round))
+	}
+	srv, err := r.start(cfg.FormatDSN(), prof)
 	if err != nil {
 		return res, err
 	}
@@ -184,21 +220,36 @@ func (r runner) run(ctx context.Context, n int, idle bool) (result, error) {
 	}
 
 	rand.Shuffle(len(tags), func(i, j int) { tags[i], tags[j] = tags[j], tags[i] })
+	dbPID := serverPID(ctx, root)
+	db0, dbErr := cpuTicks(dbPID)
 	cpu0, err := cpuTicks(srv.pid())
 	if err != nil {
 		return res, err
 	}
+	if prof != "" {
+		_ = srv.cmd.Process.Signal(syscall.SIGUSR1) // the CPU profile starts
+	}
 	if res.warm, err = r.pass(tags); err != nil {
 		return res, fmt.Errorf("first requests: %w", err)
+	}
+	if prof != "" {
+		_ = srv.cmd.Process.Signal(syscall.SIGUSR2) // and ends
 	}
 	cpu1, err := cpuTicks(srv.pid())
 	if err != nil {
 		return res, err
 	}
 	res.warmCPU = time.Duration(cpu1-cpu0) * time.Second / clockTicks
-	log.Printf("first requests for %d tags: %v, leaf's CPU %v, load average %s", n, res.warm.took, res.warmCPU, loadavg())
-	if res.again, err = r.pass(tags); err != nil {
-		return res, fmt.Errorf("second requests: %w", err)
+	if db1, err := cpuTicks(dbPID); err == nil && dbErr == nil {
+		res.dbCPU = time.Duration(db1-db0) * time.Second / clockTicks
+	}
+	log.Printf("first requests for %d tags: %v, leaf's CPU %v, the database's %v, load average %s", n, res.warm.took, res.warmCPU, res.dbCPU, loadavg())
+	for range r.again {
+		p, err := r.pass(tags)
+		if err != nil {
+			return res, fmt.Errorf("second requests: %w", err)
+		}
+		res.again.took += p.took
 	}
 	cpu2, err := cpuTicks(srv.pid())
 	if err != nil {
@@ -210,23 +261,50 @@ func (r runner) run(ctx context.Context, n int, idle bool) (result, error) {
 	if res.rss, err = rss(srv.pid()); err != nil {
 		return res, err
 	}
+	if prof != "" {
+		if err := r.heapProfiles(prof); err != nil {
+			return res, err
+		}
+	}
 	if !idle {
 		return res, nil
 	}
+	return res, r.idleFor(srv.pid(), &res)
+}
 
+// heapProfiles writes the heap's profile and its text with the runtime's
+// figures into prof.heap.prof and prof.heap.txt.
+func (r runner) heapProfiles(prof string) error {
+	for _, p := range []struct{ file, path string }{
+		{".heap.prof", "/debug/pprof/heap"},
+		{".heap.txt", "/debug/pprof/heap?debug=1"},
+	} {
+		if err := fetch("http://"+r.pprof+p.path, prof+p.file); err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+	}
+	log.Printf("profiles in %s.*", prof)
+	return nil
+}
+
+// idleFor measures the CPU of process pid over r.idle, and its RSS after.
+func (r runner) idleFor(pid int, res *result) error {
 	log.Printf("idle for %v", r.idle)
-	before, err := cpuTicks(srv.pid())
+	before, err := cpuTicks(pid)
 	if err != nil {
-		return res, err
+		return err
 	}
 	time.Sleep(r.idle)
-	after, err := cpuTicks(srv.pid())
+	after, err := cpuTicks(pid)
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.idleCPU = float64(after-before) / clockTicks / r.idle.Seconds()
+	if res.rssIdle, err = rss(pid); err != nil {
+		return err
+	}
 	log.Printf("idle CPU %.2f%% of a core, load average %s", 100*res.idleCPU, loadavg())
-	return res, nil
+	return nil
 }
 
 // fill creates the schema and n tags named like service-07:table-004321,
@@ -388,13 +466,19 @@ type server struct {
 	log  *os.File
 }
 
-func (r runner) start(dsn string) (*server, error) {
+// start starts leaf serve on dsn; with prof set, it takes a CPU profile
+// into prof+".cpu.prof" between SIGUSR1 and SIGUSR2, and serves
+// net/http/pprof on r.pprof.
+func (r runner) start(dsn, prof string) (*server, error) {
 	logf, err := os.CreateTemp("", "manytags-leaf-*.log")
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(r.binary, "serve")
 	cmd.Env = append(os.Environ(), "LEAF_MYSQL_DSN="+dsn, "LEAF_ADDR="+r.addr, "LEAF_LOG_LEVEL=warn")
+	if prof != "" {
+		cmd.Env = append(cmd.Env, "LEAF_CPU_PROFILE="+prof+".cpu.prof", "LEAF_PPROF_ADDR="+r.pprof)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Killed with this program: an interrupted run leaves no server
 	// behind (its database stays; its name says which run made it).
@@ -431,6 +515,45 @@ func (s *server) stop() {
 	<-s.done
 	s.log.Close()
 	os.Remove(s.log.Name())
+}
+
+// fetch writes the body of a GET of url into file.
+func fetch(url, file string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// serverPID is the process id of the database server, read from its pid
+// file when it runs on this machine; 0 when it cannot be found.
+func serverPID(ctx context.Context, db *sql.DB) int {
+	var file string
+	if err := db.QueryRowContext(ctx, "SELECT @@pid_file").Scan(&file); err != nil {
+		return 0
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
 }
 
 // cpuTicks is the user and system CPU time of process pid, in clock ticks.
