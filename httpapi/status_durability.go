@@ -75,7 +75,7 @@ func (st statusState) durabilityPage(v *pageView) {
 		v.Durability = append(v.Durability, f)
 	}
 	if len(forget) > 0 {
-		v.Alerts = append(v.Alerts, "The database can forget commits it acknowledged, and ranges already handed out with them ("+
+		v.Alerts = append(v.Alerts, "The database can forget commits it acknowledged, and hand out again the ranges they took ("+
 			strings.Join(forget, ", ")+"): see Durability below for the setting to change")
 	}
 }

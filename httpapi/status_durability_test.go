@@ -56,7 +56,7 @@ func TestStatusDurability(t *testing.T) {
 		"Store eu, node db1:3306", "durable",
 		"Store eu, node db2:3306", "can forget commits", "set innodb_flush_log_at_trx_commit=1",
 		"Store us, node db3:3306", "not known",
-		"The database can forget commits it acknowledged, and ranges already handed out with them (Store eu, node db2:3306)",
+		"The database can forget commits it acknowledged, and hand out again the ranges they took (Store eu, node db2:3306)",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page has no %q", want)

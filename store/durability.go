@@ -414,7 +414,7 @@ var sqliteSynchronous = []string{"OFF", "NORMAL", "FULL", "EXTRA"}
 func judgeSQLite(memory bool, mode string, sync int) (durable bool, why string, fixes []Fix) {
 	if memory {
 		return false, "the database is in memory: every range is forgotten when leaf stops, and ids start again; give --sqlite-path a file",
-			[]Fix{{Setting: "--sqlite-path", Value: ":memory:", Want: "a file"}}
+			[]Fix{{Setting: "--sqlite-path", Value: ":memory:", Want: "FILE"}}
 	}
 	name := strconv.Itoa(sync)
 	if sync >= 0 && sync < len(sqliteSynchronous) {

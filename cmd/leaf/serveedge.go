@@ -49,7 +49,7 @@ func (a *app) newEdges() *edges {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := &edges{
 		reg:    reg,
-		domain: metrics.Sources{Version: version, StoreUp: a.storesUp, SegmentTags: a.cfg.metricsTags.tags},
+		domain: metrics.Sources{Version: version, StoreUp: a.storesUp, SegmentTags: a.cfg.metricsTags.tags, StoresDurable: a.storesDurable},
 		api: httpapi.Config{
 			AdminToken:  a.cfg.adminToken,
 			StatusToken: a.cfg.statusToken,
@@ -58,13 +58,14 @@ func (a *app) newEdges() *edges {
 				Started:     time.Now(),
 				Store:       a.cfg.kind(),
 				StoreHealth: a.storeHealth,
+				Durability:  a.durabilityLines,
 			},
 			Registry: reg,
 			Logger:   a.log,
 			Checks: append([]httpapi.Check{
 				{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
 				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
-			}, a.storeChecks()...),
+			}, append(a.storeChecks(), a.durabilityChecks()...)...),
 		},
 		svc: service.Config{Registry: reg, Logger: a.log, ForwardTimeout: a.cfg.forwardTimeout},
 	}

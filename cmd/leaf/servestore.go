@@ -35,7 +35,7 @@ type openStore struct {
 // readiness check says so, and it is migrated once it answers.
 func (a *app) openStore(ctx context.Context) error {
 	if !a.cfg.several() {
-		st, err := a.cfg.open(ctx, store.Options{OnHealth: a.healthLogger("")})
+		st, err := a.cfg.open(ctx, a.durabilityOptions(store.Options{OnHealth: a.healthLogger("")}, ""))
 		if err != nil {
 			return err
 		}
@@ -43,7 +43,7 @@ func (a *app) openStore(ctx context.Context) error {
 		a.log.Info("store open", a.cfg.describe()...)
 	}
 	for _, e := range a.cfg.stores {
-		st, err := e.open(ctx, store.Options{OnHealth: a.healthLogger(e.name), Timeout: a.cfg.storeTimeout, AllowDown: true})
+		st, err := e.open(ctx, a.durabilityOptions(store.Options{OnHealth: a.healthLogger(e.name), Timeout: a.cfg.storeTimeout, AllowDown: true}, e.name))
 		if err != nil {
 			return err
 		}
