@@ -162,11 +162,16 @@ func (s *Store) Durability() (Durability, bool) {
 
 // CheckDurability reads the settings of every node now, keeps the verdict
 // for Durability and the gate of Options.RequireDurable, and calls
-// Options.OnDurability when it differs from the last one.
+// Options.OnDurability when it differs from the last one. A reading that
+// reached no node keeps the last verdict that did: a blip of the database
+// says nothing of its settings.
 func (s *Store) CheckDurability(ctx context.Context) Durability {
 	s.durabilityMu.Lock()
 	defer s.durabilityMu.Unlock()
 	d := s.readDurability(ctx)
+	if prev := s.durability.Load(); prev != nil && prev.Known() && !d.Known() {
+		return *prev
+	}
 	prev := s.durability.Swap(&d)
 	if s.onDurability != nil && (prev == nil || changed(*prev, d)) {
 		s.onDurability(d)

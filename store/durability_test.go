@@ -298,7 +298,8 @@ func TestMySQLDurability(t *testing.T) {
 
 // TestDurabilityOfNodes: every node of a cluster is read on a connection
 // of its own; a node that does not answer is not known, and says nothing
-// against the store.
+// against the store; a reading that reaches no node keeps the last
+// verdict.
 func TestDurabilityOfNodes(t *testing.T) {
 	mariadbtest.Require(t)
 	n := startNode(t, 0)
@@ -321,13 +322,23 @@ func TestDurabilityOfNodes(t *testing.T) {
 		t.Errorf("durable %v, reason %q; want durable, no reason", d.Durable(), d.Reason())
 	}
 	n.globalExec(t, "SET GLOBAL innodb_flush_log_at_trx_commit = 2")
-	defer n.globalExec(t, "SET GLOBAL innodb_flush_log_at_trx_commit = 1")
 	d = s.CheckDurability(context.Background())
 	if d.Durable() || !strings.HasPrefix(d.Reason(), "node 1 of 2: single server: innodb_flush_log_at_trx_commit=2") {
 		t.Errorf("reason %q, want it to name node 1 of 2 and the setting", d.Reason())
 	}
 	if strings.Contains(d.Reason(), n.srv.Addr()) {
 		t.Errorf("reason %q names the node's address", d.Reason())
+	}
+
+	if err := n.srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	kept := s.CheckDurability(context.Background())
+	if !kept.Known() || !kept.Checked.Equal(d.Checked) || kept.Reason() != d.Reason() {
+		t.Errorf("no node answers: %+v, want the last verdict kept", kept)
+	}
+	if now, _ := s.Durability(); !now.Checked.Equal(d.Checked) {
+		t.Errorf("no node answers: Durability() read at %v, want the last verdict's %v", now.Checked, d.Checked)
 	}
 }
 
