@@ -16,6 +16,7 @@ import (
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 	"github.com/leafid/leaf/uuidv7"
 )
@@ -171,3 +172,12 @@ func (a *Server) Close() error {
 func (a *Server) Sequencer() *sequence.Sequencer  { return a.seq }
 func (a *Server) Allocator() *segment.Allocator   { return a.alloc }
 func (a *Server) Generator() *snowflake.Generator { return a.gen }
+
+// Stores are the stores the server opened, in the configured order.
+func (a *Server) Stores() []*store.Store {
+	out := make([]*store.Store, len(a.stores))
+	for i, s := range a.stores {
+		out[i] = s.st
+	}
+	return out
+}

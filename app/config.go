@@ -53,6 +53,9 @@ type Config struct {
 	// SequenceLease is the lease of a section's owner, and ForwardTimeout
 	// the bound of a request forwarded to an owner.
 	SequenceLease, ForwardTimeout time.Duration
+	// RequireDurable takes no range, sequence raise or worker lease from a
+	// store whose settings say it can forget a commit it acknowledged.
+	RequireDurable bool
 	// Version is the build's version, shown on /status and in the logs.
 	Version string
 }

@@ -49,7 +49,7 @@ func (a *Server) newEdges() *edges {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := &edges{
 		reg:    reg,
-		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags},
+		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags, StoresDurable: a.storesDurable},
 		api: httpapi.Config{
 			AdminToken:  a.cfg.AdminToken,
 			StatusToken: a.cfg.StatusToken,
@@ -58,13 +58,14 @@ func (a *Server) newEdges() *edges {
 				Started:     time.Now(),
 				Store:       a.cfg.Kind(),
 				StoreHealth: a.storeHealth,
+				Durability:  a.durabilityLines,
 			},
 			Registry: reg,
 			Logger:   a.log,
 			Checks: append([]httpapi.Check{
 				{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
 				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
-			}, a.storeChecks()...),
+			}, append(a.storeChecks(), a.durabilityChecks()...)...),
 		},
 		svc: service.Config{Registry: reg, Logger: a.log, ForwardTimeout: a.cfg.ForwardTimeout},
 	}

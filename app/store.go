@@ -38,7 +38,7 @@ type openStore struct {
 // readiness check says so, and it is migrated once it answers.
 func (a *Server) openStore(ctx context.Context) error {
 	if !a.cfg.Several() {
-		st, err := a.cfg.Open(ctx, store.Options{OnHealth: a.healthLogger("")})
+		st, err := a.cfg.Open(ctx, a.durabilityOptions(store.Options{OnHealth: a.healthLogger("")}, ""))
 		if err != nil {
 			return err
 		}
@@ -46,7 +46,7 @@ func (a *Server) openStore(ctx context.Context) error {
 		a.log.Info("store open", a.cfg.Describe()...)
 	}
 	for _, e := range a.cfg.Set {
-		st, err := e.Open(ctx, store.Options{OnHealth: a.healthLogger(e.Name), Timeout: a.cfg.Timeout, AllowDown: true})
+		st, err := e.Open(ctx, a.durabilityOptions(store.Options{OnHealth: a.healthLogger(e.Name), Timeout: a.cfg.Timeout, AllowDown: true}, e.Name))
 		if err != nil {
 			return err
 		}

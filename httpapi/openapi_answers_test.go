@@ -148,7 +148,13 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 		cfg.Biz, cfg.BizTags, cfg.OnCreate = issuer, biz, alloc.Added
 		cfg.UUIDs = uuidv7.New(uuidv7.Options{})
 		cfg.AdminToken, cfg.StatusToken = oaAdmin, oaStatus
-		cfg.Instance = httpapi.Instance{Version: "test", Store: "sqlite"}
+		cfg.Instance = httpapi.Instance{Version: "test", Store: "sqlite", Durability: func() []httpapi.DurabilityLine {
+			return []httpapi.DurabilityLine{
+				{Node: "db1:3306", Known: true, Durable: true, Why: "flushed", Checked: fakeNow},
+				{Node: "db2:3306", Known: true, Why: "flush=2", Checked: fakeNow},
+				{Node: "db3:3306", Why: "not read: refused"},
+			}
+		}}
 		cfg.Checks = []httpapi.Check{
 			{Name: "starting", Func: func(context.Context) error {
 				if s.notReady.Load() {

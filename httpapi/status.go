@@ -28,6 +28,9 @@ type Instance struct {
 	// SetVersion reports the version of the set of stores in force, for
 	// an instance serving from several; nil leaves it out.
 	SetVersion func() int64
+	// Durability reports what the settings of each store (each node of a
+	// cluster) say of the commits it acknowledges; nil leaves it out.
+	Durability func() []DurabilityLine
 }
 
 // StoreHealth is the store's state as the status page shows it.
@@ -59,6 +62,9 @@ type statusState struct {
 	// rate is the snowflake ids per second over rateOver.
 	rate     float64
 	rateOver time.Duration
+
+	// durability is one line per store or node whose settings are read.
+	durability []DurabilityLine
 }
 
 func (s *server) readStatus(tq tagQuery) statusState {
@@ -66,6 +72,9 @@ func (s *server) readStatus(tq tagQuery) statusState {
 	if f := s.cfg.Instance.StoreHealth; f != nil {
 		h := f()
 		st.health = &h
+	}
+	if f := s.cfg.Instance.Durability; f != nil {
+		st.durability = f()
 	}
 	if seg := s.parts.Segments; seg != nil {
 		tags := readTags(seg, tq, int(s.tagsSeen.Load()))

@@ -18,6 +18,8 @@ type statusJSON struct {
 	UUID      *uuidStatusJSON      `json:"uuid"`
 	// Sequence is left out when sequences are off.
 	Sequence *sequenceStatusJSON `json:"sequence,omitempty"`
+	// Durability is left out when no store's settings are read.
+	Durability []durabilityJSON `json:"durability,omitempty"`
 }
 
 // sequenceStatusJSON is this instance's share of the per-key sequences.
@@ -204,5 +206,6 @@ func (st statusState) json() statusJSON {
 		out.UUID = &uuidStatusJSON{Issued: strconv.FormatUint(*st.uuids, 10)}
 	}
 	out.Sequence = st.seq
+	out.Durability = st.durabilityJSON()
 	return out
 }

@@ -46,6 +46,8 @@ type pageView struct {
 	Prev, Next string
 	Snowflake  []field // nil when snowflake mode is off
 	UUID       []field // nil when UUIDs are off
+	// Durability is one field per store or node whose settings are read.
+	Durability []field
 }
 
 // field is one labelled value; Bad and Warn colour it.
@@ -116,6 +118,7 @@ func (st statusState) page() pageView {
 	if f := st.inst.SetVersion; f != nil {
 		v.Instance = append(v.Instance, field{Label: "Set of stores", Value: "version " + strconv.FormatInt(f(), 10)})
 	}
+	st.durabilityPage(&v)
 
 	if ts := st.segment; ts != nil {
 		v.SegmentOn = true

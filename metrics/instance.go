@@ -30,3 +30,32 @@ func newStoreUpCollector(up func() bool) prometheus.Collector {
 		return 0
 	})
 }
+
+// StoreDurability is what a store's settings say of its commits.
+type StoreDurability struct {
+	// Store is the store's name with several stores (--store), "" for the
+	// one store.
+	Store string
+	// Durable: no node of the store can forget a commit it acknowledged.
+	Durable bool
+}
+
+var storeDurableDesc = prometheus.NewDesc("leaf_store_durable",
+	"1 while the database's settings say a commit it acknowledged survives a crash (every node of a cluster), 0 while it can forget one.",
+	[]string{"store"}, nil)
+
+// storeDurableCollector exports leaf_store_durable{store}: one series per
+// store, as many as the stores configured.
+type storeDurableCollector struct{ src func() []StoreDurability }
+
+func (c storeDurableCollector) Describe(ch chan<- *prometheus.Desc) { ch <- storeDurableDesc }
+
+func (c storeDurableCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.src() {
+		v := 0.0
+		if s.Durable {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(storeDurableDesc, prometheus.GaugeValue, v, s.Store)
+	}
+}

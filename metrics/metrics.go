@@ -44,6 +44,10 @@ type Sources struct {
 	Version string
 	// StoreUp says whether the store answers, for leaf_store_up.
 	StoreUp func() bool
+	// StoresDurable says, for leaf_store_durable, which stores can forget
+	// a commit they acknowledged; a store whose settings were not read yet
+	// is left out.
+	StoresDurable func() []StoreDurability
 	// Segments is read for leaf_ids_issued_total{mode="segment"}, the
 	// leaf_segment_* metrics of the biz tags chosen (see select.go) and
 	// the totals over all of them.
@@ -81,6 +85,9 @@ func Register(reg prometheus.Registerer, src Sources) error {
 	}
 	if src.StoreUp != nil {
 		cs = append(cs, newStoreUpCollector(src.StoreUp))
+	}
+	if src.StoresDurable != nil {
+		cs = append(cs, storeDurableCollector{src: src.StoresDurable})
 	}
 	if src.Segments != nil {
 		if len(src.SegmentTags) > MaxNamedTags {

@@ -343,6 +343,29 @@ func TestSnowflakeSignals(t *testing.T) {
 	}
 }
 
+// TestStoreDurable: one series per store whose settings were read, 1 for
+// durable and 0 for one that can forget, labelled with the store's name.
+func TestStoreDurable(t *testing.T) {
+	var stores []metrics.StoreDurability
+	reg := register(t, metrics.Sources{StoresDurable: func() []metrics.StoreDurability { return stores }})
+	if mf := gather(t, reg, "leaf_store_durable"); mf != nil {
+		t.Fatalf("no store read yet: %v", mf)
+	}
+	stores = []metrics.StoreDurability{{Store: "eu", Durable: true}, {Store: "us", Durable: false}}
+	for name, want := range map[string]float64{"eu": 1, "us": 0} {
+		if got, ok := value(t, reg, "leaf_store_durable", map[string]string{"store": name}); !ok || got != want {
+			t.Errorf("leaf_store_durable{store=%q} = %v (found %v), want %v", name, got, ok, want)
+		}
+	}
+	stores = []metrics.StoreDurability{{Durable: false}}
+	if got, ok := value(t, reg, "leaf_store_durable", map[string]string{"store": ""}); !ok || got != 0 {
+		t.Errorf("one store: leaf_store_durable = %v (found %v), want 0", got, ok)
+	}
+	if n := len(gather(t, reg, "leaf_store_durable").GetMetric()); n != 1 {
+		t.Errorf("one store: %d series, want 1", n)
+	}
+}
+
 func TestBuildInfo(t *testing.T) {
 	reg := register(t, metrics.Sources{Version: "v1.2.3"})
 	got, ok := value(t, reg, "leaf_build_info", map[string]string{"version": "v1.2.3", "goversion": runtime.Version()})
@@ -375,13 +398,14 @@ func TestMetricsDocumented(t *testing.T) {
 
 	loads := metrics.NewLoadTimes()
 	reg := register(t, metrics.Sources{
-		Version:      "test",
-		StoreUp:      func() bool { return true },
-		Segments:     newFakeSegments("orders"),
-		SegmentLoads: loads,
-		Snowflake:    &statsFunc{st: snowflake.Stats{LeaseExpires: time.Now(), Exhausts: time.Now()}},
-		UUIDs:        &uuidCount{},
-		Sequences:    fakeSequences{},
+		Version:       "test",
+		StoreUp:       func() bool { return true },
+		StoresDurable: func() []metrics.StoreDurability { return []metrics.StoreDurability{{Durable: true}} },
+		Segments:      newFakeSegments("orders"),
+		SegmentLoads:  loads,
+		Snowflake:     &statsFunc{st: snowflake.Stats{LeaseExpires: time.Now(), Exhausts: time.Now()}},
+		UUIDs:         &uuidCount{},
+		Sequences:     fakeSequences{},
 	})
 	loads.Observe("orders", time.Millisecond, nil)
 	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Registry: reg, Sequences: fakeSequences{}}), Registry: reg})

@@ -42,6 +42,9 @@ func (s *Store) AllocateBatch(ctx context.Context, tags []string) ([]segment.Bat
 		}
 		seen[tag] = true
 	}
+	if err := s.takes(); err != nil {
+		return nil, err
+	}
 	var out []segment.BatchResult
 	// Safe to retry: a transaction whose answer was lost only wastes its
 	// ranges.

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // ErrorKind is how a call treats err: "conflict" (run it again),
 // "unreachable" (the database or the node did not take it) or "permanent"
@@ -36,3 +39,28 @@ func RaiseAsRead(ctx context.Context, s *Store, maxIDs map[string]int64) (bool, 
 
 // Dialect is the dialect the store runs on.
 func Dialect(s *Store) string { return s.dialect }
+
+// OpenSQLiteSynchronous is OpenSQLite with PRAGMA synchronous set to
+// synchronous (OFF, NORMAL, FULL or EXTRA) instead of FULL.
+func OpenSQLiteSynchronous(ctx context.Context, path string, opts Options, synchronous string) (*Store, error) {
+	return openSQLite(ctx, path, opts, synchronous)
+}
+
+// JudgeMySQL is judgeMySQL: what a node's global variables and status
+// (names in lower case) say of its commits.
+func JudgeMySQL(vars, status map[string]string) (durable bool, why string, fixes []Fix) {
+	return judgeMySQL(vars, status)
+}
+
+// JudgeSQLite is judgeSQLite.
+func JudgeSQLite(memory bool, mode string, synchronous int) (durable bool, why string, fixes []Fix) {
+	return judgeSQLite(memory, mode, synchronous)
+}
+
+// SetDurabilityEvery makes the stores opened from now on read their
+// settings again every d, until the test ends.
+func SetDurabilityEvery(tb interface{ Cleanup(func()) }, d time.Duration) {
+	old := durabilityEvery
+	durabilityEvery = d
+	tb.Cleanup(func() { durabilityEvery = old })
+}

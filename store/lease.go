@@ -63,6 +63,9 @@ func (s *Store) AcquireIn(ctx context.Context, holder string, lo, hi int64, ttl 
 }
 
 func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl time.Duration) (snowflake.Lease, error) {
+	if err := s.takes(); err != nil {
+		return snowflake.Lease{}, err
+	}
 	if err := validateHolder(holder); err != nil {
 		return snowflake.Lease{}, err
 	}
@@ -215,6 +218,9 @@ func (s *Store) Renew(ctx context.Context, l snowflake.Lease, lastTimestamp int6
 }
 
 func (s *Store) renew(ctx context.Context, l snowflake.Lease, last int64, ttl time.Duration) (snowflake.Lease, error) {
+	if err := s.takes(); err != nil {
+		return snowflake.Lease{}, err
+	}
 	ttlMS, err := ttlMillis(ttl)
 	if err != nil {
 		return snowflake.Lease{}, err

@@ -91,11 +91,13 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		err = fmt.Errorf("open mysql %s/%s: %w", strings.Join(nodeAddrs(ns), ","), cfg.DBName, err)
 		if opts.AllowDown && (silent || classify(err) == unreachable) {
 			s.health.down(err)
+			s.openedDurability(ctx, opts)
 			return s, nil
 		}
 		s.Close()
 		return nil, err
 	}
+	s.openedDurability(ctx, opts)
 	return s, nil
 }
 

@@ -340,6 +340,9 @@ func (s *Store) ReleaseSection(ctx context.Context, space string, section int, h
 // RaiseMax raises a section's max_seq by by while holder holds it, and
 // answers the new value from the same statement.
 func (s *Store) RaiseMax(ctx context.Context, space string, section int, holder string, by int64) (int64, error) {
+	if err := s.takes(); err != nil {
+		return 0, err
+	}
 	q := raiseMaxMySQL
 	if s.dialect == SQLite {
 		q = raiseMaxSQLite
@@ -496,6 +499,9 @@ func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, l
 			return 0, 0, err
 		}
 		return a.Start(), a.MaxID - 1, nil
+	}
+	if err := s.takes(); err != nil {
+		return 0, 0, err
 	}
 	// Safe to retry: a raise whose answer was lost is found by the next
 	// read, and the next raise starts after it: its numbers are skipped.

@@ -21,6 +21,12 @@ const sqliteBusyTimeout = 10 * time.Second
 // IMMEDIATE: a transaction that reads and then writes never fails with
 // SQLITE_BUSY halfway. opts.Addrs is ignored.
 func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
+	return openSQLite(ctx, path, opts, "FULL")
+}
+
+// openSQLite is OpenSQLite with PRAGMA synchronous set to synchronous;
+// tests open files with the values a store must judge unsafe.
+func openSQLite(ctx context.Context, path string, opts Options, synchronous string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open sqlite: empty path")
 	}
@@ -34,7 +40,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	// FULL, not WAL's usual NORMAL: with NORMAL a power loss can undo the
 	// last committed max_id raise, and the ranges handed out before it
 	// would be handed out again.
-	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "synchronous("+synchronous+")")
 	q.Set("_txlock", "immediate")
 	name := path
 	if !memory {
@@ -56,9 +62,11 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	}
 	db.SetMaxIdleConns(4)
 	s := newStore(sqlx.NewDb(db, "sqlite"), SQLite, opts)
+	s.memory = memory
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	s.openedDurability(ctx, opts)
 	return s, nil
 }

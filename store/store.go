@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -49,6 +50,13 @@ type Store struct {
 	health    *health
 	probeFunc func(context.Context) error // asks whether the database can take writes
 	nodes     *nodes                      // MySQL only
+	memory    bool                        // SQLite's :memory:
+
+	// What the database's settings say of its commits (durability.go).
+	durabilityMu   sync.Mutex // serialises the readings, so that changes are reported in order
+	durability     atomic.Pointer[Durability]
+	onDurability   func(Durability)
+	requireDurable bool
 
 	closing context.Context // cancelled by Close: ends the probes
 	stop    context.CancelFunc
@@ -78,6 +86,20 @@ type Options struct {
 	// An answer that refuses (a wrong password, a database that does not
 	// exist) still fails the open. Ignored by SQLite.
 	AllowDown bool
+	// CheckDurability reads, once the store is open and then every minute,
+	// the settings that decide whether a commit the database acknowledged
+	// survives a crash (durability.go), on every node; Durability returns
+	// the last verdict.
+	CheckDurability bool
+	// RequireDurable refuses the calls that hand out numbers (ranges,
+	// sequence raises, worker leases) while the last verdict says the
+	// database can forget a commit, or before one was read: they fail with
+	// an error wrapping segment.ErrStoreUnavailable and ErrNotDurable. It
+	// implies CheckDurability.
+	RequireDurable bool
+	// OnDurability, when set, is called with the first verdict and with
+	// each that differs from the one before, never concurrently.
+	OnDurability func(Durability)
 }
 
 // DefaultTimeout bounds one call of the store, retries included: the
@@ -92,7 +114,8 @@ func DefaultTimeouts() string {
 
 // newStore wraps db and starts its probe loop.
 func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
-	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth)}
+	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth),
+		onDurability: opts.OnDurability, requireDurable: opts.RequireDurable}
 	s.probeFunc = s.probe
 	switch {
 	case s.timeout > 0:

@@ -55,6 +55,7 @@ func (c *serveConfig) app() app.Config {
 		RefreshTags: c.refreshTags, FailoverJump: c.failoverJump,
 		MetricsTags: c.metricsTags.tags, OpaqueKeys: c.opaqueKeys.keys, PeriodGrace: time.Duration(c.periodGrace),
 		AdvertiseAddr: c.advertiseAddr, SequenceLease: c.sequenceLease, ForwardTimeout: c.forwardTimeout,
-		Version: version,
+		RequireDurable: c.requireDurable,
+		Version:        version,
 	}
 }

@@ -44,6 +44,9 @@ type serveConfig struct {
 	advertiseAddr  string
 	sequenceLease  time.Duration
 	forwardTimeout time.Duration
+
+	// requireDurable: take no range from a store that can forget a commit.
+	requireDurable bool
 }
 
 // flags registers the flags of serve, which set c, each with its default.
@@ -75,6 +78,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
 	c.failoverJump = segment.DefaultFailoverJump
 	fs.Var((*failoverJumpFlag)(&c.failoverJump), "failover-jump", "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
+	fs.BoolVar(&c.requireDurable, "require-durable", false, "take no range, sequence raise or worker lease from a store whose settings say it can forget a commit it acknowledged, "+
+		"or whose settings have not been read (docs/high-availability.md, Durability)")
 	fs.Var(&c.metricsTags, "metrics-tags", fmt.Sprintf("comma-separated biz `tags` that always have series of their own at /metrics once used, up to %d; "+
 		"other tags have them only while they need attention or are among the %d busiest", metrics.MaxNamedTags, metrics.TopTags))
 	fs.Var(&c.opaqueKeys, "opaque-key", fmt.Sprintf("`keys` of opaque tags, shared by the fleet, at least %d bytes each, separated by commas: the first for new tags, the others for tags made before a rotation; never logged", bizid.MinKeyLen))

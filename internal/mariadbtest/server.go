@@ -74,11 +74,18 @@ type Server struct {
 // server answers; tb.Cleanup stops it and removes the directory.
 func StartServer(tb testing.TB) *Server {
 	tb.Helper()
+	return StartServerWith(tb)
+}
+
+// StartServerWith is StartServer with options added to the server's
+// option file, one per line as it takes them ("log_bin=leaf-bin").
+func StartServerWith(tb testing.TB, options ...string) *Server {
+	tb.Helper()
 	ports, err := freePorts(1)
 	if err != nil {
 		tb.Fatalf("mariadbtest: %v", err)
 	}
-	s := newServer(tb, "server", ports[0], nil)
+	s := newServer(tb, "server", ports[0], options)
 	s.install(tb)
 	if err := s.Start(); err != nil {
 		tb.Fatal(err)

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/store"
+)
+
+// Durability: every store's settings are read at the start and every
+// minute (store/durability.go); what they say is logged when first read
+// and when it changes, degrades readiness while a store can forget a
+// commit, and is shown on /status and as leaf_store_durable. With
+// --require-durable the store itself refuses to hand out numbers while it
+// can forget (docs/high-availability.md, "Durability").
+
+// durabilityOptions are the store options of serve that read the settings.
+func (a *Server) durabilityOptions(opts store.Options, name string) store.Options {
+	opts.CheckDurability = true
+	opts.RequireDurable = a.cfg.RequireDurable
+	opts.OnDurability = a.durabilityLogger(name)
+	return opts
+}
+
+// durabilityLogger writes one line when the settings of the store named
+// name ("" for the one store) are first read and one each time what they
+// say changes: a WARN with the settings to change while the store can
+// forget a commit.
+func (a *Server) durabilityLogger(name string) func(store.Durability) {
+	log := a.log
+	if name != "" {
+		log = log.With("store", name)
+	}
+	return func(d store.Durability) {
+		switch {
+		case d.Forgets():
+			msg := "the database can forget commits it acknowledged, and hand out again the ranges they took: change its settings"
+			if a.cfg.RequireDurable {
+				msg += "; until then no range is taken from it (--require-durable)"
+			}
+			log.Warn(msg, "change", d.Fixes(), "why", d.Reason())
+		case d.Known():
+			var whys []string
+			for _, n := range d.Nodes {
+				if n.Known {
+					whys = append(whys, n.Why)
+				}
+			}
+			log.Info("the database's settings keep every commit it acknowledged", "settings", whys)
+		default:
+			var errs []error
+			for _, n := range d.Nodes {
+				errs = append(errs, n.Err)
+			}
+			log.Warn("the database's settings could not be read: whether it can forget a commit is not known yet", "err", errors.Join(errs...))
+		}
+	}
+}
+
+// durabilityChecks are the readiness checks of the stores' durability:
+// "durability", or one "durability:NAME" per store of a set.
+func (a *Server) durabilityChecks() []httpapi.Check {
+	var out []httpapi.Check
+	for _, s := range a.stores {
+		name := "durability"
+		if s.name != "" {
+			name += ":" + s.name
+		}
+		out = append(out, httpapi.Check{Name: name, Func: a.durabilityCheck(s), ShowReason: true})
+	}
+	return out
+}
+
+// durabilityCheck degrades readiness, never fails it, while the store's
+// settings say it can forget a commit: every instance shares the store,
+// so taking them out of a load balancer would only add an outage. With
+// --require-durable it degrades too while the settings are not read. The
+// reason names nodes by their place in the list, never by address.
+func (a *Server) durabilityCheck(s openStore) func(context.Context) error {
+	return func(context.Context) error {
+		d, ok := s.st.Durability()
+		refused := ""
+		if a.cfg.RequireDurable {
+			refused = "; --require-durable: no range is taken from it"
+		}
+		switch {
+		case ok && d.Forgets():
+			return fmt.Errorf("%w: the database can forget commits it acknowledged: %s%s", httpapi.ErrDegraded, d.Reason(), refused)
+		case refused != "" && (!ok || !d.Known()):
+			return fmt.Errorf("%w: the database's settings have not been read yet%s until they say it is durable", httpapi.ErrDegraded, refused)
+		}
+		return nil
+	}
+}
+
+// durabilityLines are the stores' settings as /status shows them: one line
+// per store, or per node of a store's cluster.
+func (a *Server) durabilityLines() []httpapi.DurabilityLine {
+	var out []httpapi.DurabilityLine
+	for _, s := range a.stores {
+		d, ok := s.st.Durability()
+		if !ok {
+			continue
+		}
+		for _, n := range d.Nodes {
+			l := httpapi.DurabilityLine{Store: s.name, Node: n.Node, Known: n.Known, Durable: n.Durable, Why: n.Why, Checked: d.Checked}
+			if !n.Known {
+				l.Why = fmt.Sprintf("not read: %v", n.Err)
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// storesDurable is leaf_store_durable: the stores whose settings were read.
+func (a *Server) storesDurable() []metrics.StoreDurability {
+	var out []metrics.StoreDurability
+	for _, s := range a.stores {
+		if d, ok := s.st.Durability(); ok && d.Known() {
+			out = append(out, metrics.StoreDurability{Store: s.name, Durable: d.Durable()})
+		}
+	}
+	return out
+}

@@ -1,0 +1,441 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// Every guarantee of leaf rests on one thing the database decides: that a
+// commit it acknowledged stays committed through a crash. A lost commit of
+// a max_id raise is a range handed out twice. Whether it can be lost is in
+// the database's settings, which this file reads and judges
+// (docs/high-availability.md, "Durability", tells each setting and what it
+// risks):
+//
+//   - MySQL and MariaDB: innodb_flush_log_at_trx_commit (1 or 3 flush the
+//     redo log at every commit; 2 survives a crash of mysqld but not of the
+//     machine; 0 loses up to about a second on any crash), and, where the
+//     binary log is on (a replica may be promoted), sync_binlog=1.
+//   - Galera (wsrep_on): the same flush on every node, since a commit sits
+//     on the disk of the node that acknowledged it only if that node
+//     flushed it, and a crash of every node at once loses whatever no node
+//     flushed; a cluster of one node is a single server; and the provider
+//     options pc.ignore_sb and pc.ignore_quorum, which let a side of a
+//     split without a majority take writes that are lost when the sides
+//     join.
+//   - SQLite: synchronous FULL or EXTRA with a journal (WAL or a rollback
+//     journal); NORMAL in WAL mode survives a crash of leaf but not of the
+//     machine; OFF, or no journal, is not safe; an in-memory database
+//     forgets everything when leaf stops.
+
+// ErrNotDurable is wrapped, beside segment.ErrStoreUnavailable, by the
+// calls that take ranges from a store opened with Options.RequireDurable
+// while its settings say it can forget a commit, or have not been read.
+var ErrNotDurable = errors.New("the database can forget acknowledged commits")
+
+// How often a store opened with Options.CheckDurability reads its settings
+// again: every durabilityEvery once read, every durabilityRetry while no
+// node's settings could be read (the store was down at the start, say).
+// Variables for the tests, which shorten them before opening a store.
+var (
+	durabilityEvery = time.Minute
+	durabilityRetry = 5 * time.Second
+)
+
+// Durability is what the settings of a store's database say of its
+// commits, as read at Checked: one NodeDurability for SQLite, one per node
+// of a MySQL store (the DSN's address, or each of Options.Addrs).
+type Durability struct {
+	Checked time.Time
+	Nodes   []NodeDurability
+}
+
+// NodeDurability is what one node's settings say.
+type NodeDurability struct {
+	// Node is the node's host:port; "" for SQLite.
+	Node string
+	// Known is false when the settings could not be read; Err says why.
+	Known bool
+	Err   error
+	// Durable: a commit the node acknowledged survives a crash of the
+	// database, of its machine (an OS crash, a power loss) and, for a
+	// cluster, of every node at once.
+	Durable bool
+	// Why says in words what the settings are and what they risk; for a
+	// node that can forget, the setting to change and to what.
+	Why string
+	// Fixes are the settings to change, empty when Durable.
+	Fixes []Fix
+}
+
+// Fix is a setting to change: from Value to Want.
+type Fix struct {
+	Setting, Value, Want string
+}
+
+func (f Fix) String() string { return f.Setting + "=" + f.Want }
+
+// Known reports whether the settings of at least one node were read.
+func (d Durability) Known() bool {
+	for _, n := range d.Nodes {
+		if n.Known {
+			return true
+		}
+	}
+	return false
+}
+
+// Forgets reports whether a node whose settings were read can forget an
+// acknowledged commit.
+func (d Durability) Forgets() bool {
+	for _, n := range d.Nodes {
+		if n.Known && !n.Durable {
+			return true
+		}
+	}
+	return false
+}
+
+// Durable reports whether the settings were read and no node can forget.
+func (d Durability) Durable() bool { return d.Known() && !d.Forgets() }
+
+// Reason says why the store can forget, naming each node by its place in
+// the list ("node 2 of 3"), never by its address: it is shown where anyone
+// who reaches the port reads it. It is empty for a store that cannot.
+func (d Durability) Reason() string {
+	var parts []string
+	for i, n := range d.Nodes {
+		if !n.Known || n.Durable {
+			continue
+		}
+		if len(d.Nodes) > 1 {
+			parts = append(parts, fmt.Sprintf("node %d of %d: %s", i+1, len(d.Nodes), n.Why))
+		} else {
+			parts = append(parts, n.Why)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Fixes lists the settings to change, each with the nodes it is to be
+// changed on: "innodb_flush_log_at_trx_commit=1 on db1:3306, db2:3306".
+func (d Durability) Fixes() string {
+	var order []string
+	on := map[string][]string{}
+	for _, n := range d.Nodes {
+		for _, f := range n.Fixes {
+			k := f.String()
+			if _, ok := on[k]; !ok {
+				order = append(order, k)
+			}
+			if n.Node != "" {
+				on[k] = append(on[k], n.Node)
+			}
+		}
+	}
+	out := make([]string, len(order))
+	for i, k := range order {
+		out[i] = k
+		if nodes := on[k]; len(nodes) > 0 {
+			out[i] += " on " + strings.Join(nodes, ", ")
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Durability returns the verdict of the last reading of the settings (see
+// Options.CheckDurability), and false before the first.
+func (s *Store) Durability() (Durability, bool) {
+	d := s.durability.Load()
+	if d == nil {
+		return Durability{}, false
+	}
+	return *d, true
+}
+
+// CheckDurability reads the settings of every node now, keeps the verdict
+// for Durability and the gate of Options.RequireDurable, and calls
+// Options.OnDurability when it differs from the last one. A reading that
+// reached no node keeps the last verdict that did: a blip of the database
+// says nothing of its settings.
+func (s *Store) CheckDurability(ctx context.Context) Durability {
+	s.durabilityMu.Lock()
+	defer s.durabilityMu.Unlock()
+	d := s.readDurability(ctx)
+	if prev := s.durability.Load(); prev != nil && prev.Known() && !d.Known() {
+		return *prev
+	}
+	prev := s.durability.Swap(&d)
+	if s.onDurability != nil && (prev == nil || changed(*prev, d)) {
+		s.onDurability(d)
+	}
+	return d
+}
+
+// changed reports whether a verdict says something other than the last:
+// a node durable where it was not, or another setting to change. A node
+// that could not be read is not a change: it keeps nothing to say.
+func changed(prev, d Durability) bool {
+	return prev.Durable() != d.Durable() || prev.Forgets() != d.Forgets() ||
+		prev.Fixes() != d.Fixes() || prev.Known() != d.Known()
+}
+
+// durabilityLoop reads the settings again every durabilityEvery until ctx
+// is done; more often while none could be read. A store that does not
+// answer is not asked: its probe says when it answers again.
+func (s *Store) durabilityLoop(ctx context.Context) {
+	defer s.bg.Done()
+	for {
+		every := durabilityEvery
+		if d, ok := s.Durability(); !ok || !d.Known() {
+			every = durabilityRetry
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if !s.health.isUp() {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, s.timeout)
+		s.CheckDurability(cctx)
+		cancel()
+	}
+}
+
+// openedDurability reads the settings once, if the store answers, and
+// starts the loop that reads them again; with Options.CheckDurability or
+// RequireDurable.
+func (s *Store) openedDurability(ctx context.Context, opts Options) {
+	if !opts.CheckDurability && !opts.RequireDurable {
+		return
+	}
+	if s.health.isUp() {
+		cctx, cancel := context.WithTimeout(ctx, s.timeout)
+		s.CheckDurability(cctx)
+		cancel()
+	}
+	s.bg.Add(1)
+	go s.durabilityLoop(s.closing)
+}
+
+// takes is the gate of Options.RequireDurable: nil when the store may hand
+// out ranges, else why not, wrapping segment.ErrStoreUnavailable and
+// ErrNotDurable.
+func (s *Store) takes() error {
+	if !s.requireDurable {
+		return nil
+	}
+	d, ok := s.Durability()
+	switch {
+	case !ok || !d.Known():
+		return fmt.Errorf("%w: %w: its settings have not been read yet, and ranges are taken only from a durable database", segment.ErrStoreUnavailable, ErrNotDurable)
+	case d.Forgets():
+		return fmt.Errorf("%w: %w (%s), and ranges are taken only from a durable database", segment.ErrStoreUnavailable, ErrNotDurable, d.Reason())
+	}
+	return nil
+}
+
+// readDurability reads and judges the settings of every node.
+func (s *Store) readDurability(ctx context.Context) Durability {
+	d := Durability{Checked: time.Now()}
+	if s.dialect == SQLite {
+		d.Nodes = []NodeDurability{s.readSQLiteDurability(ctx)}
+		return d
+	}
+	for i := range s.nodes.list {
+		d.Nodes = append(d.Nodes, s.readNodeDurability(ctx, int64(i)))
+	}
+	return d
+}
+
+// readNodeDurability reads the settings of node idx on a connection of its
+// own, whichever node is in use.
+func (s *Store) readNodeDurability(ctx context.Context, idx int64) NodeDurability {
+	n := s.nodes.list[idx]
+	out := NodeDurability{Node: n.addr}
+	cctx, cancel := context.WithTimeout(ctx, s.nodes.budget)
+	defer cancel()
+	c, err := n.conn.Connect(cctx)
+	if err != nil {
+		out.Err = err
+		return out
+	}
+	defer c.Close()
+	q, ok := c.(driver.QueryerContext)
+	if !ok {
+		out.Err = fmt.Errorf("unexpected driver connection %T", c)
+		return out
+	}
+	vars, status := map[string]string{}, map[string]string{}
+	if err := queryRows(cctx, q, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "+
+		"('innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'wsrep_on', 'wsrep_provider_options')",
+		func(v []driver.Value) { vars[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
+		out.Err = err
+		return out
+	}
+	if strings.EqualFold(vars["wsrep_on"], "ON") {
+		if err := queryRows(cctx, q, "SHOW GLOBAL STATUS WHERE Variable_name = 'wsrep_cluster_size'",
+			func(v []driver.Value) { status[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
+			out.Err = err
+			return out
+		}
+	}
+	out.Known = true
+	out.Durable, out.Why, out.Fixes = judgeMySQL(vars, status)
+	return out
+}
+
+// judgeMySQL judges the global variables and status of a MySQL or MariaDB
+// node (names in lower case).
+func judgeMySQL(vars, status map[string]string) (durable bool, why string, fixes []Fix) {
+	galera := strings.EqualFold(vars["wsrep_on"], "ON")
+	size, _ := strconv.Atoi(status["wsrep_cluster_size"])
+	cluster := galera && size > 1
+	var risks, fine []string
+	add := func(f Fix, risk string) {
+		fixes = append(fixes, f)
+		risks = append(risks, fmt.Sprintf("%s=%s: %s; set %s", f.Setting, f.Value, risk, f))
+	}
+
+	flush := vars["innodb_flush_log_at_trx_commit"]
+	fix := Fix{Setting: "innodb_flush_log_at_trx_commit", Value: flush, Want: "1"}
+	switch {
+	case flush == "1" || flush == "3":
+		fine = append(fine, "innodb_flush_log_at_trx_commit="+flush)
+	case flush == "":
+		fix.Value = "(not reported)"
+		add(fix, "whether a commit is on disk when it is acknowledged is not known")
+	case cluster && (flush == "0" || flush == "2"):
+		add(fix, "a commit survives while one node of the cluster does, not a crash or power loss of every node at once")
+	case flush == "2":
+		add(fix, "a commit survives a crash of mysqld, not of the machine (an OS crash, a power loss)")
+	case flush == "0":
+		add(fix, "up to about a second of commits is lost on any crash of mysqld")
+	default:
+		add(fix, "a value this version of leaf does not know")
+	}
+
+	if galera {
+		opts := providerOptions(vars["wsrep_provider_options"])
+		if on(opts["pc.ignore_sb"]) {
+			add(Fix{Setting: "pc.ignore_sb", Value: opts["pc.ignore_sb"], Want: "false"},
+				"both sides of a network split take writes, and one side's are lost when they join")
+		}
+		if on(opts["pc.ignore_quorum"]) {
+			add(Fix{Setting: "pc.ignore_quorum", Value: opts["pc.ignore_quorum"], Want: "false"},
+				"a part of the cluster without a majority takes writes, which are lost when it joins the rest")
+		}
+	} else if on(vars["log_bin"]) {
+		// The binary log is what a replica gets: where one may be
+		// promoted, a commit the binary log lost is lost with it.
+		if sb := vars["sync_binlog"]; sb == "1" {
+			fine = append(fine, "sync_binlog=1 with the binary log on")
+		} else {
+			add(Fix{Setting: "sync_binlog", Value: sb, Want: "1"},
+				"with the binary log on, a crash of the machine can take commits from it, and a replica promoted then lacks them (or turn log_bin off where no replica is ever promoted)")
+		}
+	}
+
+	var kind string
+	switch {
+	case cluster:
+		kind = fmt.Sprintf("Galera node, a cluster of %d", size)
+	case galera:
+		kind = "Galera node alone in its cluster, a single server"
+	default:
+		kind = "single server"
+	}
+	if len(risks) > 0 {
+		return false, kind + ": " + strings.Join(risks, "; "), fixes
+	}
+	what := "a commit is on disk before it is acknowledged"
+	if cluster {
+		what = "a commit is on this node's disk before it acknowledges it"
+	}
+	return true, kind + ": " + strings.Join(fine, ", ") + ": " + what, nil
+}
+
+// providerOptions reads wsrep_provider_options, "key = value; key = value".
+func providerOptions(s string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ";") {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok {
+			out[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// on reads a boolean setting as MySQL and Galera write them.
+func on(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "1", "true", "yes":
+		return true
+	}
+	return false
+}
+
+// readSQLiteDurability reads the journal mode and synchronous setting of
+// the store's connections (all are opened with the same ones).
+func (s *Store) readSQLiteDurability(ctx context.Context) NodeDurability {
+	var (
+		out  NodeDurability
+		mode string
+		sync int
+	)
+	conn, err := s.db.Conn(ctx)
+	if err == nil {
+		defer conn.Close()
+		if err = conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err == nil {
+			err = conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync)
+		}
+	}
+	if err != nil {
+		out.Err = err
+		return out
+	}
+	out.Known = true
+	out.Durable, out.Why, out.Fixes = judgeSQLite(s.memory, strings.ToLower(mode), sync)
+	return out
+}
+
+// sqliteSynchronous names PRAGMA synchronous's values.
+var sqliteSynchronous = []string{"OFF", "NORMAL", "FULL", "EXTRA"}
+
+// judgeSQLite judges a SQLite database: in memory, or a file in journal
+// mode mode with PRAGMA synchronous sync.
+func judgeSQLite(memory bool, mode string, sync int) (durable bool, why string, fixes []Fix) {
+	if memory {
+		return false, "the database is in memory: every range is forgotten when leaf stops, and ids start again; give --sqlite-path a file",
+			[]Fix{{Setting: "--sqlite-path", Value: ":memory:", Want: "FILE"}}
+	}
+	name := strconv.Itoa(sync)
+	if sync >= 0 && sync < len(sqliteSynchronous) {
+		name = sqliteSynchronous[sync]
+	}
+	settings := fmt.Sprintf("synchronous=%s, journal_mode=%s", name, mode)
+	switch {
+	case mode == "off" || mode == "memory":
+		return false, settings + ": a crash in the middle of a commit can corrupt the file; set journal_mode=WAL",
+			[]Fix{{Setting: "journal_mode", Value: mode, Want: "WAL"}}
+	case sync >= 2: // FULL, EXTRA
+		return true, settings + ": a commit is on disk before it is acknowledged", nil
+	case sync == 1 && mode == "wal":
+		return false, settings + ": a commit survives a crash of leaf, not of the machine (an OS crash, a power loss); set synchronous=FULL",
+			[]Fix{{Setting: "synchronous", Value: name, Want: "FULL"}}
+	}
+	return false, settings + ": a crash of the machine (an OS crash, a power loss) can lose commits or corrupt the file; set synchronous=FULL",
+		[]Fix{{Setting: "synchronous", Value: name, Want: "FULL"}}
+}
