@@ -460,6 +460,9 @@ func (is *Issuer) NextN(ctx context.Context, t *Tag, n int) ([]ID, error) {
 		}
 		return out[:len(ns)], nil
 	}
+	if t.tmpl == nil {
+		return nil, fmt.Errorf("%w: tag %q is not formatted", ErrNotNumeric, t.Tag)
+	}
 	now := is.opts.Now().In(t.loc)
 	ns, _, err := is.numbers(ctx, t, now, n)
 	if err != nil {

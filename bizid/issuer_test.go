@@ -456,3 +456,31 @@ func TestLookupsOneAtATime(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// TestSettingsWithoutFormatOrOpaque: settings that make a tag neither
+// formatted nor opaque are refused (an API call that gave "format": ""
+// stored them, and the tag then had nothing to issue its ids by), and a
+// tag stored with them before is refused as not numeric, in a get as in
+// a batch, rather than issued from a template it lacks.
+func TestSettingsWithoutFormatOrOpaque(t *testing.T) {
+	for _, set := range []Settings{{Tag: "empty"}, {Tag: "ordered", Ordered: true}, {Tag: "never", Reset: Never}} {
+		if err := set.Validate(); !errors.Is(err, ErrInvalidFormat) {
+			t.Errorf("Validate(%+v) = %v, want ErrInvalidFormat", set, err)
+		}
+	}
+	m := newMemStore(Settings{Tag: "empty"}, Settings{Tag: "ordered", Ordered: true})
+	is := newIssuer(t, m, &fakeClock{t: time.Now()})
+	ctx := context.Background()
+	for _, name := range []string{"empty", "ordered"} {
+		tag, err := is.Lookup(ctx, name)
+		if err != nil || tag == nil {
+			t.Fatalf("Lookup(%q) = %v, %v", name, tag, err)
+		}
+		if _, err := is.Next(ctx, tag); !errors.Is(err, ErrNotNumeric) {
+			t.Errorf("Next of %q = %v, want ErrNotNumeric", name, err)
+		}
+		if _, err := is.NextN(ctx, tag, 3); !errors.Is(err, ErrNotNumeric) {
+			t.Errorf("NextN of %q = %v, want ErrNotNumeric", name, err)
+		}
+	}
+}

@@ -77,9 +77,10 @@ func (s Settings) Location() (*time.Location, error) {
 
 // Validate checks settings about to be stored: a template that cannot
 // repeat a text under its reset and zone (Template.Check), or an opaque
-// width, not both; and a tag whose name does not end in a space, for
-// MySQL compares names with trailing spaces ignored and the settings
-// would be keyed as another tag's. The error wraps ErrInvalidFormat.
+// width, one of them and not both; and a tag whose name does not end in a
+// space, for MySQL compares names with trailing spaces ignored and the
+// settings would be keyed as another tag's. The error wraps
+// ErrInvalidFormat.
 func (s Settings) Validate() error {
 	if strings.HasSuffix(s.Tag, " ") {
 		return fmt.Errorf("%w: a tag whose name ends in a space takes no settings: MySQL compares names with trailing spaces ignored, so they would be keyed as those of %q", ErrInvalidFormat, strings.TrimRight(s.Tag, " "))
@@ -108,7 +109,10 @@ func (s Settings) Validate() error {
 		if s.Reset != "" && s.Reset != Never || s.TimeZone != "" {
 			return fmt.Errorf("%w: reset and time_zone need a format", ErrInvalidFormat)
 		}
-		return nil
+		// Settings with neither would make a special tag with nothing
+		// to issue its ids by ("format": "" given to the API).
+		_, err := ParseTemplate(s.Format)
+		return err
 	}
 	t, err := ParseTemplate(s.Format)
 	if err != nil {

@@ -231,6 +231,8 @@ func TestAdminTagRulesAsHTTP(t *testing.T) {
 			code: "invalid_format", grpc: "InvalidArgument", says: "opaque tag is not ordered"},
 		{name: "ordered and a zone", create: &leafv1.CreateTagRequest{Tag: "o", Ordered: true, TimeZone: str("UTC")},
 			code: "invalid_format", grpc: "InvalidArgument", says: "need a format"},
+		{name: "an empty format", create: &leafv1.CreateTagRequest{Tag: "o", Format: str("")},
+			code: "invalid_format", grpc: "InvalidArgument", says: "empty"},
 		{name: "opaque without a key", server: "no key", create: &leafv1.CreateTagRequest{Tag: "a", Opaque: new(int32(63))},
 			code: "invalid_format", grpc: "InvalidArgument", says: "--opaque-key"},
 		{name: "settings without business ids", server: "no biz", create: &leafv1.CreateTagRequest{Tag: "a", Format: str("X{seq}")},

@@ -129,6 +129,8 @@ var connectSeeds = []connectSeed{
 	{call: "CreateTag", body: `{"tag":"g5","opaque":63,"step":"1000000"}`, token: true},
 	{call: "BatchSegmentIds", body: `{"tag":"g5","count":10000}`},
 	{call: "CreateTag", body: `{"tag":"g6","step":"2147483648"}`, token: true},
+	{call: "CreateTag", body: `{"tag":"g9","format":""}`, token: true},
+	{call: "BatchSegmentIds", body: `{"tag":"g9","count":2}`},
 	{call: "UpdateTag", body: `{"tag":"orders","format":"O-{seq:2!}"}`, token: true},
 	{call: "UpdateTag", body: `{"tag":"ord","maxId":"9223372036854775807"}`, token: true},
 	{call: "UpdateTag", body: `{"tag":"capday","timeZone":"Pacific/Kiritimati"}`, token: true},

@@ -112,6 +112,8 @@ func TestFormatRefused(t *testing.T) {
 		{"unknown reset", `{"tag":"a","format":"{seq}","reset":"hour"}`, "invalid_format", "reset"},
 		{"unknown zone", `{"tag":"a","format":"{date:20060102}-{seq}","reset":"day","time_zone":"Mars/Olympus"}`, "invalid_format", "time zone"},
 		{"zone without format", `{"tag":"a","time_zone":"UTC"}`, "invalid_format", "need a format"},
+		{"empty format", `{"tag":"a","format":""}`, "invalid_format", "empty"},
+		{"ordered with an empty format", `{"tag":"a","format":"","ordered":true}`, "invalid_format", "empty"},
 		{"opaque without a key", `{"tag":"a","opaque":63}`, "invalid_format", "--opaque-key"},
 		{"opaque width", `{"tag":"a","opaque":32}`, "invalid_request", "63 or 53"},
 		{"format is a number", `{"tag":"a","format":5}`, "invalid_request", "string"},

@@ -206,6 +206,12 @@ var httpSeeds = []httpSeed{
 	{method: "GET", target: "/api/segment/batch/q1?count=3", second: true},
 	{method: "PATCH", target: "/api/admin/tags/q1", headers: auth, body: `{"opaque":63}`},
 	{method: "PATCH", target: "/api/admin/tags/orders", headers: auth, body: `{"opaque":53}`},
+	// Settings that are neither a format nor opaque: refused, for the tag
+	// would have nothing to issue its ids by.
+	{method: "POST", target: "/api/admin/tags", headers: auth, body: `{"tag":"e1","format":""}`},
+	{method: "GET", target: "/api/segment/batch/e1?count=2"},
+	{method: "POST", target: "/api/admin/tags", headers: auth, body: `{"tag":"e2","format":"","ordered":true}`},
+	{method: "GET", target: "/api/segment/batch/e2?count=2", second: true},
 
 	// Sequences: keys of odd bytes, in sections of both instances; counts.
 	{method: "GET", target: "/api/sequence/next/inbox/alice"},
