@@ -135,6 +135,9 @@ var httpSeeds = []httpSeed{
 	{method: "GET", target: "/api/segment/batch/ordtext?count=50", second: true},
 	{method: "GET", target: "/api/segment/batch/ordtext?count=10000"},
 	{method: "GET", target: "/api/segment/get/ordtext", headers: "Leaf-Forwarded: 1"},
+	// The longest answer an owner gives: a batch of long texts, forwarded.
+	{method: "POST", target: "/api/admin/tags", headers: auth, body: `{"tag":"q2","ordered":true,"format":"` + strings.Repeat("L", 240) + `-{seq}"}`},
+	{method: "GET", target: "/api/segment/batch/q2?count=10000"},
 	// Opaque, 63 and 53 bits, and their reveals: of ids issued (the first
 	// numbers of each tag) and forged.
 	{method: "GET", target: "/api/segment/get/opq"},

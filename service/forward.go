@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leafid/leaf/bizid"
 )
 
 // HeaderForwarded marks a request that an instance forwarded to the owner
@@ -27,9 +29,17 @@ const HeaderForwarded = "Leaf-Forwarded"
 // given.
 const DefaultForwardTimeout = 2 * time.Second
 
-// maxForwardedBody bounds the answer of a forwarded request: a batch of
-// MaxCount numbers fits many times over.
-const maxForwardedBody = 1 << 20
+// maxForwardedBody bounds the answer of a forwarded request: the longest
+// an owner gives is a batch of MaxCount texts of a formatted tag, each at
+// most maxTextJSON bytes and a comma (about 15 MB). A longer answer is
+// refused, never passed on cut.
+const maxForwardedBody = MaxCount*(maxTextJSON+1) + 1<<10
+
+// maxTextJSON bounds a formatted id in a JSON answer: each byte of its
+// format written as at most six (a '<' is \u003c; a date widens its layout
+// less, "MST" writing "+0530"), a number of up to MaxSeqWidth digits, and
+// the quotes.
+const maxTextJSON = 6*bizid.MaxFormatLen + bizid.MaxSeqWidth + 2
 
 // Results of a forward, the label of leaf_sequence_forwards_total.
 const (
@@ -125,9 +135,13 @@ func (f *Forwarder) Forward(ctx context.Context, addr, target string, forwarded 
 		return nil, Errorf(Unavailable, "the owner did not answer; retry later")
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody+1))
+	if err == nil && len(body) > maxForwardedBody {
+		err = fmt.Errorf("the owner's answer is longer than %d bytes", maxForwardedBody)
+	}
 	if err != nil {
 		f.forwards.WithLabelValues(forwardFailed).Inc()
+		f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
 		return nil, Errorf(Unavailable, "the owner did not answer; retry later")
 	}
 	f.forwards.WithLabelValues(forwardOK).Inc()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 )
@@ -153,4 +154,33 @@ func forwards(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	}
 	t.Fatalf("no leaf_sequence_forwards_total{result=%q}", result)
 	return 0
+}
+
+// TestForwardLargeAnswer: an owner's answer as long as a batch of the
+// longest texts a formatted tag can have comes back whole; a longer one
+// is refused as unavailable, never passed on cut.
+func TestForwardLargeAnswer(t *testing.T) {
+	text := `"` + strings.Repeat(`\u003c`, bizid.MaxFormatLen) + `"`
+	batch := `{"tag":"t","ids":[` + strings.TrimSuffix(strings.Repeat(text+",", service.MaxCount), ",") + `]}`
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/longer" {
+			_, _ = w.Write([]byte(strings.Repeat(" ", service.MaxForwardedBody-len(batch)+1)))
+		}
+		_, _ = w.Write([]byte(batch))
+	}))
+	defer owner.Close()
+	addr := strings.TrimPrefix(owner.URL, "http://")
+	reg := prometheus.NewRegistry()
+	f := service.NewForwarder(reg, 0, nil)
+	ans, err := f.Forward(context.Background(), addr, "/batch", false)
+	if err != nil || ans.Status != 200 || string(ans.Body) != batch {
+		t.Fatalf("Forward of %d bytes: %v, %d bytes back", len(batch), err, len(ans.Body))
+	}
+	if ans, err := f.Forward(context.Background(), addr, "/longer", false); code(err) != service.Unavailable {
+		t.Fatalf("Forward of %d bytes = %v, %v", service.MaxForwardedBody+1, ans, err)
+	}
+	if got := forwards(t, reg, "failed"); got != 1 {
+		t.Errorf("forwards failed = %v, want 1", got)
+	}
 }
