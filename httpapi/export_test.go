@@ -8,3 +8,6 @@ const MaxBodyBytes = maxBodyBytes
 
 // OpenAPIDocument is the embedded openapi.json.
 var OpenAPIDocument = openAPIDocument
+
+// ForwardTarget exposes forwardTarget to the tests.
+var ForwardTarget = forwardTarget

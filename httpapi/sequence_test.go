@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/internal/fleettest"
 	"github.com/leafid/leaf/internal/sequencetest"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
@@ -253,5 +255,71 @@ func TestSequenceStatusJSON(t *testing.T) {
 	decodeBody(t, rec, &out)
 	if s := out.Sequence; s == nil || s.Spaces != 1 || s.Sections != 4 || s.SectionsOwned != 4 || s.KeysInMemory != 1 || s.Taken != 4 {
 		t.Fatalf("status.json sequence = %+v; body %s", out.Sequence, rec.Body)
+	}
+}
+
+// TestForwardedAsSent: a key or tag holding a "/" (sent as %2F) next to a
+// byte the client did not percent-encode is the same name to the owner
+// when a request is forwarded: Go's re-encoding of the decoded path would
+// have sent the "/" as a separator, and the owner refused the name.
+func TestForwardedAsSent(t *testing.T) {
+	fl := fleettest.New(t)
+	for i := range 4 {
+		tag := fmt.Sprintf("é/%d", i)
+		body := `{"tag":"` + tag + `","ordered":true}`
+		req := httptest.NewRequest(http.MethodPost, "/api/admin/tags", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+fleettest.Token)
+		rec := httptest.NewRecorder()
+		fl.A.HTTP.ServeHTTP(rec, req)
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("create %q: %d %s", tag, rec.Code, rec.Body)
+		}
+	}
+	for i := range 8 {
+		for _, in := range []*fleettest.Instance{fl.A, fl.B} {
+			for _, target := range []string{
+				fmt.Sprintf("/api/sequence/next/inbox/\xc3\xa9%%2F%d", i),
+				fmt.Sprintf("/api/segment/get/\xc3\xa9%%2F%d", i%4),
+			} {
+				req, err := readRequest("GET "+target+" HTTP/1.1\r\nHost: leaf\r\n\r\n", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := httptest.NewRecorder()
+				in.HTTP.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("%s to %s: %d %s", target, in.Name, rec.Code, rec.Body)
+				}
+			}
+		}
+	}
+	if got := fl.Ledger.Reached(); got["forward:sequence"] == 0 || got["forward:"+fleettest.KindOrdered] == 0 {
+		t.Fatalf("nothing forwarded: %v", got)
+	}
+}
+
+func TestForwardTarget(t *testing.T) {
+	for _, tc := range []struct{ sent, want string }{
+		{"/api/sequence/next/inbox/k?count=2", "/api/sequence/next/inbox/k?count=2"},
+		{"/api/sequence/next/inbox/a%2Fb", "/api/sequence/next/inbox/a%2Fb"},
+		{"/api/sequence/next/inbox/\xc3\xa9%2Fb?count=3", "/api/sequence/next/inbox/%C3%A9%2Fb?count=3"},
+		{"/api/segment/get/%E8%AE%A2%E5%8D%95", "/api/segment/get/%E8%AE%A2%E5%8D%95"},
+		{"/api/segment/get/a%253Ab:c@d", "/api/segment/get/a%253Ab:c@d"},
+		{"/api/segment/get/\xe8\xae\xa2%25", "/api/segment/get/%E8%AE%A2%25"},
+		{"/api/segment/batch/x?", "/api/segment/batch/x?"},
+	} {
+		req, err := readRequest("GET "+tc.sent+" HTTP/1.1\r\nHost: leaf\r\n\r\n", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := httpapi.ForwardTarget(req.URL)
+		if got != tc.want {
+			t.Errorf("ForwardTarget(%q) = %q, want %q", tc.sent, got, tc.want)
+		}
+		// The owner reads the same path.
+		again, err := readRequest("GET "+got+" HTTP/1.1\r\nHost: leaf\r\n\r\n", nil)
+		if err != nil || again.URL.Path != req.URL.Path {
+			t.Errorf("ForwardTarget(%q) = %q, read as %q, not %q (%v)", tc.sent, got, again.URL.Path, req.URL.Path, err)
+		}
 	}
 }
