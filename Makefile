@@ -109,9 +109,9 @@ pgo:
 fuzz:
 	FUZZTIME='$(FUZZTIME)' FUZZ_TARGETS='$(FUZZ_TARGETS)' GO='$(GO)' bash scripts/fuzz.sh
 
-# What CI fuzzes: the whole HTTP edge (real router, allocator and
-# generator) and the Connect edge of the gRPC API, each for a short while;
-# every target's seeds also run in make test.
+# What CI fuzzes: the HTTP edge and the Connect edge of the gRPC API of two
+# instances over one in-memory database (docs/testing.md, Fuzzing), each for
+# a short while; every target's seeds also run in make test.
 .PHONY: fuzz-short
 fuzz-short:
 	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP ./grpcapi:FuzzConnect' GO='$(GO)' bash scripts/fuzz.sh

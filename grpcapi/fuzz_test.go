@@ -21,6 +21,8 @@ import (
 
 	"github.com/leafid/leaf/internal/fleettest"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 )
 
@@ -235,7 +237,7 @@ func checkConnect(l *fleettest.Ledger, p procedure, body []byte, asJSON bool, re
 		if t, ok := in.(interface{ GetTag() string }); ok && code != "" {
 			l.Answered(t.GetTag(), code)
 		}
-		return nil
+		return checkRefusal(l, in, code)
 	}
 	res := p.out.New().Interface()
 	if asJSON {
@@ -286,6 +288,33 @@ func checkConnect(l *fleettest.Ledger, p procedure, body []byte, asJSON bool, re
 			return fmt.Errorf("reveal of %q %d answered for %q %d", req.GetTag(), req.GetId(), res.GetTag(), res.GetId())
 		}
 		return l.Reveal(res.GetTag(), res.GetId(), res.GetNumber())
+	}
+	return nil
+}
+
+// checkRefusal fails when a call's tag, space or key is refused as
+// invalid although it is valid by the API's rules, or an opaque id the
+// ledger saw issued is refused a reveal.
+func checkRefusal(l *fleettest.Ledger, in proto.Message, code string) error {
+	switch m := in.(type) {
+	case *leafv1.RevealIdRequest:
+		if code == service.InvalidID && l.Issued(m.GetTag(), m.GetId()) {
+			return fmt.Errorf("reveal of %d, an id %q issued, refused", m.GetId(), m.GetTag())
+		}
+		if code == service.InvalidTag && segment.ValidateTag(m.GetTag()) == nil {
+			return fmt.Errorf("the valid tag %q refused", m.GetTag())
+		}
+	case interface{ GetTag() string }:
+		if code == service.InvalidTag && segment.ValidateTag(m.GetTag()) == nil {
+			return fmt.Errorf("the valid tag %q refused", m.GetTag())
+		}
+	case interface {
+		GetSpace() string
+		GetKey() string
+	}:
+		if (code == service.InvalidKey || code == service.InvalidSpace) && sequence.ValidateSpace(m.GetSpace()) == nil && sequence.ValidateKey(m.GetKey()) == nil {
+			return fmt.Errorf("the valid space %q and key %q refused", m.GetSpace(), m.GetKey())
+		}
 	}
 	return nil
 }
