@@ -304,6 +304,10 @@ func checkRefusal(l *fleettest.Ledger, in proto.Message, code string) error {
 		if code == service.InvalidTag && segment.ValidateTag(m.GetTag()) == nil {
 			return fmt.Errorf("the valid tag %q refused", m.GetTag())
 		}
+	case *leafv1.CreateTagRequest: // a new tag's name has the stricter rule
+		if code == service.InvalidTag && (segment.Tag{Name: m.GetTag(), Step: 1, MaxID: 1}).Validate() == nil {
+			return fmt.Errorf("the valid new tag %q refused", m.GetTag())
+		}
 	case interface{ GetTag() string }:
 		if code == service.InvalidTag && segment.ValidateTag(m.GetTag()) == nil {
 			return fmt.Errorf("the valid tag %q refused", m.GetTag())
