@@ -147,8 +147,8 @@ func New(tb testing.TB) *Fleet {
 	fl.now.Store(Start.UnixNano())
 	fl.DB = newDB(tb)
 	fl.Ledger.db = fl.DB
-	// B first: each instance forwards to the other's address, known
-	// once both listen.
+	// Both listen before either starts: each advertises its address, where
+	// the other forwards.
 	lnA, lnB := listen(tb), listen(tb)
 	fl.A = fl.instance(tb, "a", 1, lnA)
 	fl.B = fl.instance(tb, "b", 2, lnB)
@@ -192,8 +192,8 @@ func (fl *Fleet) checkOwners(tb testing.TB) {
 		if err := other.Seq.Own(ctx, tag); err != nil {
 			tb.Fatal(err)
 		}
-		// NextRow of a row that is not the tag's own would be a period's:
-		// asking it where the tag is not owned takes nothing.
+		// Asked of the instance that does not own the tag, its row names
+		// the owner and takes nothing.
 		if _, err := other.Seq.NextRow(ctx, tag, tag, 1, 1); !errors.As(err, &no) || no.Addr != want.Addr {
 			tb.Fatalf("fleettest: %q is not owned by %s (asking %s: %v); choose another name", tag, want.Name, other.Name, err)
 		}
