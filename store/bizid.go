@@ -224,11 +224,7 @@ func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool
 					return fmt.Errorf("%w: rows named like this tag's periods exist already (%q)", bizid.ErrInvalidFormat, names[0])
 				}
 			}
-			_, err := s.db.ExecContext(ctx, insertSettings, set.Tag, set.Format, string(set.Reset), set.TimeZone, set.OpaqueBits, set.KeyID)
-			if isDuplicateKey(err) {
-				return fmt.Errorf("%w: the tag was given settings meanwhile", bizid.ErrFixed)
-			}
-			return err
+			return s.insertSettings(ctx, set)
 		}
 		res, err := s.db.ExecContext(ctx, setTimeZone, set.TimeZone, set.Tag, old.Format, string(old.Reset))
 		if err != nil {
@@ -245,6 +241,35 @@ func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool
 		return fmt.Errorf("set settings of tag %q: %w", set.Tag, err)
 	}
 	return nil
+}
+
+// insertSettings gives a tag that had none its settings and, for a tag
+// served by one owner from now on (a capped or ordered format), its lease
+// row, in one transaction: no first load of the allocator ever takes a
+// range of its row, which would use the numbers of a capped format up.
+func (s *Store) insertSettings(ctx context.Context, set bizid.Settings) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
+	_, err = tx.ExecContext(ctx, insertSettings, set.Tag, set.Format, string(set.Reset), set.TimeZone, set.OpaqueBits, set.KeyID)
+	if isDuplicateKey(err) {
+		return fmt.Errorf("%w: the tag was given settings meanwhile", bizid.ErrFixed)
+	}
+	if err != nil {
+		return err
+	}
+	if set.Owned() {
+		q := ensureOrderedMySQL
+		if s.dialect == SQLite {
+			q = ensureOrderedSQLite
+		}
+		if _, err := tx.ExecContext(ctx, q, set.Tag); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // EnsurePeriod creates the row of the tag's period key unless it exists

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leafid/leaf/internal/testkit"
 	"github.com/leafid/leaf/store/storetest"
 )
 
@@ -190,5 +191,34 @@ func TestOrderedFormattedAcrossInstances(t *testing.T) {
 	var n int
 	if err := db.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM leaf_seq_section WHERE space = 'old' AND section = -1`).Scan(&n); err != nil || n != 1 {
 		t.Fatal(fmt.Errorf("lease rows of the old capped tag: %d, %v", n, err))
+	}
+}
+
+// TestPatchedToCapped: a plain tag given a capped format by PATCH is
+// served by one owner from its next request on: no instance's first load
+// takes a range of its row, which would use its numbers up.
+func TestPatchedToCapped(t *testing.T) {
+	dsn := storetest.MySQL(t)
+	defer clusterClient.CloseIdleConnections()
+	const token = "t0ken"
+	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": token}
+	nodes := []*testApp{
+		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"),
+		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"),
+	}
+	if code, body := testkit.Post(nodes[0].base+"/api/admin/tags", token, `{"tag":"p"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, body := testkit.Patch(nodes[0].base+"/api/admin/tags/p", token, `{"format":"P-{seq:2!}"}`); code != http.StatusOK {
+		t.Fatalf("patch: %d %s", code, body)
+	}
+	for i := range 6 {
+		code, body, err := ownedGet(nodes[(i+1)%2].base, "/api/segment/get/p")
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("id %d: %d %s %v", i+1, code, body, err)
+		}
+		if want := fmt.Sprintf("P-%02d", i+1); body != want {
+			t.Fatalf("id %d = %s, want %s: every number of the capped tag, in order", i+1, body, want)
+		}
 	}
 }
