@@ -1,0 +1,36 @@
+package bizid
+
+import (
+	"context"
+	"fmt"
+)
+
+// Prune closes, for every tag that resets, the periods that ended more
+// than the grace ago, and deletes their rows. It says how many rows it
+// deleted.
+func (is *Issuer) Prune(ctx context.Context) (int, error) {
+	all, err := is.opts.Store.TagSettings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, s := range all {
+		r, _ := ParseReset(string(s.Reset))
+		if !s.Formatted() || r == Never {
+			continue
+		}
+		loc, err := s.Location()
+		if err != nil {
+			continue
+		}
+		before := r.key(is.opts.Now().Add(-is.opts.Grace).In(loc))
+		n, err := is.opts.Store.PrunePeriods(ctx, s.Tag, before)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("prune tag %q: %w", s.Tag, err)
+		}
+		s.PrunedBefore = max(s.PrunedBefore, before)
+		is.Put(s)
+	}
+	return total, nil
+}
