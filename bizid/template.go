@@ -74,23 +74,15 @@ func ParseTemplate(src string) (*Template, error) {
 	if len(src) > MaxFormatLen {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidFormat, len(src), MaxFormatLen)
 	}
-	t := &Template{src: src, seqAt: -1}
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			t.pieces = append(t.pieces, piece{kind: literal, text: lit.String()})
-			lit.Reset()
-		}
-	}
-	dates := 0
+	p := &templateParser{t: &Template{src: src, seqAt: -1}}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
 		case c == '{' && i+1 < len(src) && src[i+1] == '{':
-			lit.WriteByte('{')
+			p.lit.WriteByte('{')
 			i++
 		case c == '}' && i+1 < len(src) && src[i+1] == '}':
-			lit.WriteByte('}')
+			p.lit.WriteByte('}')
 			i++
 		case c == '}':
 			return nil, fmt.Errorf("%w: a lone '}' at byte %d (write }} for a literal brace)", ErrInvalidFormat, i)
@@ -99,36 +91,59 @@ func ParseTemplate(src string) (*Template, error) {
 			if end < 0 {
 				return nil, fmt.Errorf("%w: '{' at byte %d is never closed", ErrInvalidFormat, i)
 			}
-			field := src[i+1 : i+end]
-			p, err := parseField(field)
-			if err != nil {
+			if err := p.field(src[i+1 : i+end]); err != nil {
 				return nil, err
 			}
-			flush()
-			switch p.kind {
-			case seq:
-				if t.seqAt >= 0 {
-					return nil, fmt.Errorf("%w: {seq} appears twice", ErrInvalidFormat)
-				}
-				t.seqAt = len(t.pieces)
-			case date:
-				if dates++; dates > maxDates {
-					return nil, fmt.Errorf("%w: more than %d dates", ErrInvalidFormat, maxDates)
-				}
-			}
-			t.pieces = append(t.pieces, p)
 			i += end
 		case c < 0x20 || c == 0x7f:
 			return nil, fmt.Errorf("%w: control character at byte %d", ErrInvalidFormat, i)
 		default:
-			lit.WriteByte(c)
+			p.lit.WriteByte(c)
 		}
 	}
-	flush()
-	if t.seqAt < 0 {
+	p.flush()
+	if p.t.seqAt < 0 {
 		return nil, fmt.Errorf("%w: no {seq}: without a sequence number every id of the same period would be the same text", ErrInvalidFormat)
 	}
-	return t, nil
+	return p.t, nil
+}
+
+// templateParser is the state of ParseTemplate's one pass over a format.
+type templateParser struct {
+	t     *Template
+	lit   strings.Builder // literal text since the last field
+	dates int             // the dates met so far
+}
+
+// flush ends the literal text read since the last field as a piece.
+func (p *templateParser) flush() {
+	if p.lit.Len() > 0 {
+		p.t.pieces = append(p.t.pieces, piece{kind: literal, text: p.lit.String()})
+		p.lit.Reset()
+	}
+}
+
+// field adds the field f (what is between braces): at most one {seq} and
+// maxDates dates.
+func (p *templateParser) field(f string) error {
+	pc, err := parseField(f)
+	if err != nil {
+		return err
+	}
+	p.flush()
+	switch pc.kind {
+	case seq:
+		if p.t.seqAt >= 0 {
+			return fmt.Errorf("%w: {seq} appears twice", ErrInvalidFormat)
+		}
+		p.t.seqAt = len(p.t.pieces)
+	case date:
+		if p.dates++; p.dates > maxDates {
+			return fmt.Errorf("%w: more than %d dates", ErrInvalidFormat, maxDates)
+		}
+	}
+	p.t.pieces = append(p.t.pieces, pc)
+	return nil
 }
 
 // parseField parses what is between braces: seq, seq:N, seq:N! or
