@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
+)
+
+var (
+	_ sequence.OrderedStore = (*Store)(nil)
+	_ sequence.TagRows      = (*Store)(nil)
+)
+
+// Ordered tags: a tag's row in leaf_alloc, and its lease row in
+// leaf_seq_section under the tag's name and section -1, found by that
+// name byte for byte as a space's sections are (see sequence.go).
+const (
+	insertOrderedTag = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)`
+	selectOrdered    = `SELECT space FROM leaf_seq_section WHERE section = -1 ORDER BY space`
+	// selectTagOrdered counts the tag's rows in leaf_alloc (by the
+	// column's collation) and its lease rows (exactly).
+	// Args: tag, tag, tag.
+	selectTagOrdered = `SELECT (SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?) AS alloc_rows,
+  (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND HEX(space) = HEX(?) AND section = -1) AS ordered_rows`
+	// ensureOrdered* create a tag's lease row unless it exists. Args: tag.
+	ensureOrderedMySQL = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)
+ON DUPLICATE KEY UPDATE section = section`
+	ensureOrderedSQLite = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)
+ON CONFLICT (space, section) DO NOTHING`
+	// raiseRowTo sets a row's max_id from the value read to a higher one:
+	// a compare-and-set. Args: new max_id, row, max_id read.
+	raiseRowTo = `UPDATE leaf_alloc SET max_id = ? WHERE biz_tag = ? AND max_id = ?`
+)
+
+// CreateOrderedTag creates a tag whose ids strictly increase across the
+// fleet: its leaf_alloc row and its lease row, in one transaction.
+func (s *Store) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
+	if err := t.Validate(); err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	err := s.call(ctx, false, func(ctx context.Context) error {
+		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+			return err
+		}
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
+		if _, err := tx.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
+			if isDuplicateKey(err) {
+				return segment.ErrTagExists
+			}
+			return unstorable(err)
+		}
+		if _, err := tx.ExecContext(ctx, insertOrderedTag, t.Name); err != nil {
+			if isDuplicateKey(err) {
+				return segment.ErrTagExists
+			}
+			return err
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
+	}
+	created, err := s.Tag(ctx, t.Name)
+	if err != nil {
+		created = t
+		created.UpdateTime = time.Now().UTC().Truncate(time.Second)
+	}
+	return created, nil
+}
+
+// OrderedTags lists the ordered tags.
+func (s *Store) OrderedTags(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		names = names[:0]
+		return sqlx.SelectContext(ctx, s.db, &names, selectOrdered)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ordered tags: %w", err)
+	}
+	return names, nil
+}
+
+// TagOrdered says whether the tag has a row, and whether it is ordered,
+// in one read: it is asked once per tag an instance serves. A row that
+// only the column's collation matches ("ORDERS" for "orders") counts as
+// existing: no ordered tag of that name can be created beside it. Only the
+// lease row of exactly the name makes it ordered.
+func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error) {
+	var r struct {
+		Rows    int `db:"alloc_rows"`
+		Ordered int `db:"ordered_rows"`
+	}
+	err = s.call(ctx, true, func(ctx context.Context) error {
+		err := sqlx.GetContext(ctx, s.db, &r, selectTagOrdered, tag, tag, tag)
+		if isCharsetMismatch(err) {
+			r.Rows, r.Ordered = 0, 0
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("is tag %q ordered: %w", tag, err)
+	}
+	return r.Rows > 0, r.Ordered > 0, nil
+}
+
+// RaiseRow raises a row of an ordered tag by its step, or by less where
+// limit is reached (sequence.TagRows). Without a limit it is Allocate.
+// With one, the row is read, then raised from the max_id read by a
+// compare-and-set: only the tag's owner raises the row, so the set finds
+// it as read; another writer's raise in between only makes it read again.
+// A row already past limit is sequence.ErrFull, found by the read alone.
+func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, last int64, err error) {
+	if limit <= 0 {
+		a, err := s.Allocate(ctx, row, 0)
+		if err != nil {
+			return 0, 0, err
+		}
+		return a.Start(), a.MaxID - 1, nil
+	}
+	if err := s.takes(); err != nil {
+		return 0, 0, err
+	}
+	// Safe to retry: a raise whose answer was lost is found by the next
+	// read, and the next raise starts after it: its numbers are skipped.
+	err = s.call(ctx, true, func(ctx context.Context) error {
+		for range 3 {
+			t, err := s.readTag(ctx, row)
+			if err != nil {
+				return err
+			}
+			if t.Step < segment.MinStep {
+				return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, t.Step, segment.MinStep)
+			}
+			if t.MaxID > limit {
+				return fmt.Errorf("%w: max_id %d is past %d", sequence.ErrFull, t.MaxID, limit)
+			}
+			by := min(t.Step, limit+1-t.MaxID)
+			res, err := s.db.ExecContext(ctx, raiseRowTo, t.MaxID+by, row, t.MaxID)
+			if err != nil {
+				return err
+			}
+			if n, err := rowsAffected(res); err != nil {
+				return err
+			} else if n == 1 {
+				first, last = t.MaxID, t.MaxID+by-1
+				return nil
+			}
+		}
+		return fmt.Errorf("the row moved under three raises in a row")
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("raise %q up to %d: %w", row, limit, err)
+	}
+	return first, last, nil
+}
+
+// EnsureOrdered makes an existing tag ordered: it creates the tag's lease
+// row unless it exists (sequence.OrderedStore). A formatted tag whose
+// numbers must be dense becomes ordered this way when it was created
+// before such tags were.
+func (s *Store) EnsureOrdered(ctx context.Context, tag string) error {
+	q := ensureOrderedMySQL
+	if s.dialect == SQLite {
+		q = ensureOrderedSQLite
+	}
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		if _, err := s.readTag(ctx, tag); err != nil {
+			return err
+		}
+		_, err := s.db.ExecContext(ctx, q, tag)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("make tag %q ordered: %w", tag, err)
+	}
+	return nil
+}
