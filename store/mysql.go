@@ -42,29 +42,7 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open mysql: parse dsn: %w", err)
 	}
-	cfg.ParseTime = true
-	// RowsAffected counts matched rows, not changed ones: a renewal that
-	// writes the same values still proves the row is ours.
-	cfg.ClientFoundRows = true
-	// One round trip per statement instead of prepare, execute and close.
-	cfg.InterpolateParams = true
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	if _, ok := cfg.Params["time_zone"]; !ok && (cfg.Loc == nil || cfg.Loc == time.UTC) {
-		cfg.Params["time_zone"] = "'+00:00'"
-	}
-	// A row lock held by someone else comes back as error 1205 after a
-	// second, which is retried, instead of outlasting the call's deadline.
-	if _, ok := cfg.Params["innodb_lock_wait_timeout"]; !ok {
-		cfg.Params["innodb_lock_wait_timeout"] = "1"
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	// The driver would print connection trouble to stderr; a library does
-	// not log, and the errors reach the caller anyway.
-	cfg.Logger = discardLogger{}
+	tuneConfig(cfg)
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -99,6 +77,36 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s.openedDurability(ctx, opts)
 	return s, nil
+}
+
+// tuneConfig sets what every connection of a Store needs on a parsed DSN:
+// times parsed, rows counted as matched, parameters interpolated, the
+// session in UTC unless the DSN chooses a zone, a short lock wait, a dial
+// timeout, and the driver's logging discarded.
+func tuneConfig(cfg *mysql.Config) {
+	cfg.ParseTime = true
+	// RowsAffected counts matched rows, not changed ones: a renewal that
+	// writes the same values still proves the row is ours.
+	cfg.ClientFoundRows = true
+	// One round trip per statement instead of prepare, execute and close.
+	cfg.InterpolateParams = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	if _, ok := cfg.Params["time_zone"]; !ok && (cfg.Loc == nil || cfg.Loc == time.UTC) {
+		cfg.Params["time_zone"] = "'+00:00'"
+	}
+	// A row lock held by someone else comes back as error 1205 after a
+	// second, which is retried, instead of outlasting the call's deadline.
+	if _, ok := cfg.Params["innodb_lock_wait_timeout"]; !ok {
+		cfg.Params["innodb_lock_wait_timeout"] = "1"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	// The driver would print connection trouble to stderr; a library does
+	// not log, and the errors reach the caller anyway.
+	cfg.Logger = discardLogger{}
 }
 
 type discardLogger struct{}
