@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
@@ -62,77 +61,6 @@ type TagAdmin struct {
 	OnCreate func(tag string)
 }
 
-// TagSettings are the settings of a formatted or opaque tag that an admin
-// call gave: a nil member was not given.
-type TagSettings struct {
-	Format, Reset, TimeZone *string
-	Opaque                  *int64
-}
-
-// given reports whether any member was given.
-func (g TagSettings) given() bool {
-	return g.Format != nil || g.Reset != nil || g.TimeZone != nil || g.Opaque != nil
-}
-
-// settings are the members given, with a formatted tag's reset never
-// when none was given.
-func (g TagSettings) settings() (bizid.Settings, error) {
-	var set bizid.Settings
-	if g.Format != nil {
-		set.Format = *g.Format
-	}
-	if g.Reset != nil {
-		set.Reset = bizid.Reset(*g.Reset)
-	}
-	if g.TimeZone != nil {
-		set.TimeZone = *g.TimeZone
-	}
-	if g.Opaque != nil {
-		if bits := *g.Opaque; bits != bizid.Bits63 && bits != bizid.Bits53 {
-			return set, Errorf(InvalidRequest, "opaque must be 63 or 53 (the bits of the ids)")
-		}
-		set.OpaqueBits = int(*g.Opaque)
-	}
-	if set.Formatted() && set.Reset == "" {
-		set.Reset = bizid.Never
-	}
-	return set, nil
-}
-
-// TagView is a tag as the admin calls show it.
-type TagView struct {
-	segment.Tag
-	// Ordered is set in the answer of a creation of an ordered tag, and
-	// for every formatted tag served by one owner (ordered, or of a
-	// capped format).
-	Ordered bool
-	// The settings of a formatted or opaque tag; empty for a plain one.
-	// A formatted tag shows its reset, and its zone (UTC when none was
-	// given).
-	Format       string
-	Reset        string
-	TimeZone     string
-	Opaque       int
-	KeyID        string
-	PrunedBefore string
-}
-
-func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
-	v := TagView{Tag: t}
-	if !has {
-		return v
-	}
-	v.Format, v.TimeZone, v.Opaque, v.KeyID, v.PrunedBefore = set.Format, set.TimeZone, set.OpaqueBits, set.KeyID, set.PrunedBefore
-	v.Ordered = set.Owned()
-	if set.Formatted() {
-		v.Reset = string(set.Reset)
-		if v.TimeZone == "" {
-			v.TimeZone = "UTC"
-		}
-	}
-	return v
-}
-
 // Off is the error of an admin call for tags where their administration
 // is off (no rows to keep), nil where it is on.
 func (a *TagAdmin) Off() error {
@@ -166,52 +94,6 @@ func (a *TagAdmin) ownerOff(set bizid.Settings) error {
 // formatted or opaque tags.
 func bizOff() error {
 	return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need segment mode on)")
-}
-
-// NewTagSettings is the one rule of a new tag's settings, which the admin
-// calls of both edges and `leaf tag add` apply alike: t must be a valid
-// tag; with settings given (special), a formatted or opaque tag, the
-// reset never by default, an opaque one given keyID (the fingerprint of
-// the key new opaque tags get; "" where none is configured) and a max_id
-// within its bits; ordered with settings only for a formatted tag. Errors
-// are the API's codes, with the message both ways answer.
-func NewTagSettings(t segment.Tag, ordered bool, g TagSettings, keyID string) (set bizid.Settings, special bool, err error) {
-	if set, err = g.settings(); err != nil {
-		return set, false, err
-	}
-	if err := t.Validate(); err != nil {
-		return set, false, err
-	}
-	if ordered && set.Opaque() {
-		// An opaque tag's ids hide their order, and come from the ranges
-		// of every instance (docs/business-ids.md).
-		return set, false, Errorf(InvalidFormat, "an opaque tag is not ordered: its ids hide their order; give ordered to a plain or formatted tag")
-	}
-	if !g.given() {
-		return set, false, nil
-	}
-	set.Tag, set.Ordered = t.Name, ordered
-	if set.Opaque() {
-		if keyID == "" {
-			return set, true, Errorf(InvalidFormat, "opaque tags need a key: set --opaque-key (LEAF_OPAQUE_KEY) on every instance")
-		}
-		set.KeyID = keyID
-		if top := opaqueTop(set.OpaqueBits); t.MaxID > top {
-			return set, true, Errorf(InvalidFormat, "max_id %d is outside the %d bits of the tag's opaque ids (at most %d)", t.MaxID, set.OpaqueBits, top)
-		}
-	}
-	if err := set.Validate(); err != nil {
-		return set, true, WithTag(t.Name, err)
-	}
-	return set, true, nil
-}
-
-// opaqueTop is the largest number of an opaque tag of bits.
-func opaqueTop(bits int) int64 {
-	if bits >= 63 {
-		return math.MaxInt64
-	}
-	return int64(1)<<bits - 1
 }
 
 // Create creates t: ordered, or formatted or opaque when settings are
@@ -343,20 +225,8 @@ func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.
 	}
 	next := given
 	next.Tag = name
-	if had { // members not given keep their values
-		next.KeyID, next.PrunedBefore = old.KeyID, old.PrunedBefore
-		if g.Format == nil {
-			next.Format = old.Format
-		}
-		if g.Reset == nil {
-			next.Reset = old.Reset
-		}
-		if g.TimeZone == nil {
-			next.TimeZone = old.TimeZone
-		}
-		if g.Opaque == nil {
-			next.OpaqueBits = old.OpaqueBits
-		}
+	if had {
+		next = g.over(old, next)
 	} else if err := a.withKey(&next); err != nil {
 		return err
 	}
@@ -385,16 +255,6 @@ func (a *TagAdmin) Get(ctx context.Context, name string) (TagView, error) {
 		return TagView{}, WithTag(name, err)
 	}
 	return a.view(ctx, t), nil
-}
-
-// view is t with its settings when it has some. A failed read of them
-// shows the tag without.
-func (a *TagAdmin) view(ctx context.Context, t segment.Tag) TagView {
-	if a.Settings == nil {
-		return viewOf(t, bizid.Settings{}, false)
-	}
-	set, kind, err := a.Settings.LookupTag(ctx, t.Name)
-	return viewOf(t, set, err == nil && kind == bizid.Special)
 }
 
 // List returns every tag with its settings.
