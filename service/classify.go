@@ -69,6 +69,12 @@ func unwrapSpace(err error) error {
 // sees; an *Error keeps its own. It returns Internal with a fixed message
 // for an error it does not know: such an error is a bug, and its text is
 // not for clients.
+//
+// It stays one flat switch, longer than a function here is allowed, on
+// purpose: it is the table of every error a client can see, one case a
+// row, and the cases are tried in order (an error that wraps two
+// sentinels gets the first row that matches), so the order must read top
+// to bottom in one place.
 func Classify(err error) (code, message string) {
 	var (
 		te *tagError
