@@ -460,6 +460,28 @@ func TestHostileCommandLines(t *testing.T) {
 	}
 }
 
+// A command with subcommands refuses a missing or unknown one with its own
+// usage, and names no command line to run with -h: leaf sequence drop has
+// none.
+func TestUnknownSubcommand(t *testing.T) {
+	inEmptyDir(t)
+	for _, group := range []string{"tag", "sequence", "store"} {
+		for _, args := range [][]string{{group}, {group, "drop"}} {
+			_, errOut, err := runSplit(t, env{}, args...)
+			if !errors.Is(err, errUsage) {
+				t.Fatalf("leaf %q = %v, want a usage error", args, err)
+			}
+			if !strings.Contains(errOut, "leaf "+group+" ") {
+				t.Fatalf("leaf %q printed %q, want the usage of leaf %s", args, errOut, group)
+			}
+			var msg bytes.Buffer
+			if code := exitCode(err, &msg); code != 2 || strings.Contains(msg.String(), "Run '") {
+				t.Fatalf("leaf %q: exit status %d with %q, want 2 and no command to run with -h", args, code, msg.String())
+			}
+		}
+	}
+}
+
 // Every command and subcommand answers -h, --help and leaf help with its
 // usage and exit status 0.
 func TestHelpOfEveryCommand(t *testing.T) {

@@ -36,7 +36,7 @@ func sequenceCmd(ctx context.Context, rest []string, getenv func(string) string,
 		return cmd, nil
 	}
 	fmt.Fprint(stderr, sequenceUsage)
-	return cmd, fmt.Errorf("%w: unknown sequence subcommand %s (add, list)", errUsage, quote(rest[0]))
+	return "sequence", fmt.Errorf("%w: unknown sequence subcommand %s (add, list)", errUsage, quote(rest[0]))
 }
 
 func sequenceAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
