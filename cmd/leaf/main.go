@@ -30,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/leafid/leaf/app"
@@ -86,48 +87,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serve(ctx, rest, getenv, stderr)
 	case "migrate":
 		err = migrate(ctx, rest, getenv, stdout, stderr)
-	case "tag":
-		if len(rest) == 0 {
-			fmt.Fprint(stderr, tagUsage)
-			return fmt.Errorf("%w: tag needs a subcommand: add or list", errUsage)
-		}
-		switch cmd = "tag " + rest[0]; rest[0] {
-		case "add":
-			err = tagAdd(ctx, rest[1:], getenv, stdout, stderr)
-		case "list":
-			err = tagList(ctx, rest[1:], getenv, stdout, stderr)
-		case "-h", "--help", "-help", "help":
-			fmt.Fprint(stdout, tagUsage)
-			return nil
-		default:
-			fmt.Fprint(stderr, tagUsage)
-			return fmt.Errorf("%w: unknown tag subcommand %s (add, list)", errUsage, quote(rest[0]))
-		}
-	case "sequence":
-		cmd, err = sequenceCmd(ctx, rest, getenv, stdout, stderr)
-		if err == nil || !errors.Is(err, errUsage) || cmd == "sequence" {
+	case "tag", "sequence", "store":
+		if cmd, err = groups[cmd].run(ctx, cmd, rest, getenv, stdout, stderr); cmd == "" {
 			return err
-		}
-	case "store":
-		if len(rest) == 0 {
-			fmt.Fprint(stderr, storeUsage)
-			return fmt.Errorf("%w: store needs a subcommand: init, show, add or retire", errUsage)
-		}
-		switch cmd = "store " + rest[0]; rest[0] {
-		case "init":
-			err = storeInit(ctx, rest[1:], getenv, stdout, stderr)
-		case "show":
-			err = storeShow(ctx, rest[1:], getenv, stdout, stderr)
-		case "add":
-			err = storeAdd(ctx, rest[1:], getenv, stdout, stderr)
-		case "retire":
-			err = storeRetire(ctx, rest[1:], getenv, stdout, stderr)
-		case "-h", "--help", "-help", "help":
-			fmt.Fprint(stdout, storeUsage)
-			return nil
-		default:
-			fmt.Fprint(stderr, storeUsage)
-			return fmt.Errorf("%w: unknown store subcommand %s (init, show, add, retire)", errUsage, quote(rest[0]))
 		}
 	case "version", "--version", "-version":
 		if len(rest) > 0 {
@@ -153,4 +115,57 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return helpHint{err, "leaf " + cmd}
 	}
 	return err
+}
+
+// command is a subcommand's entry: it parses args (its flags and
+// arguments) and runs.
+type command func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+
+// group is a command made of subcommands: its usage, and its subcommands
+// in the order the usage lists them.
+type group struct {
+	usage string
+	subs  []subcommand
+}
+
+type subcommand struct {
+	name string
+	run  command
+}
+
+// groups are the commands made of subcommands.
+var groups = map[string]group{
+	"tag":      {tagUsage, []subcommand{{"add", tagAdd}, {"list", tagList}}},
+	"sequence": {sequenceUsage, []subcommand{{"add", sequenceAdd}, {"list", sequenceList}}},
+	"store": {storeUsage, []subcommand{
+		{"init", storeInit}, {"show", storeShow}, {"add", storeAdd}, {"retire", storeRetire},
+	}},
+}
+
+// run runs the subcommand of g, the command name, that rest begins with.
+// It returns the command line a usage error names ("tag add"), or "" when
+// the error is g's own (no subcommand, an unknown one; g's usage is
+// printed) or the help of g was asked for.
+func (g group) run(ctx context.Context, name string, rest []string, getenv func(string) string, stdout, stderr io.Writer) (string, error) {
+	names := make([]string, len(g.subs))
+	for i, s := range g.subs {
+		names[i] = s.name
+	}
+	if len(rest) == 0 {
+		fmt.Fprint(stderr, g.usage)
+		last := len(names) - 1
+		return "", fmt.Errorf("%w: %s needs a subcommand: %s or %s", errUsage, name, strings.Join(names[:last], ", "), names[last])
+	}
+	for _, s := range g.subs {
+		if s.name == rest[0] {
+			return name + " " + s.name, s.run(ctx, rest[1:], getenv, stdout, stderr)
+		}
+	}
+	switch rest[0] {
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, g.usage)
+		return "", nil
+	}
+	fmt.Fprint(stderr, g.usage)
+	return "", fmt.Errorf("%w: unknown %s subcommand %s (%s)", errUsage, name, quote(rest[0]), strings.Join(names, ", "))
 }

@@ -19,26 +19,6 @@ const sequenceUsage = `Usage:
 Run 'leaf sequence add -h' or 'leaf sequence list -h' for their flags.
 `
 
-// sequenceCmd runs `leaf sequence add|list`.
-func sequenceCmd(ctx context.Context, rest []string, getenv func(string) string, stdout, stderr io.Writer) (string, error) {
-	if len(rest) == 0 {
-		fmt.Fprint(stderr, sequenceUsage)
-		return "sequence", fmt.Errorf("%w: sequence needs a subcommand: add or list", errUsage)
-	}
-	cmd := "sequence " + rest[0]
-	switch rest[0] {
-	case "add":
-		return cmd, sequenceAdd(ctx, rest[1:], getenv, stdout, stderr)
-	case "list":
-		return cmd, sequenceList(ctx, rest[1:], getenv, stdout, stderr)
-	case "-h", "--help", "-help", "help":
-		fmt.Fprint(stdout, sequenceUsage)
-		return cmd, nil
-	}
-	fmt.Fprint(stderr, sequenceUsage)
-	return "sequence", fmt.Errorf("%w: unknown sequence subcommand %s (add, list)", errUsage, quote(rest[0]))
-}
-
 func sequenceAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	sp := sequence.Space{Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
 	sf, rest, err := commandLine("sequence add", args, getenv, stderr, func(fs *flag.FlagSet) {
