@@ -75,69 +75,98 @@ func (a *Server) watchStores(ctx context.Context) {
 func (a *Server) catchUp(ctx context.Context, late, lacking []openStore) {
 	t := time.NewTicker(lateCheck)
 	defer t.Stop()
-	failures := newLimiter(logEvery)
-	next := map[string]time.Time{} // when to try a late store again after a failure
-	rechecked := time.Now()
-	hadLacking := len(lacking) > 0
-	for len(late)+len(lacking) > 0 {
+	c := &catchingUp{
+		late:       late,
+		lacking:    lacking,
+		hadLacking: len(lacking) > 0,
+		failures:   newLimiter(logEvery),
+		next:       map[string]time.Time{},
+		rechecked:  time.Now(),
+	}
+	for len(c.late)+len(c.lacking) > 0 {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		still := late[:0]
-		for _, s := range late {
-			if !s.st.Health().Up || time.Now().Before(next[s.name]) {
-				still = append(still, s)
-				continue
-			}
-			lacks, err := a.catchUpStore(ctx, s)
-			switch {
-			case ctx.Err() != nil:
-				return
-			case lacks:
-				lacking = append(lacking, s)
-				hadLacking = true
-				a.schemaErr.Store(&err)
-			case err != nil:
-				next[s.name] = time.Now().Add(schemaRecheck)
-				if ok, dropped := failures.allow(s.name); ok {
-					a.log.Warn("a store that answers again could not be migrated; trying again", append(s.attrs(), "err", err, "failures_not_logged", dropped)...)
-				}
-				still = append(still, s)
-			default:
-				s.late.Store(false)
-			}
+		if !a.tryLate(ctx, c) {
+			return
 		}
-		late = still
-
-		if len(lacking) == 0 || time.Since(rechecked) < schemaRecheck {
-			continue
-		}
-		rechecked = time.Now()
-		left := lacking[:0]
-		var missing error
-		for _, s := range lacking {
-			cctx, cancel := context.WithTimeout(ctx, s.st.Timeout())
-			err := s.st.CheckSchema(cctx)
-			cancel()
-			if err == nil {
-				s.late.Store(false)
-				continue
-			}
-			left = append(left, s)
-			if missing == nil && errors.As(err, new(*segment.NotMigratedError)) {
-				missing = s.errorf(err)
-			}
-		}
-		lacking = left
-		if missing != nil {
-			a.schemaErr.Store(&missing)
+		if len(c.lacking) > 0 && time.Since(c.rechecked) >= schemaRecheck {
+			c.rechecked = time.Now()
+			a.recheckLacking(ctx, c)
 		}
 	}
-	if hadLacking {
+	if c.hadLacking {
 		a.schemaErr.Store(nil)
 		a.log.Info("the database is migrated now")
+	}
+}
+
+// catchingUp is the state of catchUp's loop.
+type catchingUp struct {
+	late       []openStore // not migrated (or checked) yet
+	lacking    []openStore // found lacking a migration
+	hadLacking bool        // some store lacked one: say when none does
+	failures   *limiter
+	next       map[string]time.Time // when to try a late store again after a failure
+	rechecked  time.Time            // the last check of the lacking stores
+}
+
+// tryLate migrates (or checks) each late store that answers now and is
+// not waiting after a failure; a store found lacking a migration moves to
+// c.lacking. False when ctx ended meanwhile.
+func (a *Server) tryLate(ctx context.Context, c *catchingUp) bool {
+	still := c.late[:0]
+	for _, s := range c.late {
+		if !s.st.Health().Up || time.Now().Before(c.next[s.name]) {
+			still = append(still, s)
+			continue
+		}
+		lacks, err := a.catchUpStore(ctx, s)
+		switch {
+		case ctx.Err() != nil:
+			return false
+		case lacks:
+			c.lacking = append(c.lacking, s)
+			c.hadLacking = true
+			a.schemaErr.Store(&err)
+		case err != nil:
+			c.next[s.name] = time.Now().Add(schemaRecheck)
+			if ok, dropped := c.failures.allow(s.name); ok {
+				a.log.Warn("a store that answers again could not be migrated; trying again", append(s.attrs(), "err", err, "failures_not_logged", dropped)...)
+			}
+			still = append(still, s)
+		default:
+			s.late.Store(false)
+		}
+	}
+	c.late = still
+	return true
+}
+
+// recheckLacking checks the schema of each store that lacked a migration,
+// keeping those that still lack one, and the first's error for the
+// readiness check.
+func (a *Server) recheckLacking(ctx context.Context, c *catchingUp) {
+	left := c.lacking[:0]
+	var missing error
+	for _, s := range c.lacking {
+		cctx, cancel := context.WithTimeout(ctx, s.st.Timeout())
+		err := s.st.CheckSchema(cctx)
+		cancel()
+		if err == nil {
+			s.late.Store(false)
+			continue
+		}
+		left = append(left, s)
+		if missing == nil && errors.As(err, new(*segment.NotMigratedError)) {
+			missing = s.errorf(err)
+		}
+	}
+	c.lacking = left
+	if missing != nil {
+		a.schemaErr.Store(&missing)
 	}
 }
 
