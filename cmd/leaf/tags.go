@@ -18,18 +18,48 @@ import (
 )
 
 func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
+	a, sf, err := parseTagAdd(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	// The rule of the admin API, checked before the store is opened: a bad
+	// command line creates no database file and applies no migration.
+	set, special, err := service.NewTagSettings(a.t, a.ordered, a.g, a.keyID)
+	if err != nil {
+		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(a.t.Name), ruleError(err))
+	}
+	if sf.several() {
+		if special || a.ordered {
+			return tagAddHome(ctx, sf, a.t, set, special, a.ordered, stdout, stderr)
+		}
+		return tagAddStores(ctx, sf, a.t, stdout, stderr)
+	}
+	return tagAddOne(ctx, sf, a.t, set, special, a.ordered, stdout, stderr)
+}
+
+// tagAddArgs is what the command line of leaf tag add gives.
+type tagAddArgs struct {
+	t       segment.Tag
+	ordered bool
+	g       service.TagSettings // the settings given
+	keyID   string              // with --opaque, the fingerprint of the current opaque key
+}
+
+// parseTagAdd reads leaf tag add's command line: the flags, the one NAME,
+// and with --opaque the fleet's current key (--opaque-key, or
+// LEAF_OPAQUE_KEY).
+func parseTagAdd(args []string, getenv func(string) string, stderr io.Writer) (tagAddArgs, *storeFlags, error) {
+	a := tagAddArgs{t: segment.Tag{Step: segment.DefaultStep, MaxID: 1}}
 	var (
 		format, reset, zone string
 		opaque              int64
 		keys                opaqueKeysFlag
-		ordered             bool
 	)
 	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.BoolVar(&ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good")
-		fs.Int64Var(&t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
-		fs.Int64Var(&t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
-		fs.StringVar(&t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
+		fs.BoolVar(&a.ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good")
+		fs.Int64Var(&a.t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
+		fs.Int64Var(&a.t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
+		fs.StringVar(&a.t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
 		fs.StringVar(&format, "format", "", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
 		fs.StringVar(&reset, "reset", "", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
 		fs.StringVar(&zone, "time-zone", "", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
@@ -37,43 +67,35 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 		fs.Var(&keys, "opaque-key", "the fleet's opaque `keys`, as leaf serve's; read from LEAF_OPAQUE_KEY when not given")
 	})
 	if err != nil {
-		return err
+		return a, nil, err
 	}
 	switch {
 	case len(rest) == 0:
-		return fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
+		return a, nil, fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
 	case len(rest) > 1:
-		return fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
+		return a, nil, fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
 	}
-	t.Name = rest[0]
-	var g service.TagSettings
+	a.t.Name = rest[0]
 	for _, m := range []struct {
 		v  string
 		to **string
-	}{{format, &g.Format}, {reset, &g.Reset}, {zone, &g.TimeZone}} {
+	}{{format, &a.g.Format}, {reset, &a.g.Reset}, {zone, &a.g.TimeZone}} {
 		if m.v != "" {
 			*m.to = &m.v
 		}
 	}
-	keyID := ""
 	if opaque != 0 {
-		g.Opaque = &opaque
-		if keyID, err = opaqueKeyID(&keys, getenv); err != nil {
-			return err
+		a.g.Opaque = &opaque
+		if a.keyID, err = opaqueKeyID(&keys, getenv); err != nil {
+			return a, nil, err
 		}
 	}
-	// The rule of the admin API, checked before the store is opened: a bad
-	// command line creates no database file and applies no migration.
-	set, special, err := service.NewTagSettings(t, ordered, g, keyID)
-	if err != nil {
-		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), ruleError(err))
-	}
-	if sf.several() {
-		if special || ordered {
-			return tagAddHome(ctx, sf, t, set, special, ordered, stdout, stderr)
-		}
-		return tagAddStores(ctx, sf, t, stdout, stderr)
-	}
+	return a, sf, nil
+}
+
+// tagAddOne creates the tag in the one store of the command line, after
+// migrating it.
+func tagAddOne(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Settings, special, ordered bool, stdout, stderr io.Writer) error {
 	st, err := sf.open(ctx, store.Options{})
 	if err != nil {
 		return err
