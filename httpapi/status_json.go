@@ -137,6 +137,7 @@ type snowflakeLayoutJSON struct {
 	IDsPerSecond int64 `json:"ids_per_second"`
 }
 
+// json is the body of GET /status.json.
 func (st statusState) json() statusJSON {
 	out := statusJSON{
 		Time: formatTime(st.now, timeLayout),
@@ -145,67 +146,86 @@ func (st statusState) json() statusJSON {
 			GoVersion:     runtime.Version(),
 			Started:       formatTime(st.started, timeLayout),
 			UptimeSeconds: st.now.Sub(st.started).Seconds(),
+			Store:         st.storeJSON(),
 		},
 	}
-	if st.inst.Store != "" || st.health != nil {
-		out.Instance.Store = &storeJSON{Kind: st.inst.Store, Up: true}
-		if h := st.health; h != nil {
-			out.Instance.Store.Up = h.Up
-			out.Instance.Store.Since = formatTime(h.Since, timeLayout)
-			out.Instance.Store.Error = h.Err
-			out.Instance.Store.FailedCalls = h.Failed
-		}
-		if f := st.inst.SetVersion; f != nil {
-			out.Instance.Store.SetVersion = f()
-		}
-	}
 	if ts := st.segment; ts != nil {
-		t := ts.totals
-		seg := &segmentStatusJSON{
-			Totals: segmentTotalsJSON{Tags: t.Tags, Failing: t.Failing, FailedFirst: ts.failedFirst,
-				Issued: strconv.FormatUint(t.Issued, 10), Loads: t.Loads, LoadFailures: t.LoadFailures,
-				Waits: t.Waits, Regressions: t.Regressions},
-			Page: statusPageJSON{Page: ts.query.page, PerPage: ts.query.perPage, Pages: ts.pages,
-				Query: ts.query.search, Matching: ts.matching},
-			Tags:   make([]statusTagJSON, 0, len(ts.tags)),
-			Failed: make([]failedTagJSON, 0, len(ts.failed)),
-		}
-		for _, b := range ts.tags {
-			seg.Tags = append(seg.Tags, statusTagJSON{bufferJSON: toBufferJSON(b), LastLoadTookSeconds: b.LastLoadTook.Seconds()})
-		}
-		for _, f := range ts.failed {
-			seg.Failed = append(seg.Failed, failedTagJSON{Tag: f.Tag, Error: f.Err, Failures: f.Failures, LastFailure: formatTime(f.At, timeLayout)})
-		}
-		out.Segment = seg
+		out.Segment = ts.json()
 	}
 	if sn := st.snow; sn != nil {
-		out.Snowflake = &snowflakeStatusJSON{
-			WorkerID:          sn.WorkerID,
-			Leased:            sn.Holder != "",
-			Holder:            sn.Holder,
-			LeaseExpires:      formatTime(sn.LeaseExpires, timeLayout),
-			LastRenewal:       formatTime(sn.LastRenewal, timeLayout),
-			LeaseError:        sn.LeaseError,
-			LeaseRenewals:     sn.LeaseRenewals,
-			LeaseFailures:     sn.LeaseFailures,
-			LeaseRegressions:  sn.LeaseRegressions,
-			ClockBackwards:    sn.ClockBackwards,
-			SequenceWaits:     sn.SequenceWaits,
-			Issued:            strconv.FormatUint(sn.Issued, 10),
-			IDsPerSecond:      st.rate,
-			RateWindowSeconds: st.rateOver.Seconds(),
-			EpochExhausts:     formatTime(sn.Exhausts, timeLayout),
-			EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
-		}
-		if l := sn.Layout; l != (snowflake.Layout{}) {
-			out.Snowflake.Layout = &snowflakeLayoutJSON{TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
-				SequenceBits: l.SequenceBits, Order: l.Order.String(), IDsPerSecond: l.IDsPerSecond()}
-		}
+		out.Snowflake = st.snowflakeJSON(sn)
 	}
 	if st.uuids != nil {
 		out.UUID = &uuidStatusJSON{Issued: strconv.FormatUint(*st.uuids, 10)}
 	}
 	out.Sequence = st.seq
 	out.Durability = st.durabilityJSON()
+	return out
+}
+
+// storeJSON is the store's part of the instance, nil when there is none
+// to show.
+func (st statusState) storeJSON() *storeJSON {
+	if st.inst.Store == "" && st.health == nil {
+		return nil
+	}
+	out := &storeJSON{Kind: st.inst.Store, Up: true}
+	if h := st.health; h != nil {
+		out.Up = h.Up
+		out.Since = formatTime(h.Since, timeLayout)
+		out.Error = h.Err
+		out.FailedCalls = h.Failed
+	}
+	if f := st.inst.SetVersion; f != nil {
+		out.SetVersion = f()
+	}
+	return out
+}
+
+// json is the segment part: the totals, and the page of tags asked for.
+func (ts *tagsStatus) json() *segmentStatusJSON {
+	t := ts.totals
+	seg := &segmentStatusJSON{
+		Totals: segmentTotalsJSON{Tags: t.Tags, Failing: t.Failing, FailedFirst: ts.failedFirst,
+			Issued: strconv.FormatUint(t.Issued, 10), Loads: t.Loads, LoadFailures: t.LoadFailures,
+			Waits: t.Waits, Regressions: t.Regressions},
+		Page: statusPageJSON{Page: ts.query.page, PerPage: ts.query.perPage, Pages: ts.pages,
+			Query: ts.query.search, Matching: ts.matching},
+		Tags:   make([]statusTagJSON, 0, len(ts.tags)),
+		Failed: make([]failedTagJSON, 0, len(ts.failed)),
+	}
+	for _, b := range ts.tags {
+		seg.Tags = append(seg.Tags, statusTagJSON{bufferJSON: toBufferJSON(b), LastLoadTookSeconds: b.LastLoadTook.Seconds()})
+	}
+	for _, f := range ts.failed {
+		seg.Failed = append(seg.Failed, failedTagJSON{Tag: f.Tag, Error: f.Err, Failures: f.Failures, LastFailure: formatTime(f.At, timeLayout)})
+	}
+	return seg
+}
+
+// snowflakeJSON is the snowflake part, with the rate st measured.
+func (st statusState) snowflakeJSON(sn *snowflake.Stats) *snowflakeStatusJSON {
+	out := &snowflakeStatusJSON{
+		WorkerID:          sn.WorkerID,
+		Leased:            sn.Holder != "",
+		Holder:            sn.Holder,
+		LeaseExpires:      formatTime(sn.LeaseExpires, timeLayout),
+		LastRenewal:       formatTime(sn.LastRenewal, timeLayout),
+		LeaseError:        sn.LeaseError,
+		LeaseRenewals:     sn.LeaseRenewals,
+		LeaseFailures:     sn.LeaseFailures,
+		LeaseRegressions:  sn.LeaseRegressions,
+		ClockBackwards:    sn.ClockBackwards,
+		SequenceWaits:     sn.SequenceWaits,
+		Issued:            strconv.FormatUint(sn.Issued, 10),
+		IDsPerSecond:      st.rate,
+		RateWindowSeconds: st.rateOver.Seconds(),
+		EpochExhausts:     formatTime(sn.Exhausts, timeLayout),
+		EpochLeftSeconds:  sn.Exhausts.Sub(st.now).Seconds(),
+	}
+	if l := sn.Layout; l != (snowflake.Layout{}) {
+		out.Layout = &snowflakeLayoutJSON{TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+			SequenceBits: l.SequenceBits, Order: l.Order.String(), IDsPerSecond: l.IDsPerSecond()}
+	}
 	return out
 }
