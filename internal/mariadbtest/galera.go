@@ -46,33 +46,17 @@ func StartGalera(tb testing.TB, n int) *Cluster {
 	if err != nil {
 		tb.Fatalf("mariadbtest: %v", err)
 	}
-	type nodePorts struct{ sql, gcomm, ist, sst int }
-	np := make([]nodePorts, n)
+	np := make([]galeraPorts, n)
 	members := make([]string, n)
 	for i := range np {
-		np[i] = nodePorts{ports[4*i], ports[4*i+1], ports[4*i+2], ports[4*i+3]}
+		np[i] = galeraPorts{ports[4*i], ports[4*i+1], ports[4*i+2], ports[4*i+3]}
 		members[i] = "127.0.0.1:" + strconv.Itoa(np[i].gcomm)
 	}
 	name := "leaf-test-" + randomHex(4)
 
 	c := &Cluster{nodes: make([]*Server, n)}
 	for i, p := range np {
-		c.nodes[i] = newServer(tb, "galera node "+strconv.Itoa(i), p.sql, []string{
-			"binlog_format=ROW",
-			"default_storage_engine=InnoDB",
-			"innodb_autoinc_lock_mode=2",
-			"wsrep_on=ON",
-			"wsrep_provider=" + galeraPath,
-			"wsrep_cluster_name=" + name,
-			"wsrep_cluster_address=gcomm://" + strings.Join(members, ","),
-			"wsrep_node_name=node" + strconv.Itoa(i),
-			"wsrep_node_address=" + members[i],
-			"wsrep_node_incoming_address=127.0.0.1:" + strconv.Itoa(p.sql),
-			"wsrep_sst_method=rsync",
-			"wsrep_sst_receive_address=127.0.0.1:" + strconv.Itoa(p.sst),
-			fmt.Sprintf(`wsrep_provider_options="base_port=%d; gmcast.listen_addr=tcp://127.0.0.1:%d; ist.recv_addr=127.0.0.1:%d; gcache.size=%s"`,
-				p.gcomm, p.gcomm, p.ist, gcacheSize),
-		})
+		c.nodes[i] = newServer(tb, "galera node "+strconv.Itoa(i), p.sql, galeraOptions(i, name, members, p))
 	}
 	for _, s := range c.nodes {
 		s.galera = true
@@ -80,7 +64,40 @@ func StartGalera(tb testing.TB, n int) *Cluster {
 	// Registered after the nodes' own cleanups, so it runs before them:
 	// all nodes shut down at once instead of one after another.
 	tb.Cleanup(c.stopAll)
+	c.bootstrap(tb)
+	return c
+}
 
+// galeraPorts are the ports of one node: SQL, group communication,
+// incremental state transfer (IST) and SST.
+type galeraPorts struct{ sql, gcomm, ist, sst int }
+
+// galeraOptions are the server options of node i of the cluster name,
+// whose members are the group communication addresses of every node.
+func galeraOptions(i int, name string, members []string, p galeraPorts) []string {
+	return []string{
+		"binlog_format=ROW",
+		"default_storage_engine=InnoDB",
+		"innodb_autoinc_lock_mode=2",
+		"wsrep_on=ON",
+		"wsrep_provider=" + galeraPath,
+		"wsrep_cluster_name=" + name,
+		"wsrep_cluster_address=gcomm://" + strings.Join(members, ","),
+		"wsrep_node_name=node" + strconv.Itoa(i),
+		"wsrep_node_address=" + members[i],
+		"wsrep_node_incoming_address=127.0.0.1:" + strconv.Itoa(p.sql),
+		"wsrep_sst_method=rsync",
+		"wsrep_sst_receive_address=127.0.0.1:" + strconv.Itoa(p.sst),
+		fmt.Sprintf(`wsrep_provider_options="base_port=%d; gmcast.listen_addr=tcp://127.0.0.1:%d; ist.recv_addr=127.0.0.1:%d; gcache.size=%s"`,
+			p.gcomm, p.gcomm, p.ist, gcacheSize),
+	}
+}
+
+// bootstrap installs node 0's system tables and starts it as a new
+// cluster, then starts the others one after another, each once the one
+// before is Synced, and waits until every node sees all of them.
+func (c *Cluster) bootstrap(tb testing.TB) {
+	tb.Helper()
 	c.nodes[0].install(tb)
 	for i, s := range c.nodes {
 		var err error
@@ -99,11 +116,10 @@ func StartGalera(tb testing.TB, n int) *Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
 	for i := range c.nodes {
-		if err := c.waitSize(ctx, i, n); err != nil {
+		if err := c.waitSize(ctx, i, len(c.nodes)); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	return c
 }
 
 // Nodes are the cluster's servers, node i at index i.
