@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 // Every guarantee of leaf rests on one thing the database decides: that a
 // commit it acknowledged stays committed through a crash. A lost commit of
 // a max_id raise is a range handed out twice. Whether it can be lost is in
-// the database's settings, which this file reads and judges
+// the database's settings, which this file reads and verdict.go judges
 // (docs/high-availability.md, "Durability", tells each setting and what it
 // risks):
 //
@@ -296,97 +295,6 @@ func (s *Store) readNodeDurability(ctx context.Context, idx int64) NodeDurabilit
 	return out
 }
 
-// judgeMySQL judges the global variables and status of a MySQL or MariaDB
-// node (names in lower case).
-func judgeMySQL(vars, status map[string]string) (durable bool, why string, fixes []Fix) {
-	galera := strings.EqualFold(vars["wsrep_on"], "ON")
-	size, _ := strconv.Atoi(status["wsrep_cluster_size"])
-	cluster := galera && size > 1
-	var risks, fine []string
-	add := func(f Fix, risk string) {
-		fixes = append(fixes, f)
-		risks = append(risks, fmt.Sprintf("%s=%s: %s; set %s", f.Setting, f.Value, risk, f))
-	}
-
-	flush := vars["innodb_flush_log_at_trx_commit"]
-	fix := Fix{Setting: "innodb_flush_log_at_trx_commit", Value: flush, Want: "1"}
-	switch {
-	case flush == "1" || flush == "3":
-		fine = append(fine, "innodb_flush_log_at_trx_commit="+flush)
-	case flush == "":
-		fix.Value = "(not reported)"
-		add(fix, "whether a commit is on disk when it is acknowledged is not known")
-	case cluster && (flush == "0" || flush == "2"):
-		add(fix, "a commit survives while one node of the cluster does, not a crash or power loss of every node at once")
-	case flush == "2":
-		add(fix, "a commit survives a crash of mysqld, not of the machine (an OS crash, a power loss)")
-	case flush == "0":
-		add(fix, "up to about a second of commits is lost on any crash of mysqld")
-	default:
-		add(fix, "a value this version of leaf does not know")
-	}
-
-	if galera {
-		opts := providerOptions(vars["wsrep_provider_options"])
-		if on(opts["pc.ignore_sb"]) {
-			add(Fix{Setting: "pc.ignore_sb", Value: opts["pc.ignore_sb"], Want: "false"},
-				"both sides of a network split take writes, and one side's are lost when they join")
-		}
-		if on(opts["pc.ignore_quorum"]) {
-			add(Fix{Setting: "pc.ignore_quorum", Value: opts["pc.ignore_quorum"], Want: "false"},
-				"a part of the cluster without a majority takes writes, which are lost when it joins the rest")
-		}
-	} else if on(vars["log_bin"]) {
-		// The binary log is what a replica gets: where one may be
-		// promoted, a commit the binary log lost is lost with it.
-		if sb := vars["sync_binlog"]; sb == "1" {
-			fine = append(fine, "sync_binlog=1 with the binary log on")
-		} else {
-			add(Fix{Setting: "sync_binlog", Value: sb, Want: "1"},
-				"with the binary log on, a crash of the machine can take commits from it, and a replica promoted then lacks them (or turn log_bin off where no replica is ever promoted)")
-		}
-	}
-
-	var kind string
-	switch {
-	case cluster:
-		kind = fmt.Sprintf("Galera node, a cluster of %d", size)
-	case galera:
-		kind = "Galera node alone in its cluster, a single server"
-	default:
-		kind = "single server"
-	}
-	if len(risks) > 0 {
-		return false, kind + ": " + strings.Join(risks, "; "), fixes
-	}
-	what := "a commit is on disk before it is acknowledged"
-	if cluster {
-		what = "a commit is on this node's disk before it acknowledges it"
-	}
-	return true, kind + ": " + strings.Join(fine, ", ") + ": " + what, nil
-}
-
-// providerOptions reads wsrep_provider_options, "key = value; key = value".
-func providerOptions(s string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ";") {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok {
-			out[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}
-
-// on reads a boolean setting as MySQL and Galera write them.
-func on(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "on", "1", "true", "yes":
-		return true
-	}
-	return false
-}
-
 // readSQLiteDurability reads the journal mode and synchronous setting of
 // the store's connections (all are opened with the same ones).
 func (s *Store) readSQLiteDurability(ctx context.Context) NodeDurability {
@@ -409,33 +317,4 @@ func (s *Store) readSQLiteDurability(ctx context.Context) NodeDurability {
 	out.Known = true
 	out.Durable, out.Why, out.Fixes = judgeSQLite(s.memory, strings.ToLower(mode), sync)
 	return out
-}
-
-// sqliteSynchronous names PRAGMA synchronous's values.
-var sqliteSynchronous = []string{"OFF", "NORMAL", "FULL", "EXTRA"}
-
-// judgeSQLite judges a SQLite database: in memory, or a file in journal
-// mode mode with PRAGMA synchronous sync.
-func judgeSQLite(memory bool, mode string, sync int) (durable bool, why string, fixes []Fix) {
-	if memory {
-		return false, "the database is in memory: every range is forgotten when leaf stops, and ids start again; give --sqlite-path a file",
-			[]Fix{{Setting: "--sqlite-path", Value: ":memory:", Want: "FILE"}}
-	}
-	name := strconv.Itoa(sync)
-	if sync >= 0 && sync < len(sqliteSynchronous) {
-		name = sqliteSynchronous[sync]
-	}
-	settings := fmt.Sprintf("synchronous=%s, journal_mode=%s", name, mode)
-	switch {
-	case mode == "off" || mode == "memory":
-		return false, settings + ": a crash in the middle of a commit can corrupt the file; set journal_mode=WAL",
-			[]Fix{{Setting: "journal_mode", Value: mode, Want: "WAL"}}
-	case sync >= 2: // FULL, EXTRA
-		return true, settings + ": a commit is on disk before it is acknowledged", nil
-	case sync == 1 && mode == "wal":
-		return false, settings + ": a commit survives a crash of leaf, not of the machine (an OS crash, a power loss); set synchronous=FULL",
-			[]Fix{{Setting: "synchronous", Value: name, Want: "FULL"}}
-	}
-	return false, settings + ": a crash of the machine (an OS crash, a power loss) can lose commits or corrupt the file; set synchronous=FULL",
-		[]Fix{{Setting: "synchronous", Value: name, Want: "FULL"}}
 }
