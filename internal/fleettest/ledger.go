@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 )
 
@@ -70,18 +65,6 @@ type Ledger struct {
 	tagRows   map[string]string    // the row each owned tag was last asked of
 	templates map[string]*bizid.Template
 	reached   map[string]int
-}
-
-// maxTexts bounds the texts kept of each formatted tag the fuzzer made,
-// whose format the ledger does not read: a batch of 10,000 texts a
-// request would fill the memory of a long run. Past it, a text is still
-// checked against those kept.
-const maxTexts = 1 << 20
-
-// textAt is a number of a formatted tag's period.
-type textAt struct {
-	period string
-	n      int64
 }
 
 // rowState is what the owners issued of a row.
@@ -154,29 +137,6 @@ func (l *Ledger) Kind(tag string) string {
 		return KindOrdered
 	}
 	return KindPlain
-}
-
-// Formatted reports whether tag's ids are texts.
-func (l *Ledger) Formatted(tag string) bool {
-	switch l.Kind(tag) {
-	case KindOpen, KindCapped, KindText:
-		return true
-	}
-	return false
-}
-
-func (l *Ledger) template(format string) *bizid.Template {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, ok := l.templates[format]
-	if !ok {
-		var err error
-		if t, err = bizid.ParseTemplate(format); err != nil {
-			t, _ = bizid.ParseTemplate("{seq}") // a stored format always parses
-		}
-		l.templates[format] = t
-	}
-	return t
 }
 
 // IDs checks the numeric ids of a segment tag, answered to one get or
@@ -255,94 +215,6 @@ func (l *Ledger) Range(tag string, start int64, count int) error {
 	return nil
 }
 
-// Texts checks the texts of a formatted tag, answered to one get or batch.
-func (l *Ledger) Texts(tag string, texts []string) error {
-	kind := l.Kind(tag)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reached[kind]++
-	if _, ok := formats[tag]; !ok {
-		seen := l.texts[tag]
-		if seen == nil {
-			seen = map[string]struct{}{}
-			l.texts[tag] = seen
-		}
-		for _, s := range texts {
-			if _, ok := seen[s]; ok || s == "" {
-				return fmt.Errorf("formatted tag %q: text %q empty or issued twice", tag, s)
-			}
-			if len(seen) < maxTexts {
-				seen[s] = struct{}{}
-			}
-		}
-		return nil
-	}
-	owned := tag != Open
-	for i, s := range texts {
-		at, ok := parseText(tag, s)
-		if !ok {
-			return fmt.Errorf("formatted tag %q: text %q is not of its format %q", tag, s, formats[tag].Format)
-		}
-		set := l.numbered[[2]string{tag, at.period}]
-		if set == nil {
-			set = &idSet{}
-			l.numbered[[2]string{tag, at.period}] = set
-		}
-		if !set.add(at.n, at.n) {
-			return fmt.Errorf("formatted tag %q: text %q issued twice", tag, s)
-		}
-		if c := Caps[tag]; c > 0 && at.n > c {
-			return fmt.Errorf("capped tag %q: text %q past its cap %d", tag, s, c)
-		}
-		if !owned {
-			continue
-		}
-		if last, ok := l.last[tag]; ok && last.period == at.period && at.n <= last.n {
-			return fmt.Errorf("tag %q served by one owner: %q after number %d of its period", tag, s, last.n)
-		}
-		if r, ok := l.refusedAt[tag]; ok && i == 0 {
-			delete(l.refusedAt, tag)
-			if r.period == at.period && at.n != r.n+1 {
-				return fmt.Errorf("capped tag %q: %q after a refusal, but %d was the last before it: the refusal took numbers", tag, s, r.n)
-			}
-			l.reached["continued"]++
-		}
-		l.last[tag] = at
-	}
-	return nil
-}
-
-// parseText reads a text of a fixture's formatted tag: all end in
-// -{seq:N} or -{seq:N!}.
-func parseText(tag, s string) (textAt, bool) {
-	i := strings.LastIndexByte(s, '-')
-	if i < 0 {
-		return textAt{}, false
-	}
-	period, digits := s[:i], s[i+1:]
-	var prefix string
-	var width, dateLen int
-	switch tag {
-	case Open:
-		prefix, width, dateLen = "O-", 6, 8
-	case Cap:
-		prefix, width = "C", 2
-	case CapDay:
-		prefix, width, dateLen = "D", 2, 8
-	case Text:
-		prefix, width = "T", 6
-	}
-	date, ok := strings.CutPrefix(period, prefix)
-	if !ok || len(date) != dateLen || strings.Trim(date, "0123456789") != "" || strings.Trim(digits, "0123456789") != "" {
-		return textAt{}, false
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 1 || len(digits) < width || len(digits) > width && digits[0] == '0' {
-		return textAt{}, false
-	}
-	return textAt{period: period, n: n}, true
-}
-
 // Answered notes an error answered for an id of tag: a refusal of Cap
 // (sequence_full) is remembered, for its next id must continue; after an
 // unavailable, the next id may follow one that was issued and whose answer
@@ -407,57 +279,6 @@ func (l *Ledger) Reveal(tag string, id, number int64) error {
 	return nil
 }
 
-// Next checks the numbers a sequence key was answered.
-func (l *Ledger) Next(space, key string, seqs []int64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reached["sequence"]++
-	k := [2]string{space, key}
-	for i, v := range seqs {
-		if v <= l.seqs[k] || i > 0 && v != seqs[i-1]+1 {
-			return fmt.Errorf("space %q, key %q: %d after %d (batch %v)", space, key, v, l.seqs[k], seqs)
-		}
-		l.seqs[k] = v
-	}
-	return nil
-}
-
-// Current checks the current number a sequence key was answered: no
-// number issued to it before passes it, and every next one will.
-func (l *Ledger) Current(space, key string, seq int64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reached["current"]++
-	k := [2]string{space, key}
-	if seq < l.seqs[k] {
-		return fmt.Errorf("space %q, key %q: current %d, below %d issued", space, key, seq, l.seqs[k])
-	}
-	l.seqs[k] = seq
-	return nil
-}
-
-// Routes checks a routing table: owners among the instances, one per
-// section or none.
-func (l *Ledger) Routes(space string, sections int, members []string, owners []int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reached["routes"]++
-	if len(owners) != sections || sections < 1 || sections > sequence.MaxSections {
-		return fmt.Errorf("routes of %q: %d sections, %d owners", space, sections, len(owners))
-	}
-	for _, m := range members {
-		if !l.addrs[m] {
-			return fmt.Errorf("routes of %q: member %q is no instance", space, m)
-		}
-	}
-	for _, o := range owners {
-		if o < sequence.NoOwner || o >= len(members) {
-			return fmt.Errorf("routes of %q: owner %d of members %v", space, o, members)
-		}
-	}
-	return nil
-}
-
 // Snowflake checks snowflake ids.
 func (l *Ledger) Snowflake(ids []int64) error {
 	l.mu.Lock()
@@ -474,149 +295,8 @@ func (l *Ledger) Snowflake(ids []int64) error {
 	return nil
 }
 
-// issued records n numbers an owner issued of row of tag.
-func (l *Ledger) issued(tag, row string, limit int64, n int, ids []int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reached["owner"]++
-	r := l.rows[row]
-	if r == nil {
-		r = &rowState{}
-		l.rows[row] = r
-	}
-	switch {
-	case len(ids) != n:
-		l.failLocked(fmt.Errorf("owner of %q: %d numbers of row %q, %d asked for", tag, len(ids), row, n))
-	case r.refused && l.tagRows[tag] == row && r.last > 0 && ids[0] != r.last+1:
-		l.failLocked(fmt.Errorf("owner of %q: row %q refused after %d, then gave %d: the refusal took numbers", tag, row, r.last, ids[0]))
-	case r.refused && l.tagRows[tag] == row:
-		l.reached["owner:continued"]++
-	}
-	for _, v := range ids {
-		if v <= r.last || limit > 0 && v > limit {
-			l.failLocked(fmt.Errorf("owner of %q: row %q gave %d after %d (limit %d)", tag, row, v, r.last, limit))
-		}
-		r.last = v
-	}
-	r.refused, l.tagRows[tag] = false, row
-}
-
-// refused records an owner's refusal of n numbers of row, of which left
-// were left, and whether the store was written meanwhile.
-func (l *Ledger) refused(tag, row string, limit int64, n int, left int64, wrote bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reached["owner:refused"]++
-	r := l.rows[row]
-	if r == nil {
-		r = &rowState{}
-		l.rows[row] = r
-	}
-	switch {
-	case left < 0 || left >= int64(n):
-		l.failLocked(fmt.Errorf("owner of %q: %d of row %q refused with %d left", tag, n, row, left))
-	case limit > 0 && r.last+left > limit:
-		l.failLocked(fmt.Errorf("owner of %q: row %q has %d left after %d, past the limit %d", tag, row, left, r.last, limit))
-	case left == 0 && wrote:
-		l.failLocked(fmt.Errorf("owner of %q: the full row %q was written by a refusal", tag, row))
-	}
-	r.refused, l.tagRows[tag] = true, row
-}
-
 func (l *Ledger) failLocked(err error) {
 	if l.fault == nil {
 		l.fault = err
 	}
-}
-
-// countForwards counts the requests that reach h forwarded, by kind.
-func (l *Ledger) countForwards(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(service.HeaderForwarded) != "" {
-			what := "other"
-			if strings.HasPrefix(RoutePath(r.URL), "/api/sequence/") {
-				what = "sequence"
-			}
-			for _, prefix := range []string{"/api/segment/get/", "/api/segment/batch/"} {
-				if tag, ok := PathParam(r.URL, prefix); ok {
-					what = l.Kind(tag)
-				}
-			}
-			l.mu.Lock()
-			l.reached["forward:"+what]++
-			l.mu.Unlock()
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// RoutePath is the path the HTTP API routes on: as it was sent when Go
-// kept it so (URL.RawPath), else as Go decoded it.
-func RoutePath(u *url.URL) string {
-	if u.RawPath != "" {
-		return u.RawPath
-	}
-	return u.Path
-}
-
-// Param is a parameter of RoutePath as the HTTP API reads it: decoded
-// once when the path was kept as sent, as it is otherwise; false when it
-// holds a "/" or a bad escape.
-func Param(u *url.URL, raw string) (string, bool) {
-	if strings.Contains(raw, "/") {
-		return "", false
-	}
-	if u.RawPath == "" {
-		return raw, true
-	}
-	v, err := url.PathUnescape(raw)
-	return v, err == nil
-}
-
-// PathParam is the parameter that ends RoutePath after prefix.
-func PathParam(u *url.URL, prefix string) (string, bool) {
-	raw, ok := strings.CutPrefix(RoutePath(u), prefix)
-	if !ok {
-		return "", false
-	}
-	return Param(u, raw)
-}
-
-// owner is leaf serve's bizid.Owner (cmd/leaf's owner), which tells the
-// ledger what it issued and refused.
-type owner struct {
-	q  *sequence.Sequencer
-	l  *Ledger
-	db *DB
-}
-
-func (o owner) Own(ctx context.Context, tag string) error { return o.q.Own(ctx, tag) }
-
-func (o owner) NextRow(ctx context.Context, tag, row string, limit int64, n int) ([]int64, error) {
-	writes := o.db.owned.Writes()
-	ids, err := o.q.NextRow(ctx, tag, row, limit, n)
-	var full *sequence.FullError
-	if errors.As(err, &full) {
-		o.l.refused(tag, row, limit, n, full.Left, o.db.owned.Writes() != writes)
-		return nil, &bizid.LeftError{Left: full.Left}
-	}
-	if err == nil {
-		o.l.issued(tag, row, limit, n, ids)
-	}
-	return ids, err
-}
-
-// orderedTags is the Sequencer as it serves ordered tags, telling the
-// ledger what it issued.
-type orderedTags struct {
-	*sequence.Sequencer
-	l *Ledger
-}
-
-func (o orderedTags) NextTag(ctx context.Context, tag string, n int) ([]int64, error) {
-	ids, err := o.Sequencer.NextTag(ctx, tag, n)
-	if err == nil {
-		o.l.issued(tag, tag, 0, n, ids)
-	}
-	return ids, err
 }
