@@ -1,6 +1,7 @@
 // Package bizidtest keeps the settings of formatted and opaque tags in
 // memory, beside the rows of a segmenttest.MemStore, by the rules of the
-// real stores (store/bizid.go): for the tests of httpapi and cmd/leaf.
+// real stores (store/bizid.go, store/periods.go): for the tests of httpapi
+// and cmd/leaf.
 package bizidtest
 
 import (
