@@ -58,42 +58,47 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 		if err != nil {
 			return err
 		}
-		// A raise refused at the int64 maximum is tried again with the
-		// step cut to the ids left, as long as some are; the row may move
-		// in between, so a few times.
-		for range 3 {
-			var (
-				maxID int64
-				ok    bool
-				err   error
-			)
-			if floor == math.MinInt64 {
-				maxID, ok, err = s.updateReturning(ctx, s.sql.allocate, used, tag, used)
-			} else {
-				maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
-			}
-			if err != nil {
-				return err
-			}
-			if ok {
-				a = segment.Allocation{MaxID: maxID, Step: used, DBStep: dbStep}
-				return nil
-			}
-			left, err := s.idsLeft(ctx, tag, floor)
-			if err != nil {
-				return err
-			}
-			if left >= used {
-				return fmt.Errorf("no row updated for step %d with %d ids left", used, left)
-			}
-			used = left
-		}
-		return fmt.Errorf("no row updated near the int64 maximum")
+		a, err = s.raise(ctx, tag, used, dbStep, floor)
+		return err
 	})
 	if err != nil {
 		return segment.Allocation{}, fmt.Errorf("allocate %q: %w", tag, err)
 	}
 	return a, nil
+}
+
+// raise raises the row by used (after raising it to floor, unless floor
+// is math.MinInt64) in one statement. A raise refused at the int64 maximum
+// is tried again with the step cut to the ids left, as long as some are;
+// the row may move in between, so a few times.
+func (s *Store) raise(ctx context.Context, tag string, used, dbStep, floor int64) (segment.Allocation, error) {
+	for range 3 {
+		var (
+			maxID int64
+			ok    bool
+			err   error
+		)
+		if floor == math.MinInt64 {
+			maxID, ok, err = s.updateReturning(ctx, s.sql.allocate, used, tag, used)
+		} else {
+			maxID, ok, err = s.updateReturning(ctx, s.sql.allocateAbove, floor, used, tag, floor, used)
+		}
+		if err != nil {
+			return segment.Allocation{}, err
+		}
+		if ok {
+			return segment.Allocation{MaxID: maxID, Step: used, DBStep: dbStep}, nil
+		}
+		left, err := s.idsLeft(ctx, tag, floor)
+		if err != nil {
+			return segment.Allocation{}, err
+		}
+		if left >= used {
+			return segment.Allocation{}, fmt.Errorf("no row updated for step %d with %d ids left", used, left)
+		}
+		used = left
+	}
+	return segment.Allocation{}, fmt.Errorf("no row updated near the int64 maximum")
 }
 
 // HandBack sets the tag's max_id back from end to first, only while it is

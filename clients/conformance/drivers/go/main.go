@@ -155,38 +155,65 @@ func main() {
 }
 
 func (d *driver) do(r request) answer {
-	ctx := context.Background()
-	if r.Op == "client" {
-		c, err := client.New(client.Config{
-			Endpoints:         r.Endpoints,
-			RequestTimeout:    ms(r.Config.RequestTimeoutMS),
-			MinRange:          r.Config.MinRange,
-			MaxRange:          r.Config.MaxRange,
-			RefillInterval:    ms(r.Config.RefillIntervalMS),
-			SnowflakeBatch:    r.Config.SnowflakeBatch,
-			SnowflakeMaxAge:   ms(r.Config.SnowflakeMaxAgeMS),
-			BackoffMin:        ms(r.Config.BackoffMinMS),
-			BackoffMax:        ms(r.Config.BackoffMaxMS),
-			RoutesInterval:    ms(r.Config.RoutesIntervalMS),
-			NoDirectSequences: r.Config.NoDirectSequences,
-		})
-		if err != nil {
-			return answer{Error: &failure{Kind: "config", Message: err.Error()}}
-		}
-		d.clients[r.Name] = c
-		return answer{}
-	}
-	if r.Op == "draw_stop" {
+	switch r.Op {
+	case "client":
+		return d.newClient(r)
+	case "draw_stop":
 		return d.drawStop()
 	}
 	c := d.clients[r.Client]
 	if c == nil {
 		return answer{Error: &failure{Kind: "driver", Message: fmt.Sprintf("no client %q", r.Client)}}
 	}
-	repeat := max(r.Repeat, 1)
+	switch r.Op {
+	case "close":
+		if err := c.Close(); err != nil {
+			return answer{Error: fail(err)}
+		}
+		return answer{}
+	case "draw":
+		dr := d.startDraw(c, r, r.Count)
+		dr.wg.Wait()
+		d.draw = dr
+		return d.drawStop()
+	case "draw_start":
+		if d.draw != nil {
+			return answer{Error: &failure{Kind: "driver", Message: "a draw runs already"}}
+		}
+		d.draw = d.startDraw(c, r, 0)
+		return answer{}
+	}
+	return ids(c, r)
+}
+
+// newClient makes the client r names, configured as r says.
+func (d *driver) newClient(r request) answer {
+	c, err := client.New(client.Config{
+		Endpoints:         r.Endpoints,
+		RequestTimeout:    ms(r.Config.RequestTimeoutMS),
+		MinRange:          r.Config.MinRange,
+		MaxRange:          r.Config.MaxRange,
+		RefillInterval:    ms(r.Config.RefillIntervalMS),
+		SnowflakeBatch:    r.Config.SnowflakeBatch,
+		SnowflakeMaxAge:   ms(r.Config.SnowflakeMaxAgeMS),
+		BackoffMin:        ms(r.Config.BackoffMinMS),
+		BackoffMax:        ms(r.Config.BackoffMaxMS),
+		RoutesInterval:    ms(r.Config.RoutesIntervalMS),
+		NoDirectSequences: r.Config.NoDirectSequences,
+	})
+	if err != nil {
+		return answer{Error: &failure{Kind: "config", Message: err.Error()}}
+	}
+	d.clients[r.Name] = c
+	return answer{}
+}
+
+// ids answers the ops that ask c for ids or numbers, r.Repeat times.
+func ids(c *client.Client, r request) answer {
+	ctx := context.Background()
 	var a answer
 	one := func(f func() (int64, error)) answer {
-		for range repeat {
+		for range max(r.Repeat, 1) {
 			v, err := f()
 			if err != nil {
 				a.Error = fail(err)
@@ -204,11 +231,11 @@ func (d *driver) do(r request) answer {
 	case "next":
 		return one(func() (int64, error) { return c.Next(ctx, r.Tag) })
 	case "next_n":
-		ids, err := c.NextN(ctx, r.Tag, n)
+		got, err := c.NextN(ctx, r.Tag, n)
 		if err != nil {
 			return answer{Error: fail(err)}
 		}
-		for _, id := range ids {
+		for _, id := range got {
 			a.Values = append(a.Values, strconv.FormatInt(id, 10))
 		}
 		return a
@@ -218,22 +245,6 @@ func (d *driver) do(r request) answer {
 		return one(func() (int64, error) { return c.SequenceNextN(ctx, r.Space, r.Key, n) })
 	case "seq_current":
 		return one(func() (int64, error) { return c.SequenceCurrent(ctx, r.Space, r.Key) })
-	case "close":
-		if err := c.Close(); err != nil {
-			return answer{Error: fail(err)}
-		}
-		return a
-	case "draw":
-		dr := d.startDraw(c, r, r.Count)
-		dr.wg.Wait()
-		d.draw = dr
-		return d.drawStop()
-	case "draw_start":
-		if d.draw != nil {
-			return answer{Error: &failure{Kind: "driver", Message: "a draw runs already"}}
-		}
-		d.draw = d.startDraw(c, r, 0)
-		return a
 	}
 	return answer{Error: &failure{Kind: "driver", Message: "unknown op " + r.Op}}
 }
