@@ -1,0 +1,113 @@
+package storeset
+
+import (
+	"context"
+	"maps"
+	"time"
+)
+
+// mark is the highest max_id known of m's row of tag: what other stores
+// recorded, read the first time this process takes a range of tag from m,
+// and what m gave this process since. A row found below it went back in
+// time.
+func (s *Stores) mark(ctx context.Context, m *member, id, tag string) int64 {
+	s.marksMu.Lock()
+	known, ok := s.known[id][tag]
+	s.marksMu.Unlock()
+	if ok {
+		return known
+	}
+	s.mu.RLock()
+	others := make(map[*member]string, len(s.ids))
+	maps.Copy(others, s.ids)
+	s.mu.RUnlock()
+	for o := range others {
+		if o == m || !o.up() {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+		got, err := o.st.Marks(cctx, id, []string{tag})
+		cancel()
+		if err == nil {
+			known = max(known, got[tag])
+		}
+	}
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.known[id] == nil {
+		s.known[id] = map[string]int64{}
+	}
+	known = max(known, s.known[id][tag])
+	s.known[id][tag] = known
+	return known
+}
+
+// gave records that store id raised tag's max_id to maxID for this
+// process: its mark, and one to write to the other stores.
+func (s *Stores) gave(id, tag string, maxID int64) {
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.known[id] == nil {
+		s.known[id] = map[string]int64{}
+	}
+	s.known[id][tag] = max(s.known[id][tag], maxID)
+	if s.pending[id] == nil {
+		s.pending[id] = map[string]int64{}
+	}
+	s.pending[id][tag] = max(s.pending[id][tag], maxID)
+}
+
+// markLoop writes the marks every MarkInterval, and reads the set again
+// while a member has not been checked against it (it did not answer, or a
+// change of the set has not reached it).
+func (s *Stores) markLoop() {
+	t := time.NewTicker(s.opts.MarkInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.flushMarks(s.ctx)
+			s.mu.RLock()
+			unchecked := len(s.ids) < len(s.members)
+			s.mu.RUnlock()
+			if unchecked {
+				_ = s.refresh(s.ctx) // an error: the next tick tries again
+			}
+		}
+	}
+}
+
+// flushMarks writes the pending marks to every other store; those a store
+// could not take are kept for the next round.
+func (s *Stores) flushMarks(ctx context.Context) {
+	s.marksMu.Lock()
+	pending := s.pending
+	s.pending = map[string]map[string]int64{}
+	s.marksMu.Unlock()
+	s.mu.RLock()
+	ids := make(map[*member]string, len(s.ids))
+	maps.Copy(ids, s.ids)
+	s.mu.RUnlock()
+	for id, marks := range pending {
+		for o, oid := range ids {
+			if oid == id {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+			err := o.st.RecordMarks(cctx, id, marks)
+			cancel()
+			if err != nil {
+				s.marksMu.Lock()
+				if s.pending[id] == nil {
+					s.pending[id] = map[string]int64{}
+				}
+				for tag, v := range marks {
+					s.pending[id][tag] = max(s.pending[id][tag], v)
+				}
+				s.marksMu.Unlock()
+			}
+		}
+	}
+}

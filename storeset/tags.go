@@ -1,0 +1,136 @@
+package storeset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/leafid/leaf/segment"
+)
+
+// Tag returns the tag's row from the first store that has it.
+func (s *Stores) Tag(ctx context.Context, tag string) (segment.Tag, error) {
+	var errs []error
+	for _, m := range s.members {
+		t, err := m.st.Tag(ctx, tag)
+		if err == nil {
+			return t, nil
+		}
+		if !errors.Is(err, segment.ErrUnknownTag) {
+			errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
+		}
+	}
+	if len(errs) == len(s.members) {
+		return segment.Tag{}, errors.Join(errs...)
+	}
+	return segment.Tag{}, fmt.Errorf("read tag %q: %w", tag, segment.ErrUnknownTag)
+}
+
+// Tags returns the tags of every store that answers, each once (as the
+// first store in the configured order has it), ordered by name.
+func (s *Stores) Tags(ctx context.Context) ([]segment.Tag, error) {
+	byName := map[string]segment.Tag{}
+	var errs []error
+	for i := len(s.members) - 1; i >= 0; i-- {
+		tags, err := s.members[i].st.Tags(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, t := range tags {
+			byName[t.Name] = t
+		}
+	}
+	if len(errs) == len(s.members) {
+		return nil, errors.Join(errs...)
+	}
+	out := make([]segment.Tag, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[name])
+	}
+	return out, nil
+}
+
+// FindTags returns those of names that some store that answers has.
+func (s *Stores) FindTags(ctx context.Context, names []string) ([]string, error) {
+	found := map[string]bool{}
+	var errs []error
+	for _, m := range s.members {
+		got, err := m.st.FindTags(ctx, names)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, n := range got {
+			found[n] = true
+		}
+	}
+	if len(errs) == len(s.members) {
+		return nil, errors.Join(errs...)
+	}
+	return slices.Collect(maps.Keys(found)), nil
+}
+
+// CreateTag creates the tag in every store that answers; it is
+// segment.ErrTagExists when any of them has it already. A store that did
+// not answer gets the row when a load first finds it missing there (see
+// copyRow).
+func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
+	if _, err := s.Tag(ctx, t.Name); err == nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
+	}
+	var (
+		created segment.Tag
+		errs    []error
+		ok      bool
+	)
+	for _, m := range s.members {
+		c, err := m.st.CreateTag(ctx, t)
+		switch {
+		case err == nil:
+			if !ok {
+				created, ok = c, true
+			}
+		case errors.Is(err, segment.ErrTagExists):
+		default:
+			errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
+		}
+	}
+	if !ok {
+		if len(errs) == 0 {
+			return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
+		}
+		return segment.Tag{}, errors.Join(errs...)
+	}
+	return created, nil
+}
+
+// UpdateTag changes the tag in every store that has it.
+func (s *Stores) UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
+	var (
+		updated segment.Tag
+		errs    []error
+		ok      bool
+	)
+	for _, m := range s.members {
+		t, err := m.st.UpdateTag(ctx, name, u)
+		switch {
+		case err == nil:
+			if !ok {
+				updated, ok = t, true
+			}
+		case errors.Is(err, segment.ErrUnknownTag):
+		default:
+			errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
+		}
+	}
+	if !ok {
+		if len(errs) == 0 {
+			return segment.Tag{}, fmt.Errorf("update tag %q: %w", name, segment.ErrUnknownTag)
+		}
+		return segment.Tag{}, errors.Join(errs...)
+	}
+	return updated, errors.Join(errs...)
+}
