@@ -37,12 +37,7 @@ func (a *Allocator) refreshLoop() {
 func (a *Allocator) Refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.LoadTimeout)
 	defer cancel()
-	a.mu.Lock()
-	adds := a.adds // tags added during the read are kept, as are buffers published
-	if a.listReads++; a.listReads == 1 {
-		a.publishedInRead = make(map[*buffer]bool)
-	}
-	a.mu.Unlock()
+	adds := a.beginListRead()
 	tags, err := a.store.Tags(ctx)
 	if err != nil {
 		a.mu.Lock()
@@ -50,33 +45,63 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 		a.mu.Unlock()
 		return fmt.Errorf("refresh tags: %w", err)
 	}
-	a.failedMu.Lock()
-	if len(a.failed) > 0 {
-		listed := make(map[string]bool, len(tags))
-		for _, t := range tags {
-			listed[t.Name] = true
-		}
-		for tag := range a.failed {
-			if !listed[tag] {
-				delete(a.failed, tag)
-			}
-		}
-	}
-	a.failedMu.Unlock()
+	a.forgetFailedUnlisted(tags)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer a.endListReadLocked()
-	// Each listed tag is looked up in the table: one with a buffer is
-	// compared with its mark, one without is known from now on, where
-	// first loads look names up (not those taken in batches). Only when
-	// fewer listed tags have buffers than there are buffers was one of
-	// them not listed, and the list is made into a set to find which.
 	t := a.buffers.Load()
-	known := make(map[string]bool)
+	known, withBuffer := a.compareListedLocked(t, tags)
+	a.keepAddedLocked(known, adds)
+	a.known = known
+	// Only when fewer listed tags have buffers than there are buffers was
+	// one of them not listed.
+	if withBuffer != t.used {
+		a.dropUnlistedLocked(t, tags, known)
+	}
+	return nil
+}
+
+// beginListRead begins one read of the tag list, and returns the count of
+// tags added so far: those added during the read are kept, as are the
+// buffers published during it.
+func (a *Allocator) beginListRead() (adds uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.listReads++; a.listReads == 1 {
+		a.publishedInRead = make(map[*buffer]bool)
+	}
+	return a.adds
+}
+
+// forgetFailedUnlisted forgets the failed first loads of tags that are not
+// on the list read: their rows are gone.
+func (a *Allocator) forgetFailedUnlisted(tags []Tag) {
+	a.failedMu.Lock()
+	defer a.failedMu.Unlock()
+	if len(a.failed) == 0 {
+		return
+	}
+	listed := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		listed[t.Name] = true
+	}
+	for tag := range a.failed {
+		if !listed[tag] {
+			delete(a.failed, tag)
+		}
+	}
+}
+
+// compareListedLocked looks each listed tag up in the table t: one with a
+// buffer is compared with its mark (a row read behind it is checked by a
+// load of its own), one without is known from now on, where first loads
+// look names up (not those taken in batches). It returns the known tags
+// and how many listed tags have a buffer. Called with a.mu held.
+func (a *Allocator) compareListedLocked(t *table, tags []Tag) (known map[string]bool, withBuffer int) {
+	known = make(map[string]bool)
 	_, batched := a.store.(BatchAllocator)
 	keepKnown := !batched || a.opts.AboveReceived // see newBuffer: only look-ups read it
-	withBuffer := 0
 	var behind []string
 	a.marksMu.Lock()
 	for _, row := range tags {
@@ -98,6 +123,13 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 	for _, row := range behind {
 		a.spawnLocked(func() { a.checkBehind(row) })
 	}
+	return known, withBuffer
+}
+
+// keepAddedLocked adds to known the tags added since the read began
+// (adds), and forgets the others' additions: the list read has them.
+// Called with a.mu held.
+func (a *Allocator) keepAddedLocked(known map[string]bool, adds uint64) {
 	for tag, at := range a.added {
 		if at > adds {
 			known[tag] = true
@@ -105,10 +137,12 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 			delete(a.added, tag)
 		}
 	}
-	a.known = known
-	if withBuffer == t.used {
-		return nil
-	}
+}
+
+// dropUnlistedLocked drops the buffers of t whose tags are neither listed
+// nor known, unless they were published during the read. Called with a.mu
+// held.
+func (a *Allocator) dropUnlistedLocked(t *table, tags []Tag, known map[string]bool) {
 	listed := make(map[string]bool, len(tags))
 	for _, row := range tags {
 		listed[row.Name] = true
@@ -120,7 +154,6 @@ func (a *Allocator) Refresh(ctx context.Context) error {
 		}
 	})
 	a.dropLocked(gone...)
-	return nil
 }
 
 // endListReadLocked ends one read of the tag list; the buffers published
