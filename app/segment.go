@@ -69,8 +69,10 @@ func (a *Server) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 }
 
 // handBack returns the unused tails of the segments to their rows, so that
-// a restart does not skip them, and logs what it did. A set of stores
-// takes nothing back: its ranges come from several rows.
+// a restart does not skip them, and logs what it did. With a set of
+// stores, each tail goes back to the store that gave it, and the marks the
+// other stores keep of that row are set back with it (storeset's
+// handback.go).
 func (a *Server) handBack() {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -195,4 +195,17 @@ AND EXISTS (SELECT 1 FROM leaf_store WHERE id = 1 AND version = ? AND state = 'a
 ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id))`
 	recordMarksSQLite = `INSERT INTO leaf_marks (store_id, biz_tag, max_id) VALUES %s
 ON CONFLICT (store_id, biz_tag) DO UPDATE SET max_id = MAX(max_id, excluded.max_id)`
+
+	// lowerMarks* set back several marks of one store's tags, each to a
+	// value given for it, only where it is still the value given for it:
+	// a compare-and-set of every mark in one statement. Args: per mark
+	// tag and new value, then the store id, then per mark tag and old
+	// value.
+	lowerMarksSet   = `UPDATE leaf_marks SET max_id = CASE biz_tag`
+	lowerMarksWhen  = ` WHEN ? THEN ?`
+	lowerMarksWhere = ` END WHERE store_id = ? AND (`
+	lowerMarksRow   = `(biz_tag = ? AND max_id = ?)`
+	// lowerMark sets back one mark, only while it is still the value
+	// given. Args: new value, store id, tag, old value.
+	lowerMark = `UPDATE leaf_marks SET max_id = ? WHERE store_id = ? AND biz_tag = ? AND max_id = ?`
 )

@@ -231,3 +231,69 @@ func (s *Store) RecordMarks(ctx context.Context, storeID string, marks map[strin
 	}
 	return nil
 }
+
+// maxLowered is the most marks one statement of LowerMarks sets back on
+// MySQL.
+const maxLowered = 500
+
+// LowerMarks sets this store's marks of the tags of store storeID back,
+// each from From to To, only where the mark is still From: the rows were
+// handed back (see storeset.Stores.HandBack), and a mark that moved
+// meanwhile is left as it is. The caller leaves out tags whose mark
+// another tag shares (see Marks). On MySQL it takes one statement per
+// maxLowered marks; on SQLite, where a statement costs no round trip, one
+// statement per mark in one transaction: SQLite runs a long list of ORs
+// slowly (500 marks set back in 7 to 10 ms one by one, in 19 to 132 ms as
+// one statement, on the 2-core development machine).
+func (s *Store) LowerMarks(ctx context.Context, storeID string, marks map[string]storeset.MarkBack) error {
+	tags := slices.Sorted(maps.Keys(marks)) // a fixed order: concurrent writers lock rows alike
+	lower := s.lowerMarksMySQL
+	if s.dialect != MySQL {
+		lower = s.lowerMarksSQLite
+	}
+	for len(tags) > 0 {
+		part := tags[:min(len(tags), maxLowered)]
+		tags = tags[len(part):]
+		// Safe to retry: a mark set back is not From any more.
+		if err := s.call(ctx, true, func(ctx context.Context) error { return lower(ctx, storeID, part, marks) }); err != nil {
+			return fmt.Errorf("set back %d marks of store %s: %w", len(marks), storeID, err)
+		}
+	}
+	return nil
+}
+
+// lowerMarksMySQL sets back the marks of tags in one statement.
+func (s *Store) lowerMarksMySQL(ctx context.Context, storeID string, tags []string, marks map[string]storeset.MarkBack) error {
+	var (
+		set, where strings.Builder
+		args       []any
+		conds      = []any{storeID}
+	)
+	for i, tag := range tags {
+		set.WriteString(lowerMarksWhen)
+		if i > 0 {
+			where.WriteString(" OR ")
+		}
+		where.WriteString(lowerMarksRow)
+		args = append(args, tag, marks[tag].To)
+		conds = append(conds, tag, marks[tag].From)
+	}
+	_, err := s.db.ExecContext(ctx, lowerMarksSet+set.String()+lowerMarksWhere+where.String()+")", append(args, conds...)...)
+	return err
+}
+
+// lowerMarksSQLite sets back the marks of tags one statement each, in one
+// transaction.
+func (s *Store) lowerMarksSQLite(ctx context.Context, storeID string, tags []string, marks map[string]storeset.MarkBack) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // after a commit it does nothing
+	for _, tag := range tags {
+		if _, err := tx.ExecContext(ctx, lowerMark, marks[tag].To, storeID, tag, marks[tag].From); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}

@@ -41,6 +41,14 @@
 // below its mark is moved past the mark plus Options.FailoverJump, which
 // covers the ranges taken between the last mark written and the restore.
 //
+// # A clean stop
+//
+// On a clean stop the unused tail of each tag's last range goes back to
+// the store that gave it, by the same compare-and-set as a single store's,
+// and the marks of that row are set back with it, so that the next
+// instance continues where this one stopped instead of taking the row for
+// one gone back in time (handback.go).
+//
 // # Worker ids
 //
 // Each store leases snowflake worker ids only in its own part of the

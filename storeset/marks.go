@@ -79,9 +79,12 @@ func (s *Stores) markLoop() {
 	}
 }
 
-// flushMarks writes the pending marks to every other store; those a store
-// could not take are kept for the next round.
+// flushMarks writes the pending marks to every other store, then sets back
+// those of the rows handed back (handback.go); those a store could not
+// take are kept for the next round.
 func (s *Stores) flushMarks(ctx context.Context) {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.marksMu.Lock()
 	pending := s.pending
 	s.pending = map[string]map[string]int64{}
@@ -110,4 +113,5 @@ func (s *Stores) flushMarks(ctx context.Context) {
 			}
 		}
 	}
+	s.lowerMarks(ctx, ids)
 }

@@ -33,6 +33,13 @@ type Store interface {
 	Marks(ctx context.Context, storeID string, tags []string) (map[string]int64, error)
 	HighestMark(ctx context.Context, storeID string) (int64, error)
 	RecordMarks(ctx context.Context, storeID string, marks map[string]int64) error
+	// LowerMarks sets this store's marks of the tags of store storeID back
+	// from From to To, each only while it is still From: the rows were
+	// handed back (see Stores.HandBack).
+	LowerMarks(ctx context.Context, storeID string, marks map[string]MarkBack) error
+	// HandBack sets the row's max_id back from end to first, only while
+	// it is still end (segment.HandBacker).
+	segment.HandBacker
 }
 
 // Named is a store as an instance is configured with it.
@@ -85,9 +92,14 @@ type Stores struct {
 	// homed holds the tags whose rows the home store numbers (home.go).
 	homed sync.Map
 
-	marksMu sync.Mutex                  // protects the fields below
-	pending map[string]map[string]int64 // marks to write: store id -> tag -> max_id
-	known   map[string]map[string]int64 // marks read of each store's tags, and what it gave us
+	// flushMu is held while the marks are written, and while a row is
+	// handed back with its marks (handback.go).
+	flushMu sync.Mutex
+
+	marksMu sync.Mutex                     // protects the fields below
+	pending map[string]map[string]int64    // marks to write: store id -> tag -> max_id
+	known   map[string]map[string]int64    // marks read of each store's tags, and what it gave us
+	lowered map[string]map[string]MarkBack // marks to set back: store id -> tag -> from, to
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -119,7 +131,8 @@ func Open(ctx context.Context, named []Named, opts Options) (*Stores, error) {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = segment.DefaultLoadTimeout / 3
 	}
-	s := &Stores{opts: opts, pending: map[string]map[string]int64{}, known: map[string]map[string]int64{}}
+	s := &Stores{opts: opts, pending: map[string]map[string]int64{}, known: map[string]map[string]int64{},
+		lowered: map[string]map[string]MarkBack{}}
 	for _, n := range named {
 		if err := ValidateName(n.Name); err != nil {
 			return nil, err
@@ -140,7 +153,8 @@ func Open(ctx context.Context, named []Named, opts Options) (*Stores, error) {
 	return s, nil
 }
 
-// Close writes the marks still pending, once, and stops.
+// Close writes the marks still pending, and sets back those of the rows
+// handed back, once, and stops.
 func (s *Stores) Close() error {
 	s.cancel()
 	s.wg.Wait()

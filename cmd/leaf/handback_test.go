@@ -107,3 +107,34 @@ func TestCleanStopHandsBackTheTail(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanStopHandsBackInASet: with several stores, a clean stop hands the
+// unused tail back to the store that gave it, and the next instance
+// continues right after the last id issued, from the same store, without
+// taking that store for one gone back in time.
+func TestCleanStopHandsBackInASet(t *testing.T) {
+	inEmptyDir(t)
+	s := testStores(t, []string{store.MySQL, store.SQLite, store.SQLite}, 3)
+	leafOK(t, storesEnv(s...), "store", "init")
+	leafOK(t, storesEnv(s...), "tag", "add", "orders", "--step", "1000")
+	for range 2 { // the second time, the marks of the first hand back are in b and c
+		a := startApp(t, storesEnv(s...), "--snowflake=false")
+		ids := takeIDs(t, a, "orders", 5)
+		if err := a.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(a.logs.String(), "handed back the unused ids") {
+			t.Fatalf("no hand-back logged:\n%s", a.logs.String())
+		}
+		b := startApp(t, storesEnv(s...), "--snowflake=false")
+		if got := takeIDs(t, b, "orders", 1); got[0] != ids[4]+1 {
+			t.Fatalf("first id after the restart = %d, want %d\n%s", got[0], ids[4]+1, b.logs.String())
+		}
+		if err := b.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.logs.String(), "went back in time") {
+			t.Fatalf("the store was taken for one gone back in time:\n%s", b.logs.String())
+		}
+	}
+}

@@ -183,3 +183,11 @@ func (u unreachable) Marks(context.Context, string, []string) (map[string]int64,
 func (u unreachable) HighestMark(context.Context, string) (int64, error) { return 0, u.fail() }
 
 func (u unreachable) RecordMarks(context.Context, string, map[string]int64) error { return u.fail() }
+
+func (u unreachable) LowerMarks(context.Context, string, map[string]storeset.MarkBack) error {
+	return u.fail()
+}
+
+func (u unreachable) HandBack(context.Context, string, int64, int64) (bool, error) {
+	return false, u.fail()
+}

@@ -1,0 +1,48 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/leafid/leaf/storeset"
+)
+
+// TestLowerMarks: a mark is set back only while it is still the value the
+// caller read; a mark raised meanwhile stays, and a batch of more marks
+// than one statement takes is set back whole.
+func TestLowerMarks(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		marks := map[string]int64{"a": 100, "b": 200, "c": 300}
+		for i := range 600 {
+			marks[fmt.Sprintf("many-%03d", i)] = 1000
+		}
+		if err := s.RecordMarks(ctx, "peer", marks); err != nil {
+			t.Fatal(err)
+		}
+		backs := map[string]storeset.MarkBack{
+			"a":    {From: 100, To: 60},
+			"b":    {From: 150, To: 120}, // b's mark is 200 now: left alone
+			"none": {From: 10, To: 5},    // no mark: none made
+		}
+		for i := range 600 {
+			backs[fmt.Sprintf("many-%03d", i)] = storeset.MarkBack{From: 1000, To: 900}
+		}
+		if err := s.LowerMarks(ctx, "peer", backs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.LowerMarks(ctx, "other", map[string]storeset.MarkBack{"c": {From: 300, To: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Marks(ctx, "peer", []string{"a", "b", "c", "none", "many-000", "many-599"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{"a": 60, "b": 200, "c": 300, "many-000": 900, "many-599": 900}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("marks after LowerMarks = %v, want %v", got, want)
+		}
+	})
+}
