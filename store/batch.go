@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/storeset"
 )
 
 var _ segment.BatchAllocator = (*Store)(nil)
@@ -35,12 +37,8 @@ func (s *Store) AllocateBatch(ctx context.Context, tags []string) ([]segment.Bat
 	if len(tags) == 0 {
 		return nil, nil
 	}
-	seen := make(map[string]bool, len(tags))
-	for _, tag := range tags {
-		if seen[tag] {
-			return nil, fmt.Errorf("allocate %d tags: %q is asked twice", len(tags), tag)
-		}
-		seen[tag] = true
+	if err := distinct(tags); err != nil {
+		return nil, err
 	}
 	if err := s.takes(); err != nil {
 		return nil, err
@@ -64,6 +62,73 @@ func (s *Store) AllocateBatch(ctx context.Context, tags []string) ([]segment.Bat
 	return out, nil
 }
 
+// AllocateBatchIn does for each of tags, all different, what
+// AllocateIn(ctx, tag, 0, floors[i], c, version) does, in one transaction
+// of three statements whatever their number, as AllocateBatch: a read that
+// locks the rows, one compare-and-set that raises all of them to the ends
+// of their ranges of class c, only while the store is still active under
+// version, and the commit. It returns one result per tag, in the order of
+// tags, with the max_id its row was found at; storeset.ErrSetChanged for
+// the whole call when the store is not active under version. An error of
+// the whole call means that no range is handed out.
+func (s *Store) AllocateBatchIn(ctx context.Context, tags []string, floors []int64, c segment.Class, version int64) ([]storeset.ClassResult, error) {
+	if len(floors) != len(tags) {
+		return nil, fmt.Errorf("allocate %d tags: %d floors", len(tags), len(floors))
+	}
+	if err := distinct(tags); err != nil {
+		return nil, err
+	}
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	plan := func(i int, r batchRow) (segment.Allocation, error) {
+		used, err := segment.LoadStep(0, r.Step, 0)
+		if err != nil {
+			return segment.Allocation{}, err
+		}
+		start, size, err := c.Range(max(r.MaxID, floors[i]), used)
+		if err != nil {
+			return segment.Allocation{}, err
+		}
+		return segment.Allocation{MaxID: start + size, Step: size, DBStep: r.Step}, nil
+	}
+	var out []storeset.ClassResult
+	// Safe to retry: a transaction whose answer was lost only wastes its
+	// ranges.
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		for range attempts {
+			ok, err := s.inBatch(ctx, tags, func(tx *sqlx.Tx, rows map[string]batchRow) (ok bool, err error) {
+				out, ok, err = raiseRows(ctx, tx, tags, rows, plan, raiseRowsInSet, version)
+				return ok, err
+			})
+			if err != nil || ok {
+				return err
+			}
+			if err := s.activeAt(ctx, version); err != nil {
+				return err
+			}
+			// rows moved between the read and the raise: run it again
+		}
+		return fmt.Errorf("rows kept moving during %d raises", attempts)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d tags: %w", len(tags), err)
+	}
+	return out, nil
+}
+
+// distinct refuses a list of tags that names one twice.
+func distinct(tags []string) error {
+	seen := make(map[string]bool, len(tags))
+	for _, tag := range tags {
+		if seen[tag] {
+			return fmt.Errorf("allocate %d tags: %q is asked twice", len(tags), tag)
+		}
+		seen[tag] = true
+	}
+	return nil
+}
+
 // batchRow is a row as the batch reads it.
 type batchRow struct {
 	Name  string `db:"biz_tag"`
@@ -75,30 +140,58 @@ type batchRow struct {
 // and no error when the compare-and-set did not match every row it named:
 // nothing is handed out then, and the caller runs it again.
 func (s *Store) raiseBatch(ctx context.Context, tags []string) ([]segment.BatchResult, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback() // after a commit it does nothing
-	rows, err := s.lockRows(ctx, tx, tags)
-	if err != nil {
-		return nil, err
-	}
-	out, ok, err := raiseRows(ctx, tx, tags, rows)
+	var out []segment.BatchResult
+	ok, err := s.inBatch(ctx, tags, func(tx *sqlx.Tx, rows map[string]batchRow) (bool, error) {
+		res, ok, err := raiseRows(ctx, tx, tags, rows, nextRange, "")
+		for _, r := range res {
+			out = append(out, r.BatchResult)
+		}
+		return ok, err
+	})
 	if err != nil || !ok {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
+// inBatch runs raise in a transaction over the rows of tags, read and
+// locked, and commits when it reports true.
+func (s *Store) inBatch(ctx context.Context, tags []string, raise func(*sqlx.Tx, map[string]batchRow) (bool, error)) (bool, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback() // after a commit it does nothing
+	rows, err := s.lockRows(ctx, tx, tags)
+	if err != nil {
+		return false, err
+	}
+	ok, err := raise(tx, rows)
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
+// nextRange is the range Allocate(ctx, tag, 0) takes of row r: the row's
+// own step from its max_id.
+func nextRange(_ int, r batchRow) (segment.Allocation, error) {
+	step, err := segment.LoadStep(0, r.Step, r.MaxID)
+	if err != nil {
+		return segment.Allocation{}, err
+	}
+	return segment.Allocation{MaxID: r.MaxID + step, Step: step, DBStep: r.Step}, nil
+}
+
 // raiseRows raises, in one compare-and-set, the rows of tags as read in
-// rows, and returns each tag's result. ok is false when the statement did
-// not match every row it named: some moved since they were read.
-func raiseRows(ctx context.Context, tx *sqlx.Tx, tags []string, rows map[string]batchRow) (out []segment.BatchResult, ok bool, err error) {
-	out = make([]segment.BatchResult, len(tags))
+// rows, each to the end of the range plan gives it (tags[i]'s plan is
+// plan(i, row)), and returns each tag's result with the max_id it was
+// found at. The statement also holds cond, with condArgs, when it is not
+// empty. ok is false when the statement did not match every row it named:
+// some moved since they were read, or cond did not hold.
+func raiseRows(ctx context.Context, tx *sqlx.Tx, tags []string, rows map[string]batchRow,
+	plan func(i int, r batchRow) (segment.Allocation, error), cond string, condArgs ...any) (out []storeset.ClassResult, ok bool, err error) {
+	out = make([]storeset.ClassResult, len(tags))
 	var (
 		set   strings.Builder
 		where strings.Builder
@@ -113,25 +206,26 @@ func raiseRows(ctx context.Context, tx *sqlx.Tx, tags []string, rows map[string]
 			out[i].Err = fmt.Errorf("allocate %q: %w", tag, segment.ErrUnknownTag)
 			continue
 		}
-		step, err := segment.LoadStep(0, r.Step, r.MaxID)
+		a, err := plan(i, r)
 		if err != nil {
 			out[i].Err = fmt.Errorf("allocate %q: %w", tag, err)
 			continue
 		}
-		out[i].Allocation = segment.Allocation{MaxID: r.MaxID + step, Step: step, DBStep: r.Step}
+		out[i].Allocation, out[i].Found = a, r.MaxID
 		set.WriteString(raiseRowsWhen)
 		if raised > 0 {
 			where.WriteString(" OR ")
 		}
 		where.WriteString(raiseRowsRow)
-		args = append(args, tag, r.MaxID+step)
+		args = append(args, tag, a.MaxID)
 		conds = append(conds, tag, r.MaxID)
 		raised++
 	}
 	if raised == 0 {
 		return out, true, nil
 	}
-	res, err := tx.ExecContext(ctx, set.String()+raiseRowsWhere+where.String(), append(args, conds...)...)
+	query := set.String() + raiseRowsWhere + where.String() + ")" + cond
+	res, err := tx.ExecContext(ctx, query, slices.Concat(args, conds, condArgs)...)
 	if err != nil {
 		return nil, false, err
 	}

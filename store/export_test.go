@@ -33,7 +33,7 @@ func RaiseAsRead(ctx context.Context, s *Store, maxIDs map[string]int64) (bool, 
 		rows[tag] = batchRow{Name: tag, MaxID: maxID, Step: 10}
 		tags = append(tags, tag)
 	}
-	_, ok, err := raiseRows(ctx, tx, tags, rows)
+	_, ok, err := raiseRows(ctx, tx, tags, rows, nextRange, "")
 	return ok, err
 }
 

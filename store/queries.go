@@ -57,11 +57,15 @@ RETURNING max_id`
 	// rows' max_id each to a value given for it, only where the row
 	// still has the max_id given for it: a compare-and-set of every row in
 	// one statement. Args: per row name and new max_id, then per row
-	// name and old max_id.
+	// name and old max_id (then what a condition appended asks).
 	raiseRowsSet   = `UPDATE leaf_alloc SET max_id = CASE biz_tag`
 	raiseRowsWhen  = ` WHEN ? THEN ?`
-	raiseRowsWhere = ` END WHERE `
+	raiseRowsWhere = ` END WHERE (`
 	raiseRowsRow   = `(biz_tag = ? AND max_id = ?)`
+	// raiseRowsInSet, appended to raiseRows*, makes the raise hold only
+	// while the store is active under the set version the ranges were
+	// computed for, as moveInClass does. Args: version.
+	raiseRowsInSet = ` AND EXISTS (SELECT 1 FROM leaf_store WHERE id = 1 AND version = ? AND state = 'active')`
 
 	// handBack sets max_id back to the first unused id of the range that
 	// ends at it, only while it still ends there: nobody took a range
@@ -166,6 +170,9 @@ const (
 	// Args: version, state, set, old version, old state.
 	updateRecord = `UPDATE leaf_store SET version = ?, state = ?, set_json = ?
 WHERE id = 1 AND version = ? AND state = ?`
+
+	// selectVersion reads the store's set version and state.
+	selectVersion = `SELECT version, state FROM leaf_store WHERE id = 1`
 
 	// selectRow reads a row's name as stored, max_id and step. Args: tag.
 	selectRow = `SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?`

@@ -107,15 +107,8 @@ func (s *Store) AllocateIn(ctx context.Context, tag string, step, floor int64, c
 				a, found = segment.Allocation{MaxID: start + size, Step: size, DBStep: dbStep}, maxID
 				return nil
 			}
-			var (
-				v     int64
-				state string
-			)
-			if err := s.db.QueryRowContext(ctx, "SELECT version, state FROM leaf_store WHERE id = 1").Scan(&v, &state); err != nil {
+			if err := s.activeAt(ctx, version); err != nil {
 				return err
-			}
-			if v != version || storeset.State(state) != storeset.Active {
-				return fmt.Errorf("%w: the store is %s at version %d, not active at %d", storeset.ErrSetChanged, state, v, version)
 			}
 			// another caller moved the row first: read it again
 		}
@@ -125,6 +118,23 @@ func (s *Store) AllocateIn(ctx context.Context, tag string, step, floor int64, c
 		return segment.Allocation{}, 0, fmt.Errorf("allocate %q: %w", tag, err)
 	}
 	return a, found, nil
+}
+
+// activeAt returns storeset.ErrSetChanged unless the store is active
+// under set version version: what a compare-and-set that did not match
+// checks, to tell a set that changed from a row that moved.
+func (s *Store) activeAt(ctx context.Context, version int64) error {
+	var (
+		v     int64
+		state string
+	)
+	if err := s.db.QueryRowContext(ctx, selectVersion).Scan(&v, &state); err != nil {
+		return err
+	}
+	if v != version || storeset.State(state) != storeset.Active {
+		return fmt.Errorf("%w: the store is %s at version %d, not active at %d", storeset.ErrSetChanged, state, v, version)
+	}
+	return nil
 }
 
 // Highest returns the highest max_id of any row.

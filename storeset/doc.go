@@ -26,7 +26,9 @@
 // # Loads and failover
 //
 // A load goes to the first configured store that is up, then to the
-// others in their order (allocate.go). What has one counter (sequences,
+// others in their order (allocate.go); the first loads of many tags that
+// arrive together take one transaction per store (batch.go). What has one
+// counter (sequences,
 // ordered, formatted and opaque tags) lives in the home store alone and is
 // numbered there with no class (home.go).
 //

@@ -3,6 +3,7 @@ package storeset
 import (
 	"context"
 	"maps"
+	"sync"
 	"time"
 )
 
@@ -55,6 +56,77 @@ func (s *Stores) gave(id, tag string, maxID int64) {
 		s.pending[id] = map[string]int64{}
 	}
 	s.pending[id][tag] = max(s.pending[id][tag], maxID)
+}
+
+// marksOf is mark for each of tags, with one read of the marks per other
+// store for the tags whose marks this process has not read yet.
+func (s *Stores) marksOf(ctx context.Context, m *member, id string, tags []string) []int64 {
+	out := make([]int64, len(tags))
+	var unread []string
+	s.marksMu.Lock()
+	for i, tag := range tags {
+		v, ok := s.known[id][tag]
+		if !ok {
+			unread = append(unread, tag)
+		}
+		out[i] = v
+	}
+	s.marksMu.Unlock()
+	if len(unread) == 0 {
+		return out
+	}
+	s.mu.RLock()
+	var others []*member
+	for o := range s.ids {
+		if o != m && o.up() {
+			others = append(others, o)
+		}
+	}
+	s.mu.RUnlock()
+	read := make([]map[string]int64, len(others))
+	var wg sync.WaitGroup
+	for i, o := range others {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+			defer cancel()
+			read[i], _ = o.st.Marks(cctx, id, unread) // an error: that store's marks are not known (as mark)
+		})
+	}
+	wg.Wait()
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.known[id] == nil {
+		s.known[id] = map[string]int64{}
+	}
+	for _, tag := range unread {
+		v := s.known[id][tag]
+		for _, r := range read {
+			v = max(v, r[tag])
+		}
+		s.known[id][tag] = v
+	}
+	for i, tag := range tags {
+		out[i] = s.known[id][tag]
+	}
+	return out
+}
+
+// gaveAll is gave for each of tags that res gave a range of.
+func (s *Stores) gaveAll(id string, tags []string, res []ClassResult) {
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.known[id] == nil {
+		s.known[id] = map[string]int64{}
+	}
+	if s.pending[id] == nil {
+		s.pending[id] = map[string]int64{}
+	}
+	for k, r := range res {
+		if r.Err == nil {
+			s.known[id][tags[k]] = max(s.known[id][tags[k]], r.MaxID)
+			s.pending[id][tags[k]] = max(s.pending[id][tags[k]], r.MaxID)
+		}
+	}
 }
 
 // markLoop writes the marks every MarkInterval, and reads the set again

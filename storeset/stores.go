@@ -26,6 +26,13 @@ type Store interface {
 	// while the store is active under version (ErrSetChanged otherwise),
 	// and returns with it the max_id it found the row at.
 	AllocateIn(ctx context.Context, tag string, step, floor int64, c segment.Class, version int64) (a segment.Allocation, found int64, err error)
+	// AllocateBatchIn does for each of tags what AllocateIn(ctx, tag, 0,
+	// floors[i], c, version) does, in one transaction; ErrSetChanged for
+	// the whole call when the store is not active under version.
+	AllocateBatchIn(ctx context.Context, tags []string, floors []int64, c segment.Class, version int64) ([]ClassResult, error)
+	// AllocateBatch takes the first range of each of tags, rows of the
+	// home store, in one transaction (segment.BatchAllocator).
+	segment.BatchAllocator
 	// Highest is the highest max_id of any row.
 	Highest(ctx context.Context) (int64, error)
 	// Marks, HighestMark and RecordMarks read and raise the marks this

@@ -27,6 +27,9 @@ type db struct {
 	name string
 	*store.Store
 	down atomic.Bool // when set, every call fails as an unreachable store would
+	// singles and batches count the calls of AllocateIn and of
+	// AllocateBatchIn and AllocateBatch.
+	singles, batches atomic.Int32
 }
 
 // faulty is a store that can be taken down by its test.
@@ -35,10 +38,35 @@ type faulty struct{ *db }
 var errUnreachable = fmt.Errorf("%w: cut by the test", segment.ErrStoreUnavailable)
 
 func (f faulty) AllocateIn(ctx context.Context, tag string, step, floor int64, c segment.Class, version int64) (segment.Allocation, int64, error) {
+	f.singles.Add(1)
 	if f.down.Load() {
 		return segment.Allocation{}, 0, errUnreachable
 	}
 	return f.Store.AllocateIn(ctx, tag, step, floor, c, version)
+}
+
+func (f faulty) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	f.singles.Add(1)
+	if f.down.Load() {
+		return segment.Allocation{}, errUnreachable
+	}
+	return f.Store.AllocateAbove(ctx, tag, step, floor)
+}
+
+func (f faulty) AllocateBatchIn(ctx context.Context, tags []string, floors []int64, c segment.Class, version int64) ([]storeset.ClassResult, error) {
+	f.batches.Add(1)
+	if f.down.Load() {
+		return nil, errUnreachable
+	}
+	return f.Store.AllocateBatchIn(ctx, tags, floors, c, version)
+}
+
+func (f faulty) AllocateBatch(ctx context.Context, tags []string) ([]segment.BatchResult, error) {
+	f.batches.Add(1)
+	if f.down.Load() {
+		return nil, errUnreachable
+	}
+	return f.Store.AllocateBatch(ctx, tags)
 }
 
 func (f faulty) Record(ctx context.Context) (storeset.Record, error) {

@@ -191,3 +191,11 @@ func (u unreachable) LowerMarks(context.Context, string, map[string]storeset.Mar
 func (u unreachable) HandBack(context.Context, string, int64, int64) (bool, error) {
 	return false, u.fail()
 }
+
+func (u unreachable) AllocateBatchIn(context.Context, []string, []int64, segment.Class, int64) ([]storeset.ClassResult, error) {
+	return nil, u.fail()
+}
+
+func (u unreachable) AllocateBatch(context.Context, []string) ([]segment.BatchResult, error) {
+	return nil, u.fail()
+}

@@ -1,0 +1,169 @@
+package storeset_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store/storetest"
+	"github.com/leafid/leaf/storeset"
+)
+
+// firstRequests asks for one id of every tag at once, from as many
+// goroutines, as clients of an instance that just started do, and returns
+// each tag's id or error.
+func firstRequests(a *segment.Allocator, tags []string, special map[string]bool) (map[string]int64, map[string]error) {
+	var (
+		mu   sync.Mutex
+		ids  = map[string]int64{}
+		errs = map[string]error{}
+		wg   sync.WaitGroup
+	)
+	for _, tag := range tags {
+		wg.Go(func() {
+			get := a.Next
+			if special[tag] {
+				get = a.NextSpecial
+			}
+			id, err := get(context.Background(), tag)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[tag] = err
+				return
+			}
+			ids[tag] = id
+		})
+	}
+	wg.Wait()
+	return ids, errs
+}
+
+// TestBatchFirstLoads: the first loads of many tags taken together cost a
+// transaction per store, not one per tag: the striped rows' in the first
+// store that is up, in its class, the homed rows' in the home store with
+// no class. A tag the store refuses is taken one by one: a row missing in
+// that store but found in another is copied there; a name no store has is
+// unknown. A row found behind its mark is moved past the failover jump.
+// When the first store does not answer, the batch goes to the next.
+func TestBatchFirstLoads(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		ctx := context.Background()
+		dbs := databases(t, kind, 3)
+		var plain []string
+		for i := range 60 {
+			plain = append(plain, fmt.Sprintf("t%02d", i))
+			createTag(t, dbs, plain[i], 1, 100)
+		}
+		set, err := storeset.Init(ctx, namedOf(dbs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		createTag(t, dbs[1:], "late", 1, 100) // created while a did not answer
+		special := map[string]bool{}
+		for i := range 5 {
+			tag := fmt.Sprintf("f%d", i)
+			special[tag] = true
+			if _, err := dbs[0].CreateSpecialTag(ctx, segment.Tag{Name: tag, MaxID: 1, Step: 10},
+				bizid.Settings{Tag: tag, Format: "F-{seq}", Reset: bizid.Never}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// t00's row in a went back in time: the marks the others keep of it
+		// say it was at 5,000.
+		rec, err := dbs[0].Record(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dbs[1:] {
+			if err := d.RecordMarks(ctx, rec.StoreID, map[string]int64{"t00": 5000}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var stale atomic.Int32
+		_, a := instance(t, namedOf(dbs...), storeset.Options{OnStale: func(store, tag string, mark int64) {
+			if store == "a" && tag == "t00" {
+				stale.Add(1)
+			}
+		}})
+		tags := append(append([]string{}, plain...), "late", "nope", "f0", "f1", "f2", "f3", "f4")
+		ids, errs := firstRequests(a, tags, special)
+		if !errors.Is(errs["nope"], segment.ErrUnknownTag) || len(errs) != 1 {
+			t.Fatalf("errors %v; want nope's, ErrUnknownTag, alone", errs)
+		}
+		ca, _ := set.Class("a")
+		for _, tag := range append(plain, "late") {
+			if !ca.Contains(ids[tag]) {
+				t.Errorf("%s: first id %d, not of a's class", tag, ids[tag])
+			}
+		}
+		if ids["t00"] < 5000+storeset.DefaultFailoverJump || stale.Load() != 1 {
+			t.Errorf("t00, behind its mark: first id %d, found stale %d times; want one past the jump, once", ids["t00"], stale.Load())
+		}
+		for tag := range special {
+			if ids[tag] != 1 {
+				t.Errorf("%s: first number %d, want 1 (the home store's own numbering)", tag, ids[tag])
+			}
+		}
+		if _, err := dbs[0].Tag(ctx, "late"); err != nil {
+			t.Errorf("late was not copied to a: %v", err)
+		}
+		// One by one: t00 past its jump, and late (missing in a, one try
+		// before the copy and one after).
+		if n, b := dbs[0].singles.Load(), dbs[0].batches.Load(); n > 3 || b > 4 {
+			t.Errorf("store a: %d calls of one tag, %d batches for %d first loads; want them batched", n, b, len(tags))
+		}
+		if n := dbs[1].singles.Load() + dbs[1].batches.Load() + dbs[2].singles.Load() + dbs[2].batches.Load(); n != 0 {
+			t.Errorf("%d loads went to b and c while a answered", n)
+		}
+
+		// a does not answer: a fresh instance's first loads go to b, in
+		// one transaction or a few.
+		dbs[0].down.Store(true)
+		_, a2 := instance(t, namedOf(dbs...))
+		ids, errs = firstRequests(a2, plain[1:], nil)
+		cb, _ := set.Class("b")
+		for _, tag := range plain[1:] {
+			if errs[tag] != nil || !cb.Contains(ids[tag]) {
+				t.Errorf("%s with a down: %d, %v; want an id of b's class", tag, ids[tag], errs[tag])
+			}
+		}
+		if n, b := dbs[1].singles.Load(), dbs[1].batches.Load(); n != 0 || b > 4 {
+			t.Errorf("store b: %d calls of one tag, %d batches; want them batched", n, b)
+		}
+	})
+}
+
+// TestBatchStaleHomeRow: a homed row found behind its mark in a batch is
+// moved past the failover jump, as a load of one homed row is.
+func TestBatchStaleHomeRow(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, "sqlite", 2)
+	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{"f", "g"} {
+		if _, err := dbs[0].CreateSpecialTag(ctx, segment.Tag{Name: tag, MaxID: 1, Step: 10},
+			bizid.Settings{Tag: tag, Format: "F-{seq}", Reset: bizid.Never}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := dbs[0].Record(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dbs[1].RecordMarks(ctx, rec.StoreID, map[string]int64{"f": 700}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.RewindTag(t, dbs[0].Store, "g", 1)
+	_, a := instance(t, namedOf(dbs...))
+	ids, errs := firstRequests(a, []string{"f", "g"}, map[string]bool{"f": true, "g": true})
+	if len(errs) != 0 || ids["f"] < 700+storeset.DefaultFailoverJump || ids["g"] != 1 {
+		t.Fatalf("first numbers %v (%v); want f past its mark and the jump, g at 1", ids, errs)
+	}
+}
