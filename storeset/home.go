@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/leafid/leaf/segment"
@@ -38,29 +39,39 @@ type Homing interface {
 // fails the call: a row of the home store must never be taken for a
 // plain one because the home store's answer was missing.
 func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
-	out := map[string]segment.Kind{}
-	asked := 0
+	var asked []*member
 	for _, m := range s.members {
-		if !m.up() {
-			continue
-		}
-		c, ok := m.st.(segment.Classifier)
-		if !ok {
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
-		kinds, err := c.Classify(cctx, tags)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("store %q: %w", m.name, err)
-		}
-		asked++
-		for tag, k := range kinds {
-			out[tag] = max(out[tag], k)
+		if _, ok := m.st.(segment.Classifier); ok && m.up() {
+			asked = append(asked, m)
 		}
 	}
-	if asked == 0 {
+	if len(asked) == 0 {
 		return nil, fmt.Errorf("%w: no store answers", segment.ErrStoreUnavailable)
+	}
+	// The stores are asked at once: a batch of first loads waits for the
+	// slowest, not for the sum.
+	kinds := make([]map[string]segment.Kind, len(asked))
+	errs := make([]error, len(asked))
+	var wg sync.WaitGroup
+	for i, m := range asked {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+			defer cancel()
+			kinds[i], errs[i] = m.st.(segment.Classifier).Classify(cctx, tags)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("store %q: %w", m.name, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := map[string]segment.Kind{}
+	for _, got := range kinds {
+		for tag, k := range got {
+			out[tag] = max(out[tag], k)
+		}
 	}
 	for tag, k := range out {
 		if k == segment.Special {

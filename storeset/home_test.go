@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
@@ -207,5 +209,52 @@ func TestNewestOneRule(t *testing.T) {
 	}
 	if _, err := storeset.Change(ctx, namedOf(dbs...), []string{"a", "b"}, false); !errors.Is(err, storeset.ErrMismatch) || !strings.Contains(err.Error(), "two fleets") {
 		t.Fatalf("Change over two fleets: %v", err)
+	}
+}
+
+// meeting is a store whose Classify returns only once every store of the
+// meeting has been asked: it shows that the set asks them at once.
+type meeting struct {
+	faulty
+	asked *atomic.Int32
+	all   chan struct{} // closed when every store was asked
+	n     int32
+}
+
+func (m meeting) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
+	if m.asked.Add(1) == m.n {
+		close(m.all)
+	}
+	select {
+	case <-m.all:
+	case <-time.After(5 * time.Second):
+		return nil, errors.New("the other stores were not asked meanwhile")
+	}
+	return m.faulty.Classify(ctx, tags)
+}
+
+// TestClassifyAsksAtOnce: the stores are asked what kind the tags of a
+// batch are at once, so that a batch of first loads waits for the slowest
+// store (another region's, say), not for the sum of them.
+func TestClassifyAsksAtOnce(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, "sqlite", 3)
+	createTag(t, dbs, "t", 1, 10)
+	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	all := make(chan struct{})
+	named := namedOf(dbs...)
+	for i, d := range dbs {
+		named[i].Store = meeting{faulty: faulty{d}, asked: &asked, all: all, n: int32(len(dbs))}
+	}
+	s, err := storeset.Open(ctx, named, storeset.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Classify(ctx, []string{"t"}); err != nil {
+		t.Fatal(err)
 	}
 }
