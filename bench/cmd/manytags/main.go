@@ -16,6 +16,13 @@
 // database server's CPU during the first requests is read from /proc when
 // it runs on this machine (its @@pid_file).
 //
+// With -stores 1,3 each round also runs each binary over a set of that many
+// stores: as many databases on the server, each filled with the same tags,
+// made one set by `leaf store init`, served with LEAF_STORES (the first
+// store preferred). The databases share one server, so that the one-store
+// and the several-store runs differ only in what leaf does and asks: on a
+// machine of two cores, servers of their own would share the same cores.
+//
 // With -profile DIR and a binary built with -tags pgoprofile,pprof, each
 // run leaves in DIR a CPU profile of the first requests and the heap
 // after the second:
@@ -67,6 +74,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "runs per count of tags; the table shows the median run")
 	again := flag.Int("again", 1, "passes over every tag once all are loaded; leaf's CPU and the time are of all of them")
 	profile := flag.String("profile", "", "`directory` for profiles of each run: a CPU profile of the first requests and the heap after the second; the binary must be built with -tags pgoprofile,pprof")
+	storeCounts := flag.String("stores", "1", "comma-separated counts of stores, each run by every binary in every round: 1 is one database, more a set of that many databases on the server")
 	flag.Parse()
 
 	var sizes []int
@@ -81,14 +89,24 @@ func main() {
 	if err != nil {
 		log.Fatalf("-dsn: %v", err)
 	}
+	var stores []int
+	for _, s := range strings.Split(*storeCounts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			log.Fatalf("-stores: %q is not a count", s)
+		}
+		stores = append(stores, n)
+	}
 	var runners []runner
 	for _, b := range strings.Split(*binaries, ",") {
 		abs, err := filepath.Abs(b)
 		if err != nil {
 			log.Fatal(err)
 		}
-		runners = append(runners, runner{server: cfg, binary: abs, clients: *clients, idle: *idle,
-			addr: fmt.Sprintf("127.0.0.1:%d", *port), pprof: fmt.Sprintf("127.0.0.1:%d", *port+1), keep: *keep, profile: *profile, again: max(*again, 1)})
+		for _, n := range stores {
+			runners = append(runners, runner{server: cfg, binary: abs, stores: n, clients: *clients, idle: *idle,
+				addr: fmt.Sprintf("127.0.0.1:%d", *port), pprof: fmt.Sprintf("127.0.0.1:%d", *port+1), keep: *keep, profile: *profile, again: max(*again, 1)})
+		}
 	}
 	n := max(*rounds, 1)
 	rows := make([][]string, len(runners))
@@ -107,10 +125,10 @@ func main() {
 					if res, err = r.run(context.Background(), tags, round, round == n-1); err == nil {
 						break
 					}
-					log.Printf("FAILED, run again: %s, %d tags: %v", r.binary, tags, err)
+					log.Printf("FAILED, run again: %s, %d tags: %v", r.name(), tags, err)
 				}
 				if err != nil {
-					log.Fatalf("%s, %d tags: %v", r.binary, tags, err)
+					log.Fatalf("%s, %d tags: %v", r.name(), tags, err)
 				}
 				runs[i] = append(runs[i], res)
 			}
@@ -121,7 +139,7 @@ func main() {
 	}
 	for i, r := range runners {
 		fmt.Printf("\n%s: %d clients; medians of %d rounds, the range in brackets; idle CPU over %v in the last round\n\n",
-			r.binary, *clients, n, *idle)
+			r.name(), *clients, n, *idle)
 		fmt.Println("| tags | first requests | per second | p50 / p99 | leaf's CPU | database's CPU | again, all loaded | leaf's CPU | RSS per tag | idle CPU |")
 		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 		for _, row := range rows[i] {
@@ -133,6 +151,7 @@ func main() {
 type runner struct {
 	server  *mysql.Config
 	binary  string
+	stores  int // databases: 1, or a set of that many
 	clients int
 	idle    time.Duration
 	addr    string
@@ -140,6 +159,14 @@ type runner struct {
 	keep    bool
 	profile string // directory of the profiles; empty: none taken
 	again   int    // passes once every tag is loaded
+}
+
+// name says which binary the runner runs, over how many stores.
+func (r runner) name() string {
+	if r.stores == 1 {
+		return r.binary + ", one store"
+	}
+	return fmt.Sprintf("%s, %d stores", r.binary, r.stores)
 }
 
 type result struct {
@@ -186,31 +213,29 @@ type pass struct {
 // only when idle is true.
 func (r runner) run(ctx context.Context, n, round int, idle bool) (result, error) {
 	res := result{tags: n, idleCPU: -1, dbCPU: -1}
-	db := fmt.Sprintf("leaf_manytags_%d_%d", n, os.Getpid())
 	root, err := sql.Open("mysql", r.server.FormatDSN())
 	if err != nil {
 		return res, err
 	}
 	defer root.Close()
-	if _, err := root.ExecContext(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+	var created []string
+	if !r.keep {
+		defer func() {
+			for _, db := range created {
+				_, _ = root.ExecContext(context.Background(), "DROP DATABASE `"+db+"`")
+			}
+		}()
+	}
+	env, tags, err := r.databases(ctx, root, n, &created)
+	if err != nil {
 		return res, err
 	}
-	if !r.keep {
-		defer root.ExecContext(context.Background(), "DROP DATABASE `"+db+"`")
-	}
-	cfg := r.server.Clone()
-	cfg.DBName = db
-	tags, err := fill(ctx, cfg.FormatDSN(), n)
-	if err != nil {
-		return res, fmt.Errorf("fill: %w", err)
-	}
-	log.Printf("%d tags in %s", n, db)
 
 	prof := ""
 	if r.profile != "" {
-		prof = filepath.Join(r.profile, fmt.Sprintf("%s-%d-%d", filepath.Base(r.binary), n, round))
+		prof = filepath.Join(r.profile, fmt.Sprintf("%s-%d-%d-%d", filepath.Base(r.binary), r.stores, n, round))
 	}
-	srv, err := r.start(cfg.FormatDSN(), prof)
+	srv, err := r.start(env, prof)
 	if err != nil {
 		return res, err
 	}
@@ -243,7 +268,7 @@ func (r runner) run(ctx context.Context, n, round int, idle bool) (result, error
 	if db1, err := cpuTicks(dbPID); err == nil && dbErr == nil {
 		res.dbCPU = time.Duration(db1-db0) * time.Second / clockTicks
 	}
-	log.Printf("first requests for %d tags: %v, leaf's CPU %v, the database's %v, load average %s", n, res.warm.took, res.warmCPU, res.dbCPU, loadavg())
+	log.Printf("%s: first requests for %d tags: %v, leaf's CPU %v, the database's %v, load average %s", r.name(), n, res.warm.took, res.warmCPU, res.dbCPU, loadavg())
 	for range r.again {
 		p, err := r.pass(tags)
 		if err != nil {
@@ -270,6 +295,38 @@ func (r runner) run(ctx context.Context, n, round int, idle bool) (result, error
 		return res, nil
 	}
 	return res, r.idleFor(srv.pid(), &res)
+}
+
+// databases creates the run's databases, each with the schema and the n
+// tags, makes them one set when there are several, and returns the
+// environment that gives them to leaf serve, and the tags. The databases
+// created are added to *created, also when it fails.
+func (r runner) databases(ctx context.Context, root *sql.DB, n int, created *[]string) (env []string, tags []string, err error) {
+	var named []string
+	for i := range r.stores {
+		db := fmt.Sprintf("leaf_manytags_%d_%d_%d", n, os.Getpid(), i)
+		if _, err := root.ExecContext(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+			return nil, nil, err
+		}
+		*created = append(*created, db)
+		cfg := r.server.Clone()
+		cfg.DBName = db
+		if tags, err = fill(ctx, cfg.FormatDSN(), n); err != nil {
+			return nil, nil, fmt.Errorf("fill: %w", err)
+		}
+		named = append(named, fmt.Sprintf("s%d=%s", i, cfg.FormatDSN()))
+	}
+	log.Printf("%d tags in %s", n, strings.Join(*created, ", "))
+	if r.stores == 1 {
+		return []string{"LEAF_MYSQL_DSN=" + strings.TrimPrefix(named[0], "s0=")}, tags, nil
+	}
+	env = []string{"LEAF_STORES=" + strings.Join(named, " ")}
+	cmd := exec.CommandContext(ctx, r.binary, "store", "init")
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("leaf store init: %v\n%s", err, out)
+	}
+	return env, tags, nil
 }
 
 // heapProfiles writes the heap's profile and its text with the runtime's
@@ -466,16 +523,16 @@ type server struct {
 	log  *os.File
 }
 
-// start starts leaf serve on dsn; with prof set, it takes a CPU profile
-// into prof+".cpu.prof" between SIGUSR1 and SIGUSR2, and serves
-// net/http/pprof on r.pprof.
-func (r runner) start(dsn, prof string) (*server, error) {
+// start starts leaf serve on the stores env gives; with prof set, it takes
+// a CPU profile into prof+".cpu.prof" between SIGUSR1 and SIGUSR2, and
+// serves net/http/pprof on r.pprof.
+func (r runner) start(env []string, prof string) (*server, error) {
 	logf, err := os.CreateTemp("", "manytags-leaf-*.log")
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(r.binary, "serve")
-	cmd.Env = append(os.Environ(), "LEAF_MYSQL_DSN="+dsn, "LEAF_ADDR="+r.addr, "LEAF_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), env...), "LEAF_ADDR="+r.addr, "LEAF_LOG_LEVEL=warn")
 	if prof != "" {
 		cmd.Env = append(cmd.Env, "LEAF_CPU_PROFILE="+prof+".cpu.prof", "LEAF_PPROF_ADDR="+r.pprof)
 	}
