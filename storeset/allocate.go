@@ -73,19 +73,17 @@ func (s *Stores) allocateFrom(ctx context.Context, m *member, tag string, step, 
 			continue
 		}
 		mark := s.mark(ctx, m, id, tag)
+		from := max(floor, mark, s.fenceOf(id, tag))
 		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
-		a, found, err := m.st.AllocateIn(cctx, tag, step, max(floor, mark), c, set.Version)
+		a, found, err := m.st.AllocateIn(cctx, tag, step, from, c, set.Version)
 		if errors.Is(err, segment.ErrUnknownTag) && s.copyRow(cctx, m, tag) {
-			a, found, err = m.st.AllocateIn(cctx, tag, step, max(floor, mark), c, set.Version)
+			a, found, err = m.st.AllocateIn(cctx, tag, step, from, c, set.Version)
 		}
 		if err == nil && found < mark {
 			// The store went back in time: the ranges it gave after the
 			// last mark recorded elsewhere may be lost with it, and the
 			// range just taken may be one of them. Take one past the jump.
-			if s.opts.OnStale != nil {
-				s.opts.OnStale(m.name, tag, mark)
-			}
-			a, _, err = m.st.AllocateIn(cctx, tag, step, max(floor, mark+s.opts.FailoverJump), c, set.Version)
+			a, _, err = m.st.AllocateIn(cctx, tag, step, max(floor, s.fence(m, id, tag, mark)), c, set.Version)
 		}
 		cancel()
 		if errors.Is(err, ErrSetChanged) {

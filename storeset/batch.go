@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leafid/leaf/segment"
@@ -32,8 +33,8 @@ type ClassResult struct {
 // A tag the store refuses is taken one by one (AllocateAbove), which
 // decides as it always does: a row missing in that store but found in
 // another (a tag created while the store did not answer) is copied there.
-// A name no store has is segment.ErrUnknownTag, told by one read of the
-// names per other store.
+// A name no store that answers has is segment.ErrUnknownTag, told by one
+// read of the names per other store.
 func (s *Stores) AllocateBatch(ctx context.Context, tags []string) ([]segment.BatchResult, error) {
 	out := make([]segment.BatchResult, len(tags))
 	var homed, striped []int
@@ -121,9 +122,9 @@ func (s *Stores) batchFrom(ctx context.Context, m *member, tags []string) ([]Cla
 		}
 		marks := s.marksOf(ctx, m, id, tags)
 		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
-		res, err := m.st.AllocateBatchIn(cctx, tags, marks, c, set.Version)
+		res, err := m.st.AllocateBatchIn(cctx, tags, s.floors(id, tags, marks), c, set.Version)
 		if err == nil {
-			s.pastStale(cctx, m, tags, marks, res, func(tag string, floor int64) (segment.Allocation, error) {
+			s.pastStale(cctx, m, id, tags, marks, res, func(tag string, floor int64) (segment.Allocation, error) {
 				a, _, err := m.st.AllocateIn(cctx, tag, 0, floor, c, set.Version)
 				return a, err
 			})
@@ -160,6 +161,19 @@ func (s *Stores) batchHome(ctx context.Context, tags []string, idx []int, out []
 	if id == "" { // the home store is not known or not checked: one by one decides
 		return idx
 	}
+	// A row whose range past the failover jump is still to take (fence)
+	// is taken one by one, above its fence.
+	fences := s.floors(id, pick(tags, idx), make([]int64, len(idx)))
+	idx, alone = slices.Clone(idx), nil
+	for k := len(idx) - 1; k >= 0; k-- {
+		if fences[k] > 0 {
+			alone = append(alone, idx[k])
+			idx = slices.Delete(idx, k, k+1)
+		}
+	}
+	if len(idx) == 0 {
+		return alone
+	}
 	names := pick(tags, idx)
 	marks := s.marksOf(ctx, m, id, names)
 	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
@@ -170,14 +184,14 @@ func (s *Stores) batchHome(ctx context.Context, tags []string, idx []int, out []
 		for _, i := range idx {
 			out[i].Err = err
 		}
-		return nil
+		return alone
 	}
 	res := make([]ClassResult, len(got))
 	for k, r := range got {
 		// The batch raises each row by its step from the max_id it read.
 		res[k] = ClassResult{BatchResult: r, Found: r.Start()}
 	}
-	s.pastStale(cctx, m, names, marks, res, func(tag string, floor int64) (segment.Allocation, error) {
+	s.pastStale(cctx, m, id, names, marks, res, func(tag string, floor int64) (segment.Allocation, error) {
 		return m.st.AllocateAbove(cctx, tag, 0, floor)
 	})
 	s.gaveAll(id, names, res)
@@ -188,30 +202,41 @@ func (s *Stores) batchHome(ctx context.Context, tags []string, idx []int, out []
 		}
 		out[i] = r
 	}
-	return nil
+	return alone
 }
 
 // pastStale takes again, past its mark plus the failover jump, the range of
-// each tag of res whose row m was found behind its mark: the store went
-// back in time, and the range just taken may be one it gave before (see
-// allocateFrom). again takes one tag's range at or above a floor.
-func (s *Stores) pastStale(ctx context.Context, m *member, tags []string, marks []int64, res []ClassResult, again func(tag string, floor int64) (segment.Allocation, error)) {
+// each tag of res whose row m (of identity id) was found behind its mark:
+// the store went back in time, and the range just taken may be one it
+// gave before (see allocateFrom). again takes one tag's range at or above
+// a floor.
+func (s *Stores) pastStale(ctx context.Context, m *member, id string, tags []string, marks []int64, res []ClassResult, again func(tag string, floor int64) (segment.Allocation, error)) {
 	for k, r := range res {
 		if r.Err != nil || r.Found >= marks[k] {
 			continue
 		}
-		if s.opts.OnStale != nil {
-			s.opts.OnStale(m.name, tags[k], marks[k])
-		}
-		a, err := again(tags[k], marks[k]+s.opts.FailoverJump)
+		a, err := again(tags[k], s.fence(m, id, tags[k], marks[k]))
 		res[k].Allocation, res[k].Err = a, err
 	}
 }
 
+// floors are the floors of the ranges of tags from store id, whose marks
+// are marks: each mark, or the fence of a row found behind its mark whose
+// range past the jump is still to take.
+func (s *Stores) floors(id string, tags []string, marks []int64) []int64 {
+	out := make([]int64, len(tags))
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	for k, tag := range tags {
+		out[k] = max(marks[k], s.fenced[id][tag])
+	}
+	return out
+}
+
 // unknownElsewhere answers segment.ErrUnknownTag, into out, for the tags of
-// tags at idx that m does not have, when no other store has them either;
-// it returns those another store has, or may have (it did not answer),
-// to take one by one, which copies the row to m.
+// tags at idx that m does not have, when no other store that answers has
+// them either, as the look-up of names does (FindTags); it returns those
+// another store has, to take one by one, which copies the row to m.
 func (s *Stores) unknownElsewhere(ctx context.Context, m *member, tags []string, idx []int, out []segment.BatchResult) (alone []int) {
 	if len(idx) == 0 {
 		return nil
@@ -219,14 +244,14 @@ func (s *Stores) unknownElsewhere(ctx context.Context, m *member, tags []string,
 	names := pick(tags, idx)
 	found := map[string]bool{}
 	for _, o := range s.members {
-		if o == m {
+		if o == m || !o.up() {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 		got, err := o.st.FindTags(cctx, names)
 		cancel()
 		if err != nil {
-			return idx
+			continue
 		}
 		for _, n := range got {
 			found[n] = true

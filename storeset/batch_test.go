@@ -126,7 +126,10 @@ func TestBatchFirstLoads(t *testing.T) {
 		// one transaction or a few.
 		dbs[0].down.Store(true)
 		_, a2 := instance(t, namedOf(dbs...))
-		ids, errs = firstRequests(a2, plain[1:], nil)
+		ids, errs = firstRequests(a2, append(plain[1:], "nope"), nil)
+		if !errors.Is(errs["nope"], segment.ErrUnknownTag) {
+			t.Errorf("nope with a down: %v, want ErrUnknownTag (as the look-up of names says)", errs["nope"])
+		}
 		cb, _ := set.Class("b")
 		for _, tag := range plain[1:] {
 			if errs[tag] != nil || !cb.Contains(ids[tag]) {
@@ -165,5 +168,87 @@ func TestBatchStaleHomeRow(t *testing.T) {
 	ids, errs := firstRequests(a, []string{"f", "g"}, map[string]bool{"f": true, "g": true})
 	if len(errs) != 0 || ids["f"] < 700+storeset.DefaultFailoverJump || ids["g"] != 1 {
 		t.Fatalf("first numbers %v (%v); want f past its mark and the jump, g at 1", ids, errs)
+	}
+}
+
+// TestStaleRetakeFails: a row found behind its mark is moved by the range
+// that found it, to the mark or above; when the range past the failover
+// jump then cannot be taken (the store stops answering in between), the
+// next load must still start past the jump, although the row is no longer
+// behind its mark: the ids just above the mark may be ones the store gave
+// before it went back. One load at a time, in a batch, and for a row of
+// the home store.
+func TestStaleRetakeFails(t *testing.T) {
+	const mark = 5000
+	for _, tc := range []struct {
+		name string
+		load func(s *storeset.Stores, tag string) (segment.Allocation, error)
+		home bool
+	}{
+		{"one by one", func(s *storeset.Stores, tag string) (segment.Allocation, error) {
+			return s.AllocateAbove(context.Background(), tag, 0, 0)
+		}, false},
+		{"in a batch", func(s *storeset.Stores, tag string) (segment.Allocation, error) {
+			res, err := s.AllocateBatch(context.Background(), []string{tag})
+			if err != nil {
+				return segment.Allocation{}, err
+			}
+			return res[0].Allocation, res[0].Err
+		}, false},
+		{"a homed row in a batch", func(s *storeset.Stores, tag string) (segment.Allocation, error) {
+			if _, err := s.Classify(context.Background(), []string{tag}); err != nil {
+				return segment.Allocation{}, err
+			}
+			res, err := s.AllocateBatch(context.Background(), []string{tag})
+			if err != nil {
+				return segment.Allocation{}, err
+			}
+			return res[0].Allocation, res[0].Err
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dbs := databases(t, "sqlite", 2)
+			if !tc.home {
+				createTag(t, dbs, "t", 1, 100)
+			}
+			if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.home {
+				if _, err := dbs[0].CreateSpecialTag(ctx, segment.Tag{Name: "t", MaxID: 1, Step: 100},
+					bizid.Settings{Tag: "t", Format: "F-{seq}", Reset: bizid.Never}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec, err := dbs[0].Record(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dbs[1].RecordMarks(ctx, rec.StoreID, map[string]int64{"t": mark}); err != nil {
+				t.Fatal(err)
+			}
+			dbs[0].failAt.Store(mark + storeset.DefaultFailoverJump) // the range past the jump fails, once
+			dbs[1].noRanges.Store(true)                              // and b gives none: a serves again
+			var stale atomic.Int32
+			s, err := storeset.Open(ctx, namedOf(dbs...), storeset.Options{OnStale: func(string, string, int64) { stale.Add(1) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var a segment.Allocation
+			for try := 0; try < 3; try++ {
+				if a, err = tc.load(s, "t"); err == nil {
+					break
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Start() < mark+storeset.DefaultFailoverJump || stale.Load() != 1 {
+				t.Fatalf("after the range past the jump failed, the next starts at %d (found stale %d times); want at or above %d, once",
+					a.Start(), stale.Load(), mark+storeset.DefaultFailoverJump)
+			}
+		})
 	}
 }

@@ -129,22 +129,19 @@ func (s *Stores) allocateHome(ctx context.Context, tag string, step, floor int64
 			return segment.Allocation{}, fmt.Errorf("%w: home store %q not checked against the set: %v", segment.ErrStoreUnavailable, m.name, err)
 		}
 	}
-	mark := s.mark(ctx, m, id, tag)
+	mark, fence := s.mark(ctx, m, id, tag), s.fenceOf(id, tag)
 	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
-	if mark > 0 {
+	if mark > 0 && fence == 0 { // a fence: found behind already, and moved past the jump now
 		// A row found behind the mark went back in time: the ranges taken
 		// after the last mark recorded elsewhere may be lost with it, so
 		// the next one starts past the jump (as allocateFrom's).
 		t, err := m.st.Tag(cctx, tag)
 		if err == nil && t.MaxID < mark {
-			if s.opts.OnStale != nil {
-				s.opts.OnStale(m.name, tag, mark)
-			}
-			floor = max(floor, mark+s.opts.FailoverJump)
+			floor = max(floor, s.fence(m, id, tag, mark))
 		}
 	}
-	a, err := m.st.AllocateAbove(cctx, tag, step, max(floor, mark))
+	a, err := m.st.AllocateAbove(cctx, tag, step, max(floor, mark, fence))
 	if err != nil {
 		if errors.Is(err, segment.ErrUnknownTag) || errors.Is(err, segment.ErrMisconfigured) || errors.Is(err, segment.ErrExhausted) {
 			return segment.Allocation{}, err

@@ -3,6 +3,7 @@ package storeset
 import (
 	"context"
 	"maps"
+	"math"
 	"sync"
 	"time"
 )
@@ -56,6 +57,48 @@ func (s *Stores) gave(id, tag string, maxID int64) {
 		s.pending[id] = map[string]int64{}
 	}
 	s.pending[id][tag] = max(s.pending[id][tag], maxID)
+	s.unfenceLocked(id, tag, maxID)
+}
+
+// fence records that store id's row of tag was found behind its mark, and
+// calls OnStale: until a range at or above floor, the mark plus the
+// failover jump, is taken of it, every range of it starts there. The
+// range that found the row behind has moved it (to the mark or above): if
+// the range past the jump is then not taken (the store stops answering in
+// between, the set changes), the next load finds the row above its mark,
+// no longer behind, and without the fence would take a range right above
+// it, among the ids the store may have given before it went back.
+func (s *Stores) fence(m *member, id, tag string, mark int64) (floor int64) {
+	if s.opts.OnStale != nil {
+		s.opts.OnStale(m.name, tag, mark)
+	}
+	floor = mark + s.opts.FailoverJump
+	if floor < mark { // past the int64 maximum: the statement refuses it
+		floor = math.MaxInt64
+	}
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.fenced[id] == nil {
+		s.fenced[id] = map[string]int64{}
+	}
+	s.fenced[id][tag] = max(s.fenced[id][tag], floor)
+	return floor
+}
+
+// fenceOf is the floor of the next range of store id's row of tag that
+// fence set, or 0.
+func (s *Stores) fenceOf(id, tag string) int64 {
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	return s.fenced[id][tag]
+}
+
+// unfenceLocked forgets the fence of store id's row of tag once a range
+// ending at maxID was taken past it. Called with s.marksMu held.
+func (s *Stores) unfenceLocked(id, tag string, maxID int64) {
+	if f, ok := s.fenced[id][tag]; ok && maxID > f {
+		delete(s.fenced[id], tag)
+	}
 }
 
 // marksOf is mark for each of tags, with one read of the marks per other
@@ -125,6 +168,7 @@ func (s *Stores) gaveAll(id string, tags []string, res []ClassResult) {
 		if r.Err == nil {
 			s.known[id][tags[k]] = max(s.known[id][tags[k]], r.MaxID)
 			s.pending[id][tags[k]] = max(s.pending[id][tags[k]], r.MaxID)
+			s.unfenceLocked(id, tags[k], r.MaxID)
 		}
 	}
 }

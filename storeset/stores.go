@@ -107,6 +107,10 @@ type Stores struct {
 	pending map[string]map[string]int64    // marks to write: store id -> tag -> max_id
 	known   map[string]map[string]int64    // marks read of each store's tags, and what it gave us
 	lowered map[string]map[string]MarkBack // marks to set back: store id -> tag -> from, to
+	// fenced are the rows found behind their marks whose range past the
+	// failover jump is not taken yet: store id -> tag -> the floor of
+	// their next range (see fence).
+	fenced map[string]map[string]int64
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -139,7 +143,7 @@ func Open(ctx context.Context, named []Named, opts Options) (*Stores, error) {
 		opts.CallTimeout = segment.DefaultLoadTimeout / 3
 	}
 	s := &Stores{opts: opts, pending: map[string]map[string]int64{}, known: map[string]map[string]int64{},
-		lowered: map[string]map[string]MarkBack{}}
+		lowered: map[string]map[string]MarkBack{}, fenced: map[string]map[string]int64{}}
 	for _, n := range named {
 		if err := ValidateName(n.Name); err != nil {
 			return nil, err

@@ -30,6 +30,18 @@ type db struct {
 	// singles and batches count the calls of AllocateIn and of
 	// AllocateBatchIn and AllocateBatch.
 	singles, batches atomic.Int32
+	// failAt, when set, fails once the next call of AllocateIn or
+	// AllocateAbove for a floor at or above it.
+	failAt atomic.Int64
+	// noRanges, when set, fails every call that takes a range, while the
+	// store answers the others.
+	noRanges atomic.Bool
+}
+
+// failsNow reports whether a call for floor fails now (failAt).
+func (d *db) failsNow(floor int64) bool {
+	at := d.failAt.Load()
+	return at > 0 && floor >= at && d.failAt.CompareAndSwap(at, 0)
 }
 
 // faulty is a store that can be taken down by its test.
@@ -39,7 +51,7 @@ var errUnreachable = fmt.Errorf("%w: cut by the test", segment.ErrStoreUnavailab
 
 func (f faulty) AllocateIn(ctx context.Context, tag string, step, floor int64, c segment.Class, version int64) (segment.Allocation, int64, error) {
 	f.singles.Add(1)
-	if f.down.Load() {
+	if f.down.Load() || f.noRanges.Load() || f.failsNow(floor) {
 		return segment.Allocation{}, 0, errUnreachable
 	}
 	return f.Store.AllocateIn(ctx, tag, step, floor, c, version)
@@ -47,7 +59,7 @@ func (f faulty) AllocateIn(ctx context.Context, tag string, step, floor int64, c
 
 func (f faulty) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
 	f.singles.Add(1)
-	if f.down.Load() {
+	if f.down.Load() || f.noRanges.Load() || f.failsNow(floor) {
 		return segment.Allocation{}, errUnreachable
 	}
 	return f.Store.AllocateAbove(ctx, tag, step, floor)
@@ -55,7 +67,7 @@ func (f faulty) AllocateAbove(ctx context.Context, tag string, step, floor int64
 
 func (f faulty) AllocateBatchIn(ctx context.Context, tags []string, floors []int64, c segment.Class, version int64) ([]storeset.ClassResult, error) {
 	f.batches.Add(1)
-	if f.down.Load() {
+	if f.down.Load() || f.noRanges.Load() {
 		return nil, errUnreachable
 	}
 	return f.Store.AllocateBatchIn(ctx, tags, floors, c, version)
