@@ -46,3 +46,23 @@ func TestLowerMarks(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordManyMarks: a second's marks of many tags are written whole,
+// more than one statement of SQLite can hold.
+func TestRecordManyMarks(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		marks := map[string]int64{}
+		for i := range 12000 {
+			marks[fmt.Sprintf("tag-%05d", i)] = int64(i + 1)
+		}
+		if err := s.RecordMarks(ctx, "peer", marks); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Marks(ctx, "peer", []string{"tag-00000", "tag-11999"})
+		if err != nil || got["tag-00000"] != 1 || got["tag-11999"] != 12000 {
+			t.Fatalf("marks = %v, %v", got, err)
+		}
+	})
+}

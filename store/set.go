@@ -218,26 +218,34 @@ func (s *Store) HighestMark(ctx context.Context, storeID string) (int64, error) 
 	return h, nil
 }
 
+// maxRecorded is the most marks one statement of RecordMarks raises:
+// three values each, within SQLite's 32,766 variables a statement (a
+// second's marks of more than 10,922 tags in one statement failed there,
+// and were kept to fail again).
+const maxRecorded = 1000
+
 // RecordMarks raises this store's marks of the tags of store storeID to at
-// least marks, in one statement; a mark is never lowered.
+// least marks, in one statement per maxRecorded marks; a mark is never
+// lowered.
 func (s *Store) RecordMarks(ctx context.Context, storeID string, marks map[string]int64) error {
-	if len(marks) == 0 {
-		return nil
-	}
 	tags := slices.Sorted(maps.Keys(marks)) // a fixed order: concurrent writers lock rows alike
-	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(tags)), ", ")
-	args := make([]any, 0, 3*len(tags))
-	for _, t := range tags {
-		args = append(args, storeID, t, marks[t])
-	}
-	query := fmt.Sprintf(s.sql.recordMarks, values)
-	// Safe to retry: raising to a maximum twice changes nothing.
-	err := s.call(ctx, true, func(ctx context.Context) error {
-		_, err := s.db.ExecContext(ctx, query, args...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record the marks of store %s: %w", storeID, err)
+	for len(tags) > 0 {
+		part := tags[:min(len(tags), maxRecorded)]
+		tags = tags[len(part):]
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(part)), ", ")
+		args := make([]any, 0, 3*len(part))
+		for _, t := range part {
+			args = append(args, storeID, t, marks[t])
+		}
+		query := fmt.Sprintf(s.sql.recordMarks, values)
+		// Safe to retry: raising to a maximum twice changes nothing.
+		err := s.call(ctx, true, func(ctx context.Context) error {
+			_, err := s.db.ExecContext(ctx, query, args...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("record the marks of store %s: %w", storeID, err)
+		}
 	}
 	return nil
 }
