@@ -213,7 +213,8 @@ func TestNewestOneRule(t *testing.T) {
 }
 
 // meeting is a store whose Classify returns only once every store of the
-// meeting has been asked: it shows that the set asks them at once.
+// meeting has been asked: it shows that the set asks them at once. asked
+// counts the calls.
 type meeting struct {
 	faulty
 	asked *atomic.Int32
@@ -233,28 +234,57 @@ func (m meeting) Classify(ctx context.Context, tags []string) (map[string]segmen
 	return m.faulty.Classify(ctx, tags)
 }
 
-// TestClassifyAsksAtOnce: the stores are asked what kind the tags of a
-// batch are at once, so that a batch of first loads waits for the slowest
-// store (another region's, say), not for the sum of them.
-func TestClassifyAsksAtOnce(t *testing.T) {
+// TestClassifyAsksTheHome: what kind the tags of a batch are is asked of
+// the home store alone while it is up (no other store holds what it
+// finds); while it is not, of every store that is up, at once, so that a
+// batch of first loads waits for the slowest store (another region's,
+// say), not for the sum of them.
+func TestClassifyAsksTheHome(t *testing.T) {
 	ctx := context.Background()
 	dbs := databases(t, "sqlite", 3)
 	createTag(t, dbs, "t", 1, 10)
 	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := dbs[0].CreateSpecialTag(ctx, segment.Tag{Name: "f", MaxID: 1, Step: 10},
+		bizid.Settings{Tag: "f", Format: "F-{seq}", Reset: bizid.Never}); err != nil {
+		t.Fatal(err)
+	}
 	var asked atomic.Int32
 	all := make(chan struct{})
 	named := namedOf(dbs...)
 	for i, d := range dbs {
-		named[i].Store = meeting{faulty: faulty{d}, asked: &asked, all: all, n: int32(len(dbs))}
+		named[i].Store = meeting{faulty: faulty{d}, asked: &asked, all: all, n: 2}
 	}
+	asked.Store(1) // the home store alone is asked: it meets nobody
 	s, err := storeset.Open(ctx, named, storeset.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Classify(ctx, []string{"t"}); err != nil {
+	kinds, err := s.Classify(ctx, []string{"t", "f"})
+	if err != nil || kinds["f"] != segment.Special || len(kinds) != 1 {
+		t.Fatalf("Classify with the home store up = %v, %v; want f special", kinds, err)
+	}
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("%d stores asked with the home store up, want the home store alone", n-1)
+	}
+
+	asked.Store(0)
+	all = make(chan struct{})
+	for i, d := range dbs {
+		named[i].Store = meeting{faulty: faulty{d}, asked: &asked, all: all, n: 2}
+	}
+	dbs[0].down.Store(true) // the home store does not answer: b and c are asked, at once
+	s2, err := storeset.Open(ctx, named, storeset.Options{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.Classify(ctx, []string{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("%d stores asked with the home store down, want b and c", n)
 	}
 }
