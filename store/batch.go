@@ -81,6 +81,9 @@ func (s *Store) AllocateBatchIn(ctx context.Context, tags []string, floors []int
 	if len(tags) == 0 {
 		return nil, nil
 	}
+	if err := s.takes(); err != nil {
+		return nil, err
+	}
 	plan := func(i int, r batchRow) (segment.Allocation, error) {
 		used, err := segment.LoadStep(0, r.Step, 0)
 		if err != nil {

@@ -3,9 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
 
@@ -67,4 +69,27 @@ func TestAllocateBatchIn(t *testing.T) {
 			t.Error("a name asked twice: no error")
 		}
 	})
+}
+
+// TestAllocateBatchInDurable: a store that requires durability refuses a
+// batch of a class while its database can forget a commit, as it refuses
+// every other range.
+func TestAllocateBatchInDurable(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.OpenSQLiteSynchronous(ctx, filepath.Join(t.TempDir(), "leaf.db"), store.Options{RequireDurable: true}, "NORMAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	createTag(t, s, "t", 1, 10)
+	c := segment.Class{N: 1}
+	if _, err := s.AllocateBatchIn(ctx, []string{"t"}, []int64{0}, c, 1); !errors.Is(err, store.ErrNotDurable) {
+		t.Fatalf("AllocateBatchIn on a database that can forget: %v, want ErrNotDurable", err)
+	}
+	if row, err := s.Tag(ctx, "t"); err != nil || row.MaxID != 1 {
+		t.Fatalf("row after a refused batch: %+v, %v", row, err)
+	}
 }
