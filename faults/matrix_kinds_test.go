@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -331,12 +332,23 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 			run = p.run
 		}
 		at := m.clk.now()
-		status, header, b, err := get(m.ctx, m.client, in.base()+path, "")
+		// Go's transport sends a GET again on a new connection when a
+		// kept-alive one fails before the answer; a refused dial then
+		// hides a request that was sent, whose numbers may be issued.
+		reused := false
+		ctx := httptrace.WithClientTrace(m.ctx, &httptrace.ClientTrace{
+			GotConn: func(ci httptrace.GotConnInfo) { reused = reused || ci.Reused },
+		})
+		status, header, b, err := get(ctx, m.client, in.base()+path, "")
 		if m.ctx.Err() != nil {
 			return c, false
 		}
 		if err != nil {
-			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: "conn_" + errKind(err), count: int32(max(op.count, 1))})
+			what := "conn_" + errKind(err)
+			if what == "conn_refused" && reused {
+				what = "conn_refused_after_sent"
+			}
+			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: what, count: int32(max(op.count, 1))})
 			continue
 		}
 		if status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout {

@@ -223,7 +223,8 @@ func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
 	// a 503 of the instance forwarding) may have been issued and never
 	// received: each such attempt may skip the numbers it asked for,
 	// whoever owned the tag. An attempt refused before it was sent may
-	// not.
+	// not (one sent on a kept-alive connection and then sent again to a
+	// refused dial is conn_refused_after_sent).
 	inFlight := make([]int64, len(m.windows))
 	for _, f := range kl.fails {
 		if f.what != "conn_refused" {
