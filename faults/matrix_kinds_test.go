@@ -203,7 +203,8 @@ type mcall struct {
 // attemptFail is one attempt of a call that got no answer, or a 503: the
 // call went on at the next instance.
 type attemptFail struct {
-	at     time.Duration
+	at     time.Duration // when the attempt began
+	end    time.Duration // when it failed
 	target int8
 	what   string // conn_refused, conn_reset, http_503_unavailable, …
 	count  int32  // the numbers asked for
@@ -348,7 +349,7 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 			if what == "conn_refused" && reused {
 				what = "conn_refused_after_sent"
 			}
-			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: what, count: int32(max(op.count, 1))})
+			w.fails = append(w.fails, attemptFail{at: at, end: m.clk.now(), target: int8(t), what: what, count: int32(max(op.count, 1))})
 			continue
 		}
 		if status == http.StatusServiceUnavailable || status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
@@ -356,7 +357,7 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 			if header.Get("Retry-After") == "" && status == http.StatusServiceUnavailable {
 				what += "_no_retry_after"
 			}
-			w.fails = append(w.fails, attemptFail{at: at, target: int8(t), what: what, count: int32(max(op.count, 1))})
+			w.fails = append(w.fails, attemptFail{at: at, end: m.clk.now(), target: int8(t), what: what, count: int32(max(op.count, 1))})
 			continue
 		}
 		c.target, c.run, c.status, body = int8(t), int16(run), int16(status), b

@@ -14,6 +14,11 @@ import (
 // stopped: one RESULT line per shape and kind, a BOUND line per bound.
 
 // windowOf is the index of the window that holds at.
+// holeSlack is how long before an attempt that skipped numbers a call
+// above them may have begun: the longest an owned kind's call waits for
+// its owner (--forward-timeout 1s) with room.
+const holeSlack = 2 * time.Second
+
 func (m *matrixRun) windowOf(at time.Duration) int {
 	i := 0
 	for j, w := range m.windows {
@@ -225,10 +230,17 @@ func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
 	// whoever owned the tag. An attempt refused before it was sent may
 	// not (one sent on a kept-alive connection and then sent again to a
 	// refused dial is conn_refused_after_sent).
+	// A hole is counted in the window where the call above it began,
+	// which may be the window before the attempt that skipped it (a call
+	// above it already waiting) or after it (the attempt cut off by the
+	// fault that opened the next window): each attempt allows its numbers
+	// in every window from holeSlack before it began to when it failed.
 	inFlight := make([]int64, len(m.windows))
 	for _, f := range kl.fails {
 		if f.what != "conn_refused" {
-			inFlight[m.windowOf(f.at)] += int64(f.count)
+			for i := m.windowOf(f.at - holeSlack); i <= m.windowOf(f.end); i++ {
+				inFlight[i] += int64(f.count)
+			}
 		}
 	}
 	// An owner lost: the owner killed, and every lease an instance logged
