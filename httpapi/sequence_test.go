@@ -192,7 +192,9 @@ func get(t *testing.T, url string, header ...string) (int, string, http.Header) 
 // with Retry-After, never forwarded again.
 func TestSequenceForwarding(t *testing.T) {
 	st := sequencetest.NewMemStore(time.Now)
-	if _, err := st.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 10, Sections: 8}); err != nil {
+	// 32 sections, so that both random member ids win some (see
+	// TestSequenceRoutesTable).
+	if _, err := st.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 10, Sections: 32}); err != nil {
 		t.Fatal(err)
 	}
 	a, b := startInstance(t, st), startInstance(t, st)
