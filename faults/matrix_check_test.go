@@ -79,10 +79,11 @@ func duplicateTexts(texts []textRef) (n int64, examples [][2]int32) {
 }
 
 // hole is the numbers lo..hi of a group that no call got, below a number
-// that one did: above is the call that got the number right above.
+// that one did: above is the call that got the number right above, below
+// the one that got the number right below (-1: none, a group's first).
 type hole struct {
 	group, lo, hi int64
-	above         int32
+	above, below  int32
 }
 
 func (h hole) size() int64 { return h.hi - h.lo + 1 }
@@ -102,12 +103,15 @@ func findHoles(spans []numSpan, base func(group int64) int64, floor, block int64
 		if next == 0 || block > 0 {
 			next = spans[i].lo
 		}
+		below := int32(-1) // the call that got next-1
 		for ; i < len(spans) && spans[i].group == g; i++ {
 			s := spans[i]
 			if s.lo > next && (block == 0 || (next-1-floor)/block == (s.lo-floor)/block) {
-				out = append(out, hole{group: g, lo: next, hi: s.lo - 1, above: s.call})
+				out = append(out, hole{group: g, lo: next, hi: s.lo - 1, above: s.call, below: below})
 			}
-			next = max(next, s.hi+1)
+			if s.hi+1 > next {
+				next, below = s.hi+1, s.call
+			}
 		}
 	}
 	return out
@@ -245,15 +249,15 @@ func TestMatrixChecks(t *testing.T) {
 			want  []hole
 		}{
 			{name: "dense", spans: []numSpan{{0, 1, 3, 0}, {0, 4, 4, 1}}, base: one},
-			{name: "from the first number", spans: []numSpan{{0, 4, 5, 0}}, base: one, want: []hole{{0, 1, 3, 0}}},
-			{name: "from the lowest", spans: []numSpan{{0, 4, 5, 0}, {0, 9, 9, 1}}, base: lowest, want: []hole{{0, 6, 8, 1}}},
-			{name: "overlaps", spans: []numSpan{{0, 1, 10, 0}, {0, 5, 6, 1}, {0, 12, 12, 2}}, base: one, want: []hole{{0, 11, 11, 2}}},
-			{name: "per group", spans: []numSpan{{1, 1, 2, 0}, {2, 2, 2, 1}}, base: one, want: []hole{{2, 1, 1, 1}}},
+			{name: "from the first number", spans: []numSpan{{0, 4, 5, 0}}, base: one, want: []hole{{0, 1, 3, 0, -1}}},
+			{name: "from the lowest", spans: []numSpan{{0, 4, 5, 0}, {0, 9, 9, 1}}, base: lowest, want: []hole{{0, 6, 8, 1, 0}}},
+			{name: "overlaps", spans: []numSpan{{0, 1, 10, 0}, {0, 5, 6, 1}, {0, 12, 12, 2}}, base: one, want: []hole{{0, 11, 11, 2, 0}}},
+			{name: "per group", spans: []numSpan{{1, 1, 2, 0}, {2, 2, 2, 1}}, base: one, want: []hole{{2, 1, 1, 1, -1}}},
 			// Blocks 0..9, 10..19, 20..29: the hole 8..11 spans two.
 			{name: "blocks", spans: []numSpan{{0, 1, 3, 0}, {0, 6, 7, 1}, {0, 12, 12, 2}, {0, 15, 15, 3}, {0, 19, 19, 4}, {0, 20, 20, 5}},
-				base: one, block: 10, want: []hole{{0, 4, 5, 1}, {0, 13, 14, 3}, {0, 16, 18, 4}}},
+				base: one, block: 10, want: []hole{{0, 4, 5, 1, 0}, {0, 13, 14, 3, 2}, {0, 16, 18, 4, 3}}},
 			{name: "blocks from a floor", spans: []numSpan{{0, 5, 5, 0}, {0, 7, 7, 1}, {0, 9, 9, 2}}, base: one, floor: 5, block: 3,
-				want: []hole{{0, 6, 6, 1}}},
+				want: []hole{{0, 6, 6, 1, 0}}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

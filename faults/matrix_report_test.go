@@ -52,6 +52,24 @@ func (m *matrixRun) describeCall(kl *kindLoad, i int32) string {
 	return fmt.Sprintf("call %d%s answered by %s, %v to %v", i, what, who, c.start.Round(time.Millisecond), c.end.Round(time.Millisecond))
 }
 
+// describeHoles logs up to maxExamples of the holes counted in window w:
+// the numbers, the calls right below and above them.
+func (m *matrixRun) describeHoles(kl *kindLoad, holes []hole, w int) {
+	n := 0
+	for _, h := range holes {
+		if m.windowOf(kl.calls[h.above].start) != w || n == maxExamples {
+			continue
+		}
+		n++
+		below := "none"
+		if h.below >= 0 {
+			below = m.describeCall(kl, h.below)
+		}
+		m.t.Logf("%s: numbers %d..%d of group %d never issued; below: %s; above: %s",
+			kl.kind.name, h.lo, h.hi, h.group, below, m.describeCall(kl, h.above))
+	}
+}
+
 func (m *matrixRun) describePairs(kl *kindLoad, pairs [][2]int32) []string {
 	var out []string
 	for _, p := range pairs {
@@ -260,6 +278,9 @@ func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
 		r.bound("skipped_"+w.name, per[i] <= allowed[i],
 			"%d numbers skipped in %s (%s of %s), want at most %d: one step (%d) for each of the %d owners lost, and the %d numbers of calls cut off mid-way, none else",
 			per[i], w.name, cmpOr(w.fault, "no fault"), cmpOr(w.victim, "-"), allowed[i], k.step, owners, inFlight[i])
+		if per[i] > allowed[i] {
+			m.describeHoles(kl, holes, i)
+		}
 	}
 	if k.capped == 0 {
 		return
