@@ -70,7 +70,7 @@ class LeafClientTest {
     Thread.sleep(100);
     assertEquals(1, fake.count("/api/segment/range/orders"));
     c.nextId("orders"); // the 25th take starts the load of the next range
-    for (int i = 0; i < 100 && fake.count("/api/segment/range/orders") < 2; i++) {
+    for (int i = 0; i < 500 && fake.count("/api/segment/range/orders") < 2; i++) {
       Thread.sleep(20);
     }
     assertEquals(2, fake.count("/api/segment/range/orders"));
@@ -182,6 +182,40 @@ class LeafClientTest {
   }
 
   @Test
+  void aMalformedAnswerIsFailedOver() throws Exception {
+    try (FakeLeaf bad = new FakeLeaf()) {
+      bad.error(200, "{\"tag\":\"orders\",\"start\":\"1\",\"count\":1000000}"); // more than asked
+      LeafClient c = LeafClient.builder(List.of(bad.url, fake.url)).minRange(100).maxRange(100).build();
+      clients.add(c);
+      for (long want = 1; want <= 300; want++) {
+        assertEquals(want, c.nextId("orders"));
+      }
+      assertTrue(bad.count("/api/segment/range/orders") >= 1, "the bad server was asked");
+    }
+  }
+
+  @Test
+  void routingTables() {
+    Sequences.Table t = Sequences.table(Json.parse("{\"space\":\"inbox\",\"sections\":4,\"scheme\":\"fnv1a64-mod\","
+        + "\"version\":\"v1\",\"members\":[\"10.0.0.7:8080\",\"10.0.0.8:8080\"],\"owners\":[0,1,1,-1]}"), null);
+    assertEquals("v1", t.version);
+    assertEquals("http://10.0.0.7:8080", t.owners[0].base);
+    assertTrue(t.owners[1] == t.owners[2], "one endpoint per member");
+    assertEquals(null, t.owners[3]);
+    Sequences.Table next = Sequences.table(Json.parse("{\"sections\":2,\"scheme\":\"fnv1a64-mod\","
+        + "\"version\":\"v2\",\"members\":[\"10.0.0.8:8080\"],\"owners\":[0,0]}"), t);
+    assertTrue(next.owners[0] == t.owners[1], "a member keeps its endpoint, and its health, across tables");
+    Sequences.Table other = Sequences.table(Json.parse("{\"sections\":2,\"scheme\":\"other\","
+        + "\"version\":\"v3\",\"members\":[\"a:1\"],\"owners\":[0,0]}"), t);
+    assertEquals(null, other.owners[0], "an unknown scheme: every call goes to the endpoints");
+    for (String bad : new String[] {"{}", "[]", "{\"sections\":2,\"scheme\":\"fnv1a64-mod\",\"version\":\"v\",\"members\":[],\"owners\":[0,0]}",
+        "{\"sections\":3,\"scheme\":\"fnv1a64-mod\",\"version\":\"v\",\"members\":[\"a:1\"],\"owners\":[0,0]}",
+        "{\"sections\":1,\"scheme\":\"fnv1a64-mod\",\"version\":\"\",\"members\":[\"a:1\"],\"owners\":[0]}"}) {
+      assertEquals(null, Sequences.table(Json.parse(bad), t), bad);
+    }
+  }
+
+  @Test
   void snowflake() {
     LeafClient c = client(b -> b.snowflakeBatch(10));
     long last = 0;
@@ -194,7 +228,7 @@ class LeafClientTest {
   }
 
   @Test
-  void closedRefusesAndItsThreadsEnd() {
+  void closedRefusesAndItsThreadsEnd() throws Exception {
     LeafClient c = ranges(100);
     c.nextId("orders");
     c.snowflake();
@@ -206,8 +240,10 @@ class LeafClientTest {
     assertEquals(ErrorCode.CLOSED, assertThrows(LeafException.class, () -> c.nextId("new")).code());
     c.close(); // a second close does nothing
     for (Thread t : Thread.getAllStackTraces().keySet()) {
-      assertTrue(!t.getName().equals("leaf-client") || !t.isAlive() || clients.size() > 1,
-          "a thread of the client outlives close");
+      if (t.getName().equals("leaf-client")) {
+        t.join(5000); // close has waited for its tasks; the thread itself ends at once
+        assertTrue(!t.isAlive(), "a thread of the client outlives close");
+      }
     }
   }
 
