@@ -22,6 +22,17 @@ final class Endpoint {
 
   private static final long ORIGIN = System.nanoTime();
 
+  /**
+   * The least time given to a request sent before any exchange of this JVM has completed. The first
+   * one also loads and links the JDK's HTTP client, about 0.3 s of CPU; on a loaded machine that
+   * was over 2 s (the default request timeout) in 3 of 4 fresh JVMs (load average 25 on 2 cores),
+   * and the smallest use of the client failed.
+   */
+  static final Duration COLD_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Whether an exchange of this JVM has completed: from then on, requests have their timeout. */
+  private static volatile boolean warm;
+
   final String base;
 
   // Guarded by this.
@@ -121,6 +132,9 @@ final class Endpoint {
    * number). Throws a LeafException: the server's error answer, or no usable answer at all.
    */
   Answer get(HttpClient http, String path, Duration timeout, String heldVersion) {
+    if (!warm && timeout.compareTo(COLD_TIMEOUT) < 0) {
+      timeout = COLD_TIMEOUT;
+    }
     HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(base + path))
         .timeout(timeout).header("Accept", "application/json").GET();
     if (heldVersion != null) {
@@ -141,6 +155,7 @@ final class Endpoint {
       Thread.currentThread().interrupt();
       throw LeafException.transport(base, "interrupted");
     }
+    warm = true;
     String seen = resp.headers().firstValue(ROUTES_VERSION).orElse(null);
     if (body.length > MAX_BODY) {
       throw LeafException.malformed(base, "more than " + MAX_BODY + " bytes");

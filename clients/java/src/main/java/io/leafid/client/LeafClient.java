@@ -184,7 +184,8 @@ public final class LeafClient implements AutoCloseable {
     }
 
     /**
-     * How long one request may take, connecting included (2 s).
+     * How long one request may take, connecting included (2 s). Until one exchange of the JVM has
+     * completed, requests have at least 10 s: the first also loads the JDK's HTTP client.
      *
      * @param d the timeout
      * @return this builder

@@ -1,6 +1,7 @@
 package io.leafid.client;
 
 import java.net.http.HttpClient;
+import java.security.GeneralSecurityException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -8,6 +9,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 
 /**
  * The endpoints of a client, asked in turn with failover, and the client's background threads:
@@ -36,9 +40,40 @@ final class Servers {
       t.setDaemon(true);
       return t;
     });
-    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(cfg.requestTimeout).followRedirects(HttpClient.Redirect.NEVER).build();
+    // No connect timeout of its own: each request's timeout covers its connection too.
+    HttpClient.Builder hb = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .followRedirects(HttpClient.Redirect.NEVER);
+    if (plainOnly(eps)) {
+      hb.sslContext(NO_TLS.get());
+    }
+    http = hb.build();
   }
+
+  /**
+   * Whether every endpoint is http://. Members of routing tables are too, so such a client never
+   * speaks TLS, and its HttpClient is given a TLS context that trusts nothing: the JDK's default
+   * one reads the CA certificates first, which made up a quarter of the CPU time of a first call
+   * in a fresh JVM (0.3 of 1.3 s on a loaded EPYC core).
+   */
+  private static boolean plainOnly(Endpoint[] eps) {
+    for (Endpoint e : eps) {
+      if (!e.base.startsWith("http://")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A TLS context that trusts no certificate: a TLS connection with it fails. */
+  private static final java.util.function.Supplier<SSLContext> NO_TLS = () -> {
+    try {
+      SSLContext c = SSLContext.getInstance("TLS");
+      c.init(new KeyManager[0], new TrustManager[0], null);
+      return c;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("leaf client: TLS context: " + e, e);
+    }
+  };
 
   boolean closing() {
     return closing;
