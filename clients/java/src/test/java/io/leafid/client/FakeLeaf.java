@@ -22,6 +22,8 @@ final class FakeLeaf implements AutoCloseable {
   private final List<String> requests = new ArrayList<>(); // guarded by this
   private int errStatus; // guarded by this; 0: none
   private String errBody;
+  private int slow; // guarded by this: how many answers to come are late
+  private long slowMillis;
   final String url;
 
   FakeLeaf() throws IOException {
@@ -44,6 +46,12 @@ final class FakeLeaf implements AutoCloseable {
     errBody = body;
   }
 
+  /** Answers the next n requests after ms milliseconds. */
+  synchronized void slow(int n, long ms) {
+    slow = n;
+    slowMillis = ms;
+  }
+
   synchronized int count(String prefix) {
     return (int) requests.stream().filter(p -> p.startsWith(prefix)).count();
   }
@@ -54,10 +62,22 @@ final class FakeLeaf implements AutoCloseable {
     long count = query != null && query.startsWith("count=") ? Long.parseLong(query.substring(6)) : 1;
     int status;
     String body;
+    long late = 0;
     synchronized (this) {
       requests.add(path);
       status = errStatus;
       body = errBody;
+      if (slow > 0) {
+        slow--;
+        late = slowMillis;
+      }
+    }
+    if (late > 0) {
+      try {
+        Thread.sleep(late);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
     if (status != 0) {
       answer(x, status, body);

@@ -228,6 +228,17 @@ class LeafClientTest {
   }
 
   @Test
+  void aSnowflakeBatchThatArrivedTooOldIsAskedForAgain() {
+    LeafClient c = client(b -> b.snowflakeBatch(10).snowflakeMaxAge(Duration.ofMillis(300)));
+    fake.slow(1, 600);
+    assertTrue(c.snowflake() > 0);
+    assertEquals(2, fake.count("/api/snowflake/batch"));
+    fake.slow(2, 600); // late twice: the call fails
+    LeafClient d = client(b -> b.snowflakeBatch(10).snowflakeMaxAge(Duration.ofMillis(300)));
+    assertThrows(LeafUnavailableException.class, d::snowflake);
+  }
+
+  @Test
   void closedRefusesAndItsThreadsEnd() throws Exception {
     LeafClient c = ranges(100);
     c.nextId("orders");
