@@ -103,6 +103,33 @@ final class Segments {
     return ids;
   }
 
+  /** Reserves src's next block and returns its first id. */
+  long refill(IdSource src) {
+    if (sv.closing()) {
+      throw new LeafClosedException();
+    }
+    Buffer b = src.tag == null ? null : tags.get(src.tag);
+    if (b == null) {
+      b = buffer(src.tag);
+    }
+    while (true) {
+      Span s = b.cur;
+      long want = Math.min(src.block, Math.max(1, s.size / IdSource.BLOCK_SHARE));
+      long off = s.getAndAdd(want) - s.start;
+      if (off < s.size) {
+        long end = Math.min(off + want, s.size);
+        if (s.trigger >= off && s.trigger < end) {
+          prefetch(b, s);
+        }
+        src.block = Math.min(2 * src.block, IdSource.MAX_BLOCK);
+        src.next = s.start + off + 1;
+        src.end = s.start + end;
+        return s.start + off;
+      }
+      advance(b, s);
+    }
+  }
+
   /** The tag's buffer, created unpublished when it has none. */
   private Buffer buffer(String tag) {
     if (tag == null || tag.isEmpty()) {

@@ -124,6 +124,52 @@ class LeafClientTest {
   }
 
   @Test
+  void sourcesAndNextIdNeverShareAnId() throws Exception {
+    LeafClient c = client(b -> b.minRange(100).maxRange(1000));
+    int threads = 4;
+    int each = 50_000;
+    long[][] got = new long[threads][];
+    List<Thread> ts = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int k = t;
+      ts.add(new Thread(() -> {
+        IdSource src = c.source("orders");
+        long[] ids = new long[each];
+        for (int i = 0; i < each; i++) {
+          ids[i] = k == 0 ? c.nextId("orders") : src.nextId();
+        }
+        got[k] = ids;
+      }));
+    }
+    ts.forEach(Thread::start);
+    for (Thread t : ts) {
+      t.join();
+    }
+    Set<Long> seen = new HashSet<>();
+    for (long[] ids : got) {
+      for (int i = 0; i < ids.length; i++) {
+        assertTrue(seen.add(ids[i]), "id " + ids[i] + " twice");
+        assertTrue(i == 0 || ids[i] > ids[i - 1], "one thread's ids increase");
+      }
+    }
+  }
+
+  @Test
+  void aSourceTakesBlocksAndStopsAtClose() {
+    LeafClient c = ranges(1000);
+    IdSource src = c.source("orders");
+    assertEquals(1, src.nextId()); // a block of 1, then 2, 4, ...
+    assertEquals(2, c.nextId("orders"));
+    assertEquals(3, src.nextId());
+    assertEquals(4, src.nextId());
+    assertEquals(5, c.nextId("orders"));
+    assertEquals(ErrorCode.UNKNOWN_TAG,
+        assertThrows(LeafRequestException.class, () -> c.source("nope").nextId()).code());
+    c.close();
+    assertThrows(LeafClosedException.class, src::nextId); // ids left in its block
+  }
+
+  @Test
   void unknownTag() {
     LeafClient c = client(b -> { });
     LeafRequestException e = assertThrows(LeafRequestException.class, () -> c.nextId("nope"));
