@@ -1,5 +1,6 @@
 package io.leafid.client.bench;
 
+import io.leafid.client.IdSource;
 import io.leafid.client.LeafClient;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * make -C clients/java bench URL=http://127.0.0.1:8080 TAG=orders
  * </pre>
  *
- * <p>Each round runs the baseline and the client one after the other, on one thread and on two;
- * the medians of ROUNDS rounds (7 unless -Drounds=N) are reported.
+ * <p>Each round runs the baseline, the client's nextId and an IdSource per thread, one after the
+ * other, on one thread and on two; the medians of the rounds (7 unless -Drounds=N) are reported.
  */
 public final class Bench {
   private static final long N = Long.getLong("ids", 50_000_000L); // a thread, a round
@@ -33,20 +34,26 @@ public final class Bench {
       for (int i = 0; i < 3; i++) { // warm up: the JIT, and the first ranges fetched
         clientLoop(c, tag, N / 5);
         counterLoop(counter, N / 5);
+        sourceLoop(c.source(tag), N / 5);
       }
       System.out.printf("Java %s, %s, %,d ids a thread a round, %d rounds%n",
           System.getProperty("java.version"), System.getProperty("java.vm.name"), N, rounds);
       for (int threads = 1; threads <= 2; threads++) {
         double[] base = new double[rounds];
         double[] got = new double[rounds];
+        double[] src = new double[rounds];
         for (int r = 0; r < rounds; r++) {
           base[r] = rate(threads, () -> counterLoop(counter, N));
           got[r] = rate(threads, () -> clientLoop(c, tag, N));
+          src[r] = rate(threads, () -> sourceLoop(c.source(tag), N));
         }
         double b = median(base);
         double g = median(got);
+        double s = median(src);
         System.out.printf("%d thread(s): LeafClient.nextId %.1f M/s (rounds %s); AtomicLong %.1f M/s (rounds %s); ratio %.2f%n",
             threads, g / 1e6, millions(got), b / 1e6, millions(base), g / b);
+        System.out.printf("%d thread(s): an IdSource a thread %.1f M/s (rounds %s); ratio to the AtomicLong %.2f%n",
+            threads, s / 1e6, millions(src), s / b);
       }
     }
   }
@@ -55,6 +62,14 @@ public final class Bench {
     long x = 0;
     for (long i = 0; i < n; i++) {
       x ^= c.nextId(tag);
+    }
+    sink = x;
+  }
+
+  private static void sourceLoop(IdSource src, long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) {
+      x ^= src.nextId();
     }
     sink = x;
   }
