@@ -57,17 +57,18 @@ bench:
 # unit tests and `pip install ./clients/python` into a fresh venv with no
 # package index; the TypeScript client built with its pinned typescript
 # (checking that the committed dist/ is what src/ compiles to), its tests, and
-# `npm install ./clients/typescript` into an empty project. clients-test runs
-# the unit tests alone (make test runs it). A toolchain missing is a message,
-# and a failure under CI=true. The Java client hooks in as clients/java/Makefile,
-# whose default target builds and tests it.
+# `npm install ./clients/typescript` into an empty project; the Java client
+# (clients/java/Makefile) built into clients/java/leaf-client.jar with javac
+# and jar, its Javadoc checked, and its JUnit 5 tests. clients-test runs the
+# unit tests alone (make test runs it). A toolchain missing is a message, and
+# a failure under CI=true.
 PYTHON ?= python3
 NODE   ?= node
 NPM    ?= npm
 
-.PHONY: clients clients-test clients-python clients-python-test clients-typescript clients-typescript-test clients-java
+.PHONY: clients clients-test clients-python clients-python-test clients-typescript clients-typescript-test clients-java clients-java-test
 clients: clients-python clients-typescript clients-java
-clients-test: clients-python-test clients-typescript-test
+clients-test: clients-python-test clients-typescript-test clients-java-test
 
 # missing TOOL: say a toolchain is missing; fail under CI=true.
 missing = { echo "$@: $(1) not found: the client is not checked"; [ "$$CI" != true ]; }
@@ -96,9 +97,11 @@ clients-typescript:
 	$(NPM) init -y >/dev/null && $(NPM) install --no-audit --no-fund --loglevel=error "$(CURDIR)/clients/typescript" && \
 	$(NODE) --input-type=module -e 'import { Client } from "leaf-client"; console.log("npm install ./clients/typescript: leaf-client", typeof Client)'
 
+clients-java-test:
+	@$(MAKE) --no-print-directory -C clients/java test
+
 clients-java:
-	@if [ -f clients/java/Makefile ]; then $(MAKE) -C clients/java; \
-	else echo "clients-java: no Java client yet (clients/java/Makefile)"; fi
+	@$(MAKE) --no-print-directory -C clients/java
 
 # cmd/leaf/default.pgo: the CPU profile go build optimizes leaf for (PGO),
 # taken anew from leaf serve under wrk on the id routes.

@@ -17,8 +17,9 @@ import (
 	"github.com/leafid/leaf/store/storetest"
 )
 
-// Binaries built once by TestMain.
+// Binaries built once by TestMain, in buildDir.
 var (
+	buildDir    string
 	leafBin     string
 	goDriverBin string
 )
@@ -32,6 +33,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	buildDir = dir
 	leafBin, goDriverBin = filepath.Join(dir, "leaf"), filepath.Join(dir, "go-driver")
 	for _, b := range []struct{ out, pkg string }{{leafBin, "./cmd/leaf"}, {goDriverBin, "./clients/conformance/drivers/go"}} {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)

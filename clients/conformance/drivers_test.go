@@ -34,8 +34,8 @@ type language struct {
 // root is the repository's root, from this package's directory.
 const root = "../.."
 
-// languages lists every client. The Java client's driver goes here, as
-// the others: a command line, or why its toolchain is missing.
+// languages lists every client: how to start its driver, or why its
+// toolchain is missing.
 var languages = []language{
 	{"go", func() ([]string, []string, error) { return []string{goDriverBin}, nil, nil }},
 	{"python", func() ([]string, []string, error) {
@@ -61,6 +61,7 @@ var languages = []language{
 		drv, _ := filepath.Abs("drivers/typescript/driver.mjs")
 		return []string{node, drv}, nil, nil
 	}},
+	{"java", javaDriver},
 }
 
 // atLeast checks that the version a command prints is at least major.minor.

@@ -1,0 +1,120 @@
+package io.leafid.client;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+
+/**
+ * A leaf server in the test's process: ranges of one counter per tag, snowflake batches, and a
+ * canned answer on demand. The behaviour against real servers is the conformance suite's.
+ */
+final class FakeLeaf implements AutoCloseable {
+  private final HttpServer srv;
+  private final Map<String, Long> next = new HashMap<>(); // guarded by this
+  private final List<String> requests = new ArrayList<>(); // guarded by this
+  private int errStatus; // guarded by this; 0: none
+  private String errBody;
+  private int slow; // guarded by this: how many answers to come are late
+  private long slowMillis;
+  final String url;
+
+  FakeLeaf() throws IOException {
+    // Without it, an answer waits for the delayed ACK of its headers: 40 ms a request.
+    System.setProperty("sun.net.httpserver.nodelay", "true");
+    srv = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    srv.setExecutor(Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "fake-leaf");
+      t.setDaemon(true);
+      return t;
+    }));
+    srv.createContext("/", this::handle);
+    srv.start();
+    url = "http://127.0.0.1:" + srv.getAddress().getPort();
+  }
+
+  /** Answers every later request with status and body; status 0 stops. */
+  synchronized void error(int status, String body) {
+    errStatus = status;
+    errBody = body;
+  }
+
+  /** Answers the next n requests after ms milliseconds. */
+  synchronized void slow(int n, long ms) {
+    slow = n;
+    slowMillis = ms;
+  }
+
+  synchronized int count(String prefix) {
+    return (int) requests.stream().filter(p -> p.startsWith(prefix)).count();
+  }
+
+  private void handle(HttpExchange x) throws IOException {
+    String path = x.getRequestURI().getRawPath();
+    String query = x.getRequestURI().getRawQuery();
+    long count = query != null && query.startsWith("count=") ? Long.parseLong(query.substring(6)) : 1;
+    int status;
+    String body;
+    long late = 0;
+    synchronized (this) {
+      requests.add(path);
+      status = errStatus;
+      body = errBody;
+      if (slow > 0) {
+        slow--;
+        late = slowMillis;
+      }
+    }
+    if (late > 0) {
+      try {
+        Thread.sleep(late);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (status != 0) {
+      answer(x, status, body);
+    } else if (path.equals("/api/segment/range/nope")) {
+      answer(x, 404, "{\"error\":{\"code\":\"unknown_tag\",\"message\":\"no such tag\"}}");
+    } else if (path.startsWith("/api/segment/range/")) {
+      String tag = path.substring(path.lastIndexOf('/') + 1);
+      answer(x, 200, "{\"tag\":\"" + tag + "\",\"start\":\"" + take(tag, count, 1) + "\",\"count\":" + count + "}");
+    } else if (path.equals("/api/snowflake/batch")) {
+      long start = take("~flake", count, 1L << 40);
+      StringBuilder b = new StringBuilder("{\"ids\":[");
+      for (long i = 0; i < count; i++) {
+        b.append(i == 0 ? "" : ",").append('"').append(start + i).append('"');
+      }
+      answer(x, 200, b.append("]}").toString());
+    } else {
+      answer(x, 404, "{\"error\":{\"code\":\"not_found\",\"message\":\"no route\"}}");
+    }
+  }
+
+  private synchronized long take(String key, long count, long first) {
+    long start = next.getOrDefault(key, first);
+    next.put(key, start + count);
+    return start;
+  }
+
+  private static void answer(HttpExchange x, int status, String body) throws IOException {
+    byte[] b = body.getBytes(StandardCharsets.UTF_8);
+    x.getResponseHeaders().set("Content-Type", "application/json");
+    x.sendResponseHeaders(status, b.length == 0 ? -1 : b.length);
+    try (OutputStream out = x.getResponseBody()) {
+      out.write(b);
+    }
+  }
+
+  @Override
+  public void close() {
+    srv.stop(0);
+  }
+}
