@@ -96,7 +96,9 @@ func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl tim
 			return err
 		})
 		if err == nil {
-			err = leaseHeld(now, jumped, ttlMS)
+			if err = leaseHeld(now, jumped, ttlMS); err != nil && waitOut(ctx, jumped+ttlMS-now) {
+				continue // a lease's length has passed since the jump: read again
+			}
 		}
 		if err != nil {
 			return snowflake.Lease{}, err
@@ -343,6 +345,23 @@ func (s *Store) lastJump(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read leaf_db_start: %w", err)
 	}
 	return jumped.Int64, nil
+}
+
+// waitOut waits ms milliseconds, unless ctx ends before: it reports
+// whether it waited them.
+func waitOut(ctx context.Context, ms int64) bool {
+	d := time.Duration(ms) * time.Millisecond
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // leaseHeld refuses to lease a worker id, after a restart of a database

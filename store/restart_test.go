@@ -230,11 +230,14 @@ func TestRestartAfterLeafRestart(t *testing.T) {
 	if err := fresh.DB().GetContext(ctx, &seq, `SELECT max_seq FROM leaf_seq_section WHERE space = 's'`); err != nil || seq != 42+testJump {
 		t.Fatalf("max_seq = %d, %v; want %d", seq, err, 42+testJump)
 	}
-	_, err := fresh.Acquire(ctx, "h", 1024, time.Minute)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := fresh.Acquire(short, "h", 1024, time.Minute)
 	if !errors.Is(err, store.ErrAfterRestart) || !errors.Is(err, segment.ErrStoreUnavailable) {
-		t.Fatalf("Acquire a minute's lease right after the jump: %v, want ErrAfterRestart", err)
+		t.Fatalf("Acquire a minute's lease within a second, right after the jump: %v, want ErrAfterRestart", err)
 	}
-	if _, err := fresh.Acquire(ctx, "h", 1024, time.Millisecond); err != nil {
-		t.Fatalf("Acquire a lease of 1 ms, longer ago than the jump: %v", err)
+	begin := time.Now()
+	if _, err := fresh.Acquire(ctx, "h", 1024, 1500*time.Millisecond); err != nil || time.Since(begin) > 2*time.Second {
+		t.Fatalf("Acquire a lease of 1.5 s, with time to wait: %v after %v", err, time.Since(begin))
 	}
 }
