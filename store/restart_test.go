@@ -47,7 +47,7 @@ func TestPlanRestart(t *testing.T) {
 			readings: []store.StartReading{r("a", 100, true), r("c", 300, true)}, write: []string{"c"}},
 		{name: "every node of a cluster restarted", record: map[string][2]int64{"a": {100, 0}, "b": {100, 0}, "c": {100, 0}},
 			readings: []store.StartReading{r("a", 500, false), r("b", 510, false), r("c", 520, false)},
-			write: []string{"a", "b", "c"}, jump: true},
+			write:    []string{"a", "b", "c"}, jump: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
