@@ -23,7 +23,7 @@
 //     a node killed with SIGKILL mid-run; also three migrations racing on
 //     three nodes. Runs only with LEAF_TEST_GALERA=1; LEAF_GALERA_RUNS
 //     repeats it.
-//   - TestGaleraCrash: a 3-node MariaDB Galera cluster crashed whole
+//   - TestCrashGalera: a 3-node MariaDB Galera cluster crashed whole
 //     under load: every node killed with SIGKILL at once just after a
 //     range was taken, the cluster started again from its most advanced
 //     node, three instances kept running through it; with

@@ -14,7 +14,7 @@ import (
 	"github.com/leafid/leaf/internal/testkit"
 )
 
-// Sizes and bounds of TestGaleraCrash.
+// Sizes and bounds of TestCrashGalera.
 const (
 	crashTags = 6
 	crashStep = 10
@@ -35,7 +35,7 @@ const (
 // forward after a restart.
 const jumpMsg = "the database started again and may have forgotten commits"
 
-// TestGaleraCrash crashes a whole 3-node MariaDB Galera cluster under load:
+// TestCrashGalera crashes a whole 3-node MariaDB Galera cluster under load:
 // three instances, one per node (each given every node, its own first),
 // ask for ids of six tags of step 10 (fresh tags at each crash, so that
 // ranges are taken all the time), and every node is killed with SIGKILL
@@ -54,7 +54,7 @@ const jumpMsg = "the database started again and may have forgotten commits"
 // range from being handed out again. LEAF_GALERA_CRASHES sets the crashes
 // of each (default 3). Full size only, with LEAF_TEST_GALERA=1: each crash
 // takes about a minute.
-func TestGaleraCrash(t *testing.T) {
+func TestCrashGalera(t *testing.T) {
 	requireSuite(t)
 	mariadbtest.RequireGalera(t)
 	if level != "full" {

@@ -19,7 +19,7 @@ const (
 	envLevel = "LEAF_FAULTS"
 	// envGaleraRuns repeats the load phase of TestGalera (default 1).
 	envGaleraRuns = "LEAF_GALERA_RUNS"
-	// envGaleraCrashes is how many times TestGaleraCrash crashes each
+	// envGaleraCrashes is how many times TestCrashGalera crashes each
 	// cluster (default 3).
 	envGaleraCrashes = "LEAF_GALERA_CRASHES"
 	// envLogs, when set, names a directory that keeps the whole log of

@@ -96,7 +96,11 @@ type restartPlan struct {
 	write     []nodeStart // rows to write, new or changed
 	restarted []string    // nodes started again since recorded, or never recorded
 	jump      bool        // every row must move forward first
-	why       []string
+	// hold: a node recorded before started again while it could forget,
+	// so worker leases may have been forgotten too (lease.go, leaseHeld).
+	// Not at the first sight of a node: nothing says a lease was taken.
+	hold bool
+	why  []string
 }
 
 // planRestart compares the readings with the record. A node whose start
@@ -123,14 +127,14 @@ func planRestart(record map[string]startRow, readings []nodeStart) restartPlan {
 		p.restarted = append(p.restarted, n.Node)
 		switch {
 		case ok && !r.Durable:
-			p.jump = true
+			p.jump, p.hold = true, true
 			p.why = append(p.why, fmt.Sprintf("%s started again at %s (was %s) and could forget commits before",
 				n.Node, unixText(n.Started), unixText(r.Started)))
 		case !n.Durable:
-			p.jump = true
+			p.jump, p.hold = true, p.hold || ok || recordForgets
 			p.why = append(p.why, fmt.Sprintf("%s started at %s and can forget commits: %s", n.Node, unixText(n.Started), n.Why))
 		case !ok && recordForgets:
-			p.jump = true
+			p.jump, p.hold = true, true
 			p.why = append(p.why, fmt.Sprintf("%s was never seen, and another node could forget commits", n.Node))
 		}
 	}
@@ -228,7 +232,7 @@ func (s *Store) writeStarts(ctx context.Context, conn rawConn, readings []nodeSt
 		}
 	}
 	for _, n := range p.write {
-		if err := s.writeStart(ctx, conn, record, n, p.jump, now); err != nil {
+		if err := s.writeStart(ctx, conn, record, n, p.hold, now); err != nil {
 			return nil, err
 		}
 	}
@@ -277,8 +281,9 @@ func (s *Store) jumpRows(ctx context.Context, conn rawConn, p restartPlan) (*Res
 }
 
 // writeStart writes the reading n: a compare-and-set on the row read, or
-// an insert that a row written meanwhile refuses.
-func (s *Store) writeStart(ctx context.Context, conn rawConn, record map[string]startRow, n nodeStart, jumped bool, now int64) error {
+// an insert that a row written meanwhile refuses. held dates the row's
+// jumped_ms now, which holds worker leases back.
+func (s *Store) writeStart(ctx context.Context, conn rawConn, record map[string]startRow, n nodeStart, held bool, now int64) error {
 	durable := int64(0)
 	if n.Durable {
 		durable = 1
@@ -286,7 +291,7 @@ func (s *Store) writeStart(ctx context.Context, conn rawConn, record map[string]
 	old, ok := record[n.Node]
 	if !ok {
 		jumpedMS := int64(0)
-		if jumped {
+		if held {
 			jumpedMS = now
 		}
 		_, err := conn.exec(ctx, `INSERT INTO leaf_db_start (node, started, durable, jumped_ms) VALUES (?, ?, ?, ?)`,
@@ -297,7 +302,7 @@ func (s *Store) writeStart(ctx context.Context, conn rawConn, record map[string]
 		return err
 	}
 	jumpedMS := old.JumpedMS
-	if jumped {
+	if held {
 		jumpedMS = now
 	}
 	k, err := conn.exec(ctx, `UPDATE leaf_db_start SET started = ?, durable = ?, jumped_ms = ? WHERE node = ? AND started = ? AND jumped_ms = ?`,
