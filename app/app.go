@@ -57,6 +57,7 @@ type Server struct {
 	log *slog.Logger
 
 	stores   []openStore          // every store opened, in the configured order
+	jumps    []storeJumps         // leaf_store_restart_jumps_total, one per store opened
 	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false
 	gen      *snowflake.Generator // nil with --snowflake=false

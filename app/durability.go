@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 )
 
@@ -22,7 +24,46 @@ func (a *Server) durabilityOptions(opts store.Options, name string) store.Option
 	opts.CheckDurability = true
 	opts.RequireDurable = a.cfg.RequireDurable
 	opts.OnDurability = a.durabilityLogger(name)
+	opts.RestartJump = a.cfg.FailoverJump
+	if opts.RestartJump <= 0 {
+		opts.RestartJump = segment.DefaultFailoverJump
+	}
+	opts.OnRestartJump = a.restartLogger(name)
 	return opts
+}
+
+// storeJumps counts the jumps this instance made after restarts of one
+// store (store/restart.go).
+type storeJumps struct {
+	name string
+	n    *atomic.Uint64
+}
+
+// restartLogger counts and logs, at ERROR, each time this instance moved
+// every row of the store named name forward after the database started
+// again while it could forget commits: one line per restart over the
+// fleet, from the instance that found it.
+func (a *Server) restartLogger(name string) func(store.RestartJump) {
+	log := a.log
+	if name != "" {
+		log = log.With("store", name)
+	}
+	n := new(atomic.Uint64)
+	a.jumps = append(a.jumps, storeJumps{name: name, n: n})
+	return func(j store.RestartJump) {
+		n.Add(1)
+		log.Error("the database started again and may have forgotten commits it acknowledged: every row moved forward by the failover jump before any range was taken",
+			"nodes", j.Nodes, "jump", j.Jump, "tags_moved", j.Rows, "sections_moved", j.Sections, "why", j.Why)
+	}
+}
+
+// storesJumped is leaf_store_restart_jumps_total.
+func (a *Server) storesJumped() []metrics.StoreCount {
+	out := make([]metrics.StoreCount, len(a.jumps))
+	for i, j := range a.jumps {
+		out[i] = metrics.StoreCount{Store: j.name, N: j.n.Load()}
+	}
+	return out
 }
 
 // durabilityLogger writes one line when the settings of the store named

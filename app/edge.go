@@ -48,8 +48,9 @@ func (a *Server) newEdges() *edges {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := &edges{
-		reg:    reg,
-		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags, StoresDurable: a.storesDurable},
+		reg: reg,
+		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags, StoresDurable: a.storesDurable,
+			StoreRestartJumps: a.storesJumped},
 		api: httpapi.Config{
 			AdminToken:  a.cfg.AdminToken,
 			StatusToken: a.cfg.StatusToken,

@@ -23,6 +23,14 @@
 //     a node killed with SIGKILL mid-run; also three migrations racing on
 //     three nodes. Runs only with LEAF_TEST_GALERA=1; LEAF_GALERA_RUNS
 //     repeats it.
+//   - TestCrashGalera: a 3-node MariaDB Galera cluster crashed whole
+//     under load: every node killed with SIGKILL at once just after a
+//     range was taken, the cluster started again from its most advanced
+//     node, three instances kept running through it; with
+//     innodb_flush_log_at_trx_commit=1 and with =0 on every node, where
+//     the crash loses the last commits and leaf's check of the database's
+//     start must move every row past them. LEAF_GALERA_CRASHES crashes of
+//     each (default 3). Full size only, with LEAF_TEST_GALERA=1.
 //   - TestAlerts: the alert rules of deploy/prometheus, unchanged, in a
 //     real Prometheus server (Debian's prometheus package) that scrapes
 //     two instances every second: no alert while all is well,

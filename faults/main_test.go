@@ -19,6 +19,9 @@ const (
 	envLevel = "LEAF_FAULTS"
 	// envGaleraRuns repeats the load phase of TestGalera (default 1).
 	envGaleraRuns = "LEAF_GALERA_RUNS"
+	// envGaleraCrashes is how many times TestCrashGalera crashes each
+	// cluster (default 3).
+	envGaleraCrashes = "LEAF_GALERA_CRASHES"
 	// envLogs, when set, names a directory that keeps the whole log of
 	// every instance, one file per instance and test.
 	envLogs = "LEAF_FAULTS_LOGS"

@@ -59,3 +59,27 @@ func (c storeDurableCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(storeDurableDesc, prometheus.GaugeValue, v, s.Store)
 	}
 }
+
+// StoreCount is a count of one store's.
+type StoreCount struct {
+	// Store is the store's name with several stores (--store), "" for the
+	// one store.
+	Store string
+	N     uint64
+}
+
+var storeJumpsDesc = prometheus.NewDesc("leaf_store_restart_jumps_total",
+	"Times this process moved every row of the store forward by the failover jump, after the database started again while it could forget commits.",
+	[]string{"store"}, nil)
+
+// storeJumpsCollector exports leaf_store_restart_jumps_total{store}: one
+// series per store.
+type storeJumpsCollector struct{ src func() []StoreCount }
+
+func (c storeJumpsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- storeJumpsDesc }
+
+func (c storeJumpsCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.src() {
+		ch <- prometheus.MustNewConstMetric(storeJumpsDesc, prometheus.CounterValue, float64(s.N), s.Store)
+	}
+}

@@ -48,6 +48,10 @@ type Sources struct {
 	// a commit they acknowledged; a store whose settings were not read yet
 	// is left out.
 	StoresDurable func() []StoreDurability
+	// StoreRestartJumps counts, for leaf_store_restart_jumps_total, the
+	// times this process moved every row of a store forward after the
+	// database started again while it could forget commits.
+	StoreRestartJumps func() []StoreCount
 	// Segments is read for leaf_ids_issued_total{mode="segment"}, the
 	// leaf_segment_* metrics of the biz tags chosen (see select.go) and
 	// the totals over all of them.
@@ -88,6 +92,9 @@ func Register(reg prometheus.Registerer, src Sources) error {
 	}
 	if src.StoresDurable != nil {
 		cs = append(cs, storeDurableCollector{src: src.StoresDurable})
+	}
+	if src.StoreRestartJumps != nil {
+		cs = append(cs, storeJumpsCollector{src: src.StoreRestartJumps})
 	}
 	if src.Segments != nil {
 		if len(src.SegmentTags) > MaxNamedTags {

@@ -10,7 +10,9 @@
 // widens the worker ids of leaf_worker_lease from 0..1023 to 0..65535,
 // keeping its rows; migration 6 creates leaf_seq_space, leaf_seq_section
 // and leaf_seq_member for per-key sequences; migration 7 creates
-// leaf_tag_format, the settings of formatted and opaque tags. The applied
+// leaf_tag_format, the settings of formatted and opaque tags; migration 8
+// creates leaf_db_start, what leaf last saw of each database node's start
+// (store/restart.go). The applied
 // versions are recorded in VersionTable.
 package migrations
 

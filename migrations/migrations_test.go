@@ -25,11 +25,12 @@ func TestFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []string{"00001_leaf_alloc.sql", "00002_leaf_worker_lease.sql", "00003_leaf_worker_lease_instance.sql", "00004_leaf_store.sql",
-				"00005_leaf_worker_lease_16_bit_ids.sql", "00006_leaf_sequence.sql", "00007_leaf_tag_format.sql"}
+				"00005_leaf_worker_lease_16_bit_ids.sql", "00006_leaf_sequence.sql", "00007_leaf_tag_format.sql",
+				"00008_leaf_db_start.sql"}
 			if !slices.Equal(names, want) {
 				t.Fatalf("files %q, want %q", names, want)
 			}
-			if v, err := migrations.Latest(d); err != nil || v != 7 {
+			if v, err := migrations.Latest(d); err != nil || v != 8 {
 				t.Fatalf("Latest = %d, %v", v, err)
 			}
 		})
@@ -58,14 +59,14 @@ func TestUpSQLite(t *testing.T) {
 	for _, a := range applied {
 		versions = append(versions, a.Version)
 	}
-	if !slices.Equal(versions, []int64{1, 2, 3, 4, 5, 6, 7}) || applied[0].Name != "00001_leaf_alloc.sql" {
+	if !slices.Equal(versions, []int64{1, 2, 3, 4, 5, 6, 7, 8}) || applied[0].Name != "00001_leaf_alloc.sql" {
 		t.Fatalf("applied %+v", applied)
 	}
 	again, err := migrations.Up(ctx, db, migrations.SQLite)
 	if err != nil || len(again) != 0 {
 		t.Fatalf("second Up = %+v, %v", again, err)
 	}
-	for _, table := range []string{"leaf_alloc", "leaf_worker_lease", "leaf_tag_format", migrations.VersionTable} {
+	for _, table := range []string{"leaf_alloc", "leaf_worker_lease", "leaf_tag_format", "leaf_db_start", migrations.VersionTable} {
 		var n int
 		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
 			t.Fatalf("table %s: %v", table, err)

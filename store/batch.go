@@ -40,7 +40,7 @@ func (s *Store) AllocateBatch(ctx context.Context, tags []string) ([]segment.Bat
 	if err := distinct(tags); err != nil {
 		return nil, err
 	}
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return nil, err
 	}
 	var out []segment.BatchResult
@@ -81,7 +81,7 @@ func (s *Store) AllocateBatchIn(ctx context.Context, tags []string, floors []int
 	if len(tags) == 0 {
 		return nil, nil
 	}
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return nil, err
 	}
 	plan := func(i int, r batchRow) (segment.Allocation, error) {

@@ -228,10 +228,14 @@ func (s *Store) openedDurability(ctx context.Context, opts Options) {
 	go s.durabilityLoop(s.closing)
 }
 
-// takes is the gate of Options.RequireDurable: nil when the store may hand
-// out ranges, else why not, wrapping segment.ErrStoreUnavailable and
-// ErrNotDurable.
-func (s *Store) takes() error {
+// takes is the gate of every call that hands out numbers: the check of
+// the database's start (restart.go) and Options.RequireDurable. It returns
+// nil when the store may hand out ranges, else why not, wrapping
+// segment.ErrStoreUnavailable (and ErrNotDurable for the second).
+func (s *Store) takes(ctx context.Context) error {
+	if err := s.startsChecked(ctx); err != nil {
+		return err
+	}
 	if !s.requireDurable {
 		return nil
 	}
@@ -276,15 +280,24 @@ func (s *Store) readNodeDurability(ctx context.Context, idx int64) NodeDurabilit
 		out.Err = fmt.Errorf("unexpected driver connection %T", c)
 		return out
 	}
+	d := judgeNode(cctx, q)
+	d.Node = out.Node
+	return d
+}
+
+// judgeNode reads and judges the settings of the MySQL node q is
+// connected to.
+func judgeNode(ctx context.Context, q driver.QueryerContext) NodeDurability {
+	var out NodeDurability
 	vars, status := map[string]string{}, map[string]string{}
-	if err := queryRows(cctx, q, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "+
+	if err := queryRows(ctx, q, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "+
 		"('innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'wsrep_on', 'wsrep_provider_options')",
 		func(v []driver.Value) { vars[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
 		out.Err = err
 		return out
 	}
 	if strings.EqualFold(vars["wsrep_on"], "ON") {
-		if err := queryRows(cctx, q, "SHOW GLOBAL STATUS WHERE Variable_name = 'wsrep_cluster_size'",
+		if err := queryRows(ctx, q, "SHOW GLOBAL STATUS WHERE Variable_name = 'wsrep_cluster_size'",
 			func(v []driver.Value) { status[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
 			out.Err = err
 			return out

@@ -64,3 +64,47 @@ func SetDurabilityEvery(tb interface{ Cleanup(func()) }, d time.Duration) {
 	durabilityEvery = d
 	tb.Cleanup(func() { durabilityEvery = old })
 }
+
+// SeeStarts makes s read every node's start through f, which returns the
+// start and durability s is to see instead of those read: a test restarts
+// a database, or makes it one that can forget, without touching it.
+func SeeStarts(s *Store, f func(node string, started int64, durable bool) (int64, bool)) {
+	view := func(n nodeStart) nodeStart {
+		n.Started, n.Durable = f(n.Node, n.Started, n.Durable)
+		return n
+	}
+	s.starts.seen.Store(&view)
+}
+
+// DropConnections closes the idle connections of s's pool, as a database
+// that restarted breaks them: the next call connects again.
+func DropConnections(s *Store) {
+	s.db.SetMaxIdleConns(0)
+	s.db.SetMaxIdleConns(8)
+}
+
+// PlanRestart is planRestart over rows of leaf_db_start and readings, each
+// (node, started, durable); it returns the nodes to write and whether
+// every row jumps.
+func PlanRestart(record map[string][2]int64, readings []StartReading) (write []string, jump bool) {
+	rec := map[string]startRow{}
+	for k, v := range record {
+		rec[k] = startRow{Started: v[0], Durable: v[1] != 0}
+	}
+	var rs []nodeStart
+	for _, r := range readings {
+		rs = append(rs, nodeStart{Node: r.Node, Started: r.Started, Durable: r.Durable})
+	}
+	p := planRestart(rec, rs)
+	for _, n := range p.write {
+		write = append(write, n.Node)
+	}
+	return write, p.jump
+}
+
+// StartReading is a reading of a node's start, for PlanRestart.
+type StartReading struct {
+	Node    string
+	Started int64
+	Durable bool
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -63,7 +64,7 @@ func (s *Store) AcquireIn(ctx context.Context, holder string, lo, hi int64, ttl 
 }
 
 func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl time.Duration) (snowflake.Lease, error) {
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return snowflake.Lease{}, err
 	}
 	if err := validateHolder(holder); err != nil {
@@ -79,8 +80,8 @@ func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl tim
 	instance := rand.Text()
 	for range acquireRounds {
 		var (
-			now  int64
-			rows []leaseRow
+			now, jumped int64
+			rows        []leaseRow
 		)
 		err := s.call(ctx, true, func(ctx context.Context) error {
 			var err error
@@ -91,8 +92,14 @@ func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl tim
 			if err := sqlx.SelectContext(ctx, s.db, &rows, selectLeases, lo, n); err != nil {
 				return fmt.Errorf("read leases: %w", err)
 			}
-			return nil
+			jumped, err = s.lastJump(ctx)
+			return err
 		})
+		if err == nil {
+			if err = leaseHeld(now, jumped, ttlMS); err != nil && waitOut(ctx, jumped+ttlMS-now) {
+				continue // a lease's length has passed since the jump: read again
+			}
+		}
 		if err != nil {
 			return snowflake.Lease{}, err
 		}
@@ -218,7 +225,7 @@ func (s *Store) Renew(ctx context.Context, l snowflake.Lease, lastTimestamp int6
 }
 
 func (s *Store) renew(ctx context.Context, l snowflake.Lease, last int64, ttl time.Duration) (snowflake.Lease, error) {
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return snowflake.Lease{}, err
 	}
 	ttlMS, err := ttlMillis(ttl)
@@ -319,4 +326,54 @@ func ttlMillis(ttl time.Duration) (int64, error) {
 		return 0, fmt.Errorf("lease ttl %v is below 1ms", ttl)
 	}
 	return ttl.Milliseconds(), nil
+}
+
+// ErrAfterRestart is wrapped, beside segment.ErrStoreUnavailable, by an
+// acquisition of a worker id refused because the database started again,
+// while it could forget commits, less than a lease's length ago.
+var ErrAfterRestart = errors.New("the database started again and may have forgotten worker leases")
+
+// lastJump is when the rows were last moved forward after a restart
+// (restart.go), by the database clock in milliseconds; 0 never, or while
+// the check is off.
+func (s *Store) lastJump(ctx context.Context) (int64, error) {
+	if s.starts.jump == 0 {
+		return 0, nil
+	}
+	var jumped sql.NullInt64
+	if err := s.db.GetContext(ctx, &jumped, `SELECT MAX(jumped_ms) FROM leaf_db_start`); err != nil {
+		return 0, fmt.Errorf("read leaf_db_start: %w", err)
+	}
+	return jumped.Int64, nil
+}
+
+// waitOut waits ms milliseconds, unless ctx ends before: it reports
+// whether it waited them.
+func waitOut(ctx context.Context, ms int64) bool {
+	d := time.Duration(ms) * time.Millisecond
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// leaseHeld refuses to lease a worker id, after a restart of a database
+// that could forget commits, until a lease's length has passed since the
+// rows were moved forward (jumped): the database may have forgotten that a
+// worker id was taken, and the instance still issuing with it finds out at
+// its next renewal, within its lease, and stops. Times are milliseconds of
+// the database clock.
+func leaseHeld(now, jumped, ttlMS int64) error {
+	if until := jumped + ttlMS; jumped > 0 && now < until {
+		return fmt.Errorf("%w: %w: no worker id is leased until %s, a lease's length after its rows were moved forward",
+			segment.ErrStoreUnavailable, ErrAfterRestart, time.UnixMilli(until).UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }

@@ -58,6 +58,9 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	db.SetConnMaxIdleTime(time.Minute)
 	s := newStore(sqlx.NewDb(db, "mysql"), MySQL, opts)
 	s.nodes = ns
+	if s.starts.jump > 0 {
+		ns.verify = s.verifyConn
+	}
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if opts.AllowDown {
 		pctx, cancel = context.WithTimeout(ctx, timeout)

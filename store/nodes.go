@@ -38,6 +38,10 @@ type nodes struct {
 	cur   atomic.Int64
 	epoch atomic.Int64
 	drv   driver.Driver
+	// verify, when set, checks a new connection to node idx before the
+	// pool may use it (the start of the database: restart.go); set once,
+	// before the first connection.
+	verify func(ctx context.Context, idx int64, c driver.Conn) error
 }
 
 type node struct {
@@ -101,6 +105,12 @@ func (n *nodes) Connect(ctx context.Context) (driver.Conn, error) {
 				break
 			}
 			continue
+		}
+		if n.verify != nil {
+			if err := n.verify(ctx, idx, c); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("node %s: %w", n.list[idx].addr, err)
+			}
 		}
 		if idx != start && n.move(start, idx) {
 			epoch++

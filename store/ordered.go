@@ -127,7 +127,7 @@ func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, l
 		}
 		return a.Start(), a.MaxID - 1, nil
 	}
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return 0, 0, err
 	}
 	// Safe to retry: a raise whose answer was lost is found by the next

@@ -36,7 +36,7 @@ func (s *Store) AllocateAbove(ctx context.Context, tag string, step, floor int64
 // own statement) and then by step.
 func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
 	var a segment.Allocation
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return a, err
 	}
 	// Safe to retry: a raise whose answer was lost only wastes its range.

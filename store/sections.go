@@ -111,7 +111,7 @@ func (s *Store) ReleaseSection(ctx context.Context, space string, section int, h
 // RaiseMax raises a section's max_seq by by while holder holds it, and
 // answers the new value from the same statement.
 func (s *Store) RaiseMax(ctx context.Context, space string, section int, holder string, by int64) (int64, error) {
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return 0, err
 	}
 	q := raiseMaxMySQL

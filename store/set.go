@@ -71,7 +71,7 @@ func (s *Store) SetRecord(ctx context.Context, from, to storeset.Record) (bool, 
 // when the store is not active under version, and the errors of Allocate.
 // found is the max_id the row had before the range was taken.
 func (s *Store) AllocateIn(ctx context.Context, tag string, step, floor int64, c segment.Class, version int64) (a segment.Allocation, found int64, err error) {
-	if err := s.takes(); err != nil {
+	if err := s.takes(ctx); err != nil {
 		return a, 0, err
 	}
 	// Safe to retry: a move whose answer was lost only wastes its range.

@@ -58,6 +58,9 @@ type Store struct {
 	onDurability   func(Durability)
 	requireDurable bool
 
+	// What was last seen of the database's start (restart.go).
+	starts starts
+
 	closing context.Context // cancelled by Close: ends the probes
 	stop    context.CancelFunc
 	bg      sync.WaitGroup // the probe loop and confirmations; Close waits for them
@@ -100,6 +103,17 @@ type Options struct {
 	// OnDurability, when set, is called with the first verdict and with
 	// each that differs from the one before, never concurrently.
 	OnDurability func(Durability)
+	// RestartJump, when above 0, turns on the check of the database's
+	// start (restart.go): before any number is taken from a node that
+	// started again since leaf last saw it, while its settings (then or
+	// now) say it can forget a commit, every row that hands out numbers is
+	// moved forward by RestartJump, once per restart whichever instance
+	// finds it; and no snowflake worker id is leased from the store until
+	// a lease's length after that. leaf serve gives it --failover-jump.
+	RestartJump int64
+	// OnRestartJump, when set, is called by the instance that moved the
+	// rows, once per restart found.
+	OnRestartJump func(RestartJump)
 }
 
 // DefaultTimeout bounds one call of the store, retries included: the
@@ -115,7 +129,8 @@ func DefaultTimeouts() string {
 // newStore wraps db and starts its probe loop.
 func newStore(db *sqlx.DB, dialect string, opts Options) *Store {
 	s := &Store{db: db, dialect: dialect, timeout: opts.Timeout, health: newHealth(opts.OnHealth),
-		onDurability: opts.OnDurability, requireDurable: opts.RequireDurable}
+		onDurability: opts.OnDurability, requireDurable: opts.RequireDurable,
+		starts: starts{jump: max(opts.RestartJump, 0), onJump: opts.OnRestartJump}}
 	s.probeFunc = s.probe
 	switch {
 	case s.timeout > 0:

@@ -36,6 +36,13 @@ type Cluster struct {
 // tb.Cleanup stops all nodes and removes their directories.
 func StartGalera(tb testing.TB, n int) *Cluster {
 	tb.Helper()
+	return StartGaleraWith(tb, n)
+}
+
+// StartGaleraWith is StartGalera with options added to every node's option
+// file, one per line as it takes them ("innodb_flush_log_at_trx_commit=0").
+func StartGaleraWith(tb testing.TB, n int, options ...string) *Cluster {
+	tb.Helper()
 	if n < 1 {
 		tb.Fatalf("mariadbtest: a cluster of %d nodes", n)
 	}
@@ -56,7 +63,7 @@ func StartGalera(tb testing.TB, n int) *Cluster {
 
 	c := &Cluster{nodes: make([]*Server, n)}
 	for i, p := range np {
-		c.nodes[i] = newServer(tb, "galera node "+strconv.Itoa(i), p.sql, galeraOptions(i, name, members, p))
+		c.nodes[i] = newServer(tb, "galera node "+strconv.Itoa(i), p.sql, append(galeraOptions(i, name, members, p), options...))
 	}
 	for _, s := range c.nodes {
 		s.galera = true
