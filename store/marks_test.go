@@ -8,14 +8,16 @@ import (
 	"github.com/leafid/leaf/storeset"
 )
 
-// TestLowerMarks: a mark is set back only while it is still the value the
-// caller read; a mark raised meanwhile stays, and a batch of more marks
-// than one statement takes is set back whole.
+// TestLowerMarks: a mark is set back only while it is within the run
+// handed back, above the new value and not above its end (an earlier
+// range's end of the run included); a mark raised past the end meanwhile
+// stays, and a batch of more marks than one statement takes is set back
+// whole.
 func TestLowerMarks(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		s := b.store(t)
 		ctx := context.Background()
-		marks := map[string]int64{"a": 100, "b": 200, "c": 300}
+		marks := map[string]int64{"a": 100, "b": 200, "c": 300, "mid": 31, "low": 10}
 		for i := range 600 {
 			marks[fmt.Sprintf("many-%03d", i)] = 1000
 		}
@@ -26,6 +28,8 @@ func TestLowerMarks(t *testing.T) {
 			"a":    {From: 100, To: 60},
 			"b":    {From: 150, To: 120}, // b's mark is 200 now: left alone
 			"none": {From: 10, To: 5},    // no mark: none made
+			"mid":  {From: 71, To: 15},   // the end of an earlier range of the run
+			"low":  {From: 71, To: 15},   // below the run: left alone
 		}
 		for i := range 600 {
 			backs[fmt.Sprintf("many-%03d", i)] = storeset.MarkBack{From: 1000, To: 900}
@@ -36,11 +40,11 @@ func TestLowerMarks(t *testing.T) {
 		if err := s.LowerMarks(ctx, "other", map[string]storeset.MarkBack{"c": {From: 300, To: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Marks(ctx, "peer", []string{"a", "b", "c", "none", "many-000", "many-599"})
+		got, err := s.Marks(ctx, "peer", []string{"a", "b", "c", "none", "mid", "low", "many-000", "many-599"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]int64{"a": 60, "b": 200, "c": 300, "many-000": 900, "many-599": 900}
+		want := map[string]int64{"a": 60, "b": 200, "c": 300, "low": 10, "many-000": 900, "many-599": 900, "mid": 15}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("marks after LowerMarks = %v, want %v", got, want)
 		}

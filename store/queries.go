@@ -204,15 +204,15 @@ ON DUPLICATE KEY UPDATE max_id = GREATEST(max_id, VALUES(max_id))`
 ON CONFLICT (store_id, biz_tag) DO UPDATE SET max_id = MAX(max_id, excluded.max_id)`
 
 	// lowerMarks* set back several marks of one store's tags, each to a
-	// value given for it, only where it is still the value given for it:
-	// a compare-and-set of every mark in one statement. Args: per mark
-	// tag and new value, then the store id, then per mark tag and old
-	// value.
+	// value given for it (To), only where it is above that and not above
+	// the end of the run handed back (From): a compare-and-set of every
+	// mark in one statement. Args: per mark tag and new value, then the
+	// store id, then per mark tag, new value and end.
 	lowerMarksSet   = `UPDATE leaf_marks SET max_id = CASE biz_tag`
 	lowerMarksWhen  = ` WHEN ? THEN ?`
 	lowerMarksWhere = ` END WHERE store_id = ? AND (`
-	lowerMarksRow   = `(biz_tag = ? AND max_id = ?)`
-	// lowerMark sets back one mark, only while it is still the value
-	// given. Args: new value, store id, tag, old value.
-	lowerMark = `UPDATE leaf_marks SET max_id = ? WHERE store_id = ? AND biz_tag = ? AND max_id = ?`
+	lowerMarksRow   = `(biz_tag = ? AND max_id > ? AND max_id <= ?)`
+	// lowerMark sets back one mark the same way. Args: new value, store
+	// id, tag, new value, end.
+	lowerMark = `UPDATE leaf_marks SET max_id = ? WHERE store_id = ? AND biz_tag = ? AND max_id > ? AND max_id <= ?`
 )

@@ -272,7 +272,7 @@ func (s *Store) LowerMarks(ctx context.Context, storeID string, marks map[string
 	for len(tags) > 0 {
 		part := tags[:min(len(tags), maxLowered)]
 		tags = tags[len(part):]
-		// Safe to retry: a mark set back is not From any more.
+		// Safe to retry: a mark set back is To, which it leaves.
 		if err := s.call(ctx, true, func(ctx context.Context) error { return lower(ctx, storeID, part, marks) }); err != nil {
 			return fmt.Errorf("set back %d marks of store %s: %w", len(marks), storeID, err)
 		}
@@ -294,7 +294,7 @@ func (s *Store) lowerMarksMySQL(ctx context.Context, storeID string, tags []stri
 		}
 		where.WriteString(lowerMarksRow)
 		args = append(args, tag, marks[tag].To)
-		conds = append(conds, tag, marks[tag].From)
+		conds = append(conds, tag, marks[tag].To, marks[tag].From)
 	}
 	_, err := s.db.ExecContext(ctx, lowerMarksSet+set.String()+lowerMarksWhere+where.String()+")", append(args, conds...)...)
 	return err
@@ -309,7 +309,7 @@ func (s *Store) lowerMarksSQLite(ctx context.Context, storeID string, tags []str
 	}
 	defer tx.Rollback() // after a commit it does nothing
 	for _, tag := range tags {
-		if _, err := tx.ExecContext(ctx, lowerMark, marks[tag].To, storeID, tag, marks[tag].From); err != nil {
+		if _, err := tx.ExecContext(ctx, lowerMark, marks[tag].To, storeID, tag, marks[tag].To, marks[tag].From); err != nil {
 			return err
 		}
 	}

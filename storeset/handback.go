@@ -11,8 +11,10 @@ import (
 
 var _ segment.HandBacker = (*Stores)(nil)
 
-// MarkBack is a mark to set back from From to To: the row it is the mark
-// of was handed back from From to To.
+// MarkBack is a mark to set back to To: the row it is the mark of was
+// handed back from From to To. A mark between the two (above To, not above
+// From) is set back: it is the end of one of the ranges handed back, since
+// no other process took a range of the row within them.
 type MarkBack struct{ From, To int64 }
 
 // HandBack returns [first, end), the unused tail of the last range of tag
@@ -40,11 +42,13 @@ type MarkBack struct{ From, To int64 }
 // stale-store check takes for a store gone back in time: the next instance
 // would move the row past the failover jump. So, in the same step as the
 // row, the marks are set back: what is still to be written is lowered to
-// the row's new max_id, and the marks already written are set back from
-// end to it by the next write of the marks (Close writes them), with a
-// compare-and-set that succeeds only while a mark is still end (see
-// Store.LowerMarks). The writes of the marks wait for the step, so none
-// raises a mark to end after it. A mark set back to the row's max_id
+// the row's new max_id, and the marks already written are set back to it
+// by the next write of the marks (Close writes them), with a
+// compare-and-set that succeeds only while a mark is within the run handed
+// back: above the new max_id, not above end (see Store.LowerMarks). A mark
+// below end is the end of an earlier range of the run, written before the
+// last range was taken; a mark above end is another process's, left. The
+// writes of the marks wait for the step, so none raises a mark after it. A mark set back to the row's max_id
 // still catches a real regression: a copy restored from before the hand
 // back has the row at or below the first id of the range handed back,
 // below the mark. A store that does not take the lowered mark keeps end:

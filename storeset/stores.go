@@ -41,8 +41,8 @@ type Store interface {
 	HighestMark(ctx context.Context, storeID string) (int64, error)
 	RecordMarks(ctx context.Context, storeID string, marks map[string]int64) error
 	// LowerMarks sets this store's marks of the tags of store storeID back
-	// from From to To, each only while it is still From: the rows were
-	// handed back (see Stores.HandBack).
+	// to To, each only while it is above To and not above From: the rows
+	// were handed back from From (see Stores.HandBack).
 	LowerMarks(ctx context.Context, storeID string, marks map[string]MarkBack) error
 	// HandBack sets the row's max_id back from end to first, only while
 	// it is still end (segment.HandBacker).
