@@ -91,7 +91,7 @@ func StartGaleraIn(tb testing.TB, places []Place, options ...string) *Cluster {
 // galeraPorts are the address and ports of one node: SQL, group
 // communication, incremental state transfer (IST) and SST.
 type galeraPorts struct {
-	host                  string
+	host                 string
 	sql, gcomm, ist, sst int
 }
 
