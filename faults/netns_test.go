@@ -1,0 +1,308 @@
+package faults
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/internal/mariadbtest"
+	"github.com/leafid/leaf/internal/netns"
+	"github.com/leafid/leaf/internal/testkit"
+)
+
+// TestNetFaults runs TestMatrix's load, every kind of id at once with
+// every id kept and checked, on deployments whose databases and instances
+// each sit in a network namespace of their own with an address on one
+// bridge (internal/netns), and breaks the network between them, not only
+// processes:
+//
+//   - galera_netns: a 3-node Galera cluster, instance i preferring node i
+//     (LEAF_TEST_GALERA=1). In turn: the owner's node partitioned from the
+//     other two nodes, but not from the instances, then healed (partition);
+//     every instance cut from the node it prefers, not from the others
+//     (split); the owner's node paused with SIGSTOP, then continued (pause).
+//   - stores_netns: three independent MariaDB servers as one set (leaf store
+//     init), instance i preferring store i, a region each: the owner's
+//     store cut from its own region's instance only, the other instances
+//     still reaching it (region).
+//
+// Each fault lasts netFaultFor: 30 s at full size, 10 s short. Besides
+// TestMatrix's checks of every kind, each instance writes a probe row
+// through its admin API every 100 ms: how long the instances on a node that
+// went away took to write again elsewhere is bounded (netMoveBound).
+func TestNetFaults(t *testing.T) {
+	requireSuite(t)
+	netns.Require(t)
+	for _, sh := range netShapes {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.require(t)
+			runMatrix(t, sh)
+		})
+	}
+}
+
+var netShapes = []matrixShape{
+	{name: "galera_netns", require: mariadbtest.RequireGalera, deploy: deployGaleraNetns},
+	{name: "stores_netns", require: mariadbtest.Require, deploy: deployStoresNetns},
+}
+
+// Timings of TestNetFaults.
+const (
+	// netStoreTimeout is the instances' --store-timeout in TestMatrix: how
+	// long a call of the store may take before the instance gives the
+	// node up.
+	netStoreTimeout = 2 * time.Second
+	// suspectTimeout is Galera's evs.suspect_timeout (default 5 s): how
+	// long the nodes wait for a silent node before they evict it and
+	// commit again without it.
+	suspectTimeout = 5 * time.Second
+	// netResync bounds the wait for a healed or continued node to be
+	// Synced again.
+	netResync = 90 * time.Second
+)
+
+// netFaultFor is how long each fault of TestNetFaults lasts.
+func netFaultFor() time.Duration { return sized(10*time.Second, 30*time.Second) }
+
+// netSettle is the load kept on after a fault is over, before the next.
+func netSettle() time.Duration { return 2*matrixLease + sized(time.Second, 4*time.Second) }
+
+// netFaultMark is when a fault of TestNetFaults began, took effect and
+// ended, on the run's clock, and whom it hit.
+type netFaultMark struct {
+	window   string
+	what     string
+	victims  []int // instances whose preferred database went away
+	from     time.Duration
+	back     time.Duration // the databases the victims can reach commit again
+	over     time.Duration // healed, continued
+	resynced time.Duration // every node Synced again (Galera)
+	// moveBound, when not zero, bounds how long each victim goes
+	// without writing to its store.
+	moveBound time.Duration
+}
+
+// netDeploy is what the shapes of TestNetFaults share: the network, the
+// instances' namespaces, the write probes and the marks of the faults.
+type netDeploy struct {
+	net    *netns.Net
+	insNS  []*netns.NS
+	ins    []*instance
+	probes *writeProbes
+	marks  []netFaultMark
+}
+
+// newNetDeploy makes the network and a namespace per instance.
+func newNetDeploy(t *testing.T, instances int) *netDeploy {
+	g := &netDeploy{net: netns.New(t)}
+	for i := range instances {
+		g.insNS = append(g.insNS, g.net.Add(t, "ins"+strconv.Itoa(i)))
+	}
+	t.Cleanup(func() { _ = g.net.HealAll() })
+	return g
+}
+
+// place puts instance i in its namespace, on its address there.
+func (g *netDeploy) place(i int, in *instance) {
+	_, port, _ := strings.Cut(in.addr, ":")
+	in.addr = g.insNS[i].IP + ":" + port
+	in.prefix = g.insNS[i].Exec()
+	g.ins = append(g.ins, in)
+}
+
+// begin starts the write probes, once the instances serve.
+func (g *netDeploy) begin(t *testing.T, clk clock) {
+	g.probes = startWriteProbes(t, clk, g.ins)
+}
+
+// hold keeps a fault on until netFaultFor after it began.
+func hold(m *matrixRun, from time.Duration) {
+	sleepCtx(m.ctx, from+netFaultFor()-m.clk.now())
+}
+
+// allOwned says that every owned kind may lose its owner.
+func allOwned(m *matrixRun) map[string]bool {
+	out := map[string]bool{}
+	for _, kl := range m.loads {
+		if kl.kind.owned {
+			out[kl.kind.name] = true
+		}
+	}
+	return out
+}
+
+// netGalera is the galera_netns shape.
+type netGalera struct {
+	*netDeploy
+	c       *mariadbtest.Cluster
+	nodeNS  []*netns.NS
+	commits *stallProbes
+}
+
+// deployGaleraNetns: a 3-node Galera cluster, each node in a namespace of
+// its own, and a namespace per instance.
+func deployGaleraNetns(t *testing.T) *deployment {
+	g := &netGalera{netDeploy: newNetDeploy(t, 3)}
+	places := make([]mariadbtest.Place, galeraNodes)
+	for i := range places {
+		ns := g.net.Add(t, "node"+strconv.Itoa(i))
+		g.nodeNS = append(g.nodeNS, ns)
+		places[i] = mariadbtest.Place{Host: ns.IP, Exec: ns.Exec}
+	}
+	started := time.Now()
+	g.c = mariadbtest.StartGaleraIn(t, places)
+	t.Logf("%d-node cluster Synced in namespaces in %v", galeraNodes, time.Since(started).Round(time.Millisecond))
+	nodes := g.c.Nodes()
+	const db = "leaf_netns"
+	createDatabase(t, nodes, db)
+	leafCommand(t, "migrate", "--mysql-dsn", nodes[0].DSN(db))
+	setup := syncedDB(t, nodes[0], db)
+	mustExec(t, setup, `CREATE TABLE fault_probe (node INT PRIMARY KEY, n BIGINT NOT NULL)`)
+	for i := range nodes {
+		mustExec(t, setup, `INSERT INTO fault_probe VALUES (?, 0)`, i)
+	}
+	return &deployment{
+		flags: func(i int) []string { return nodeArgs(nodes, i, db) },
+		home:  setup,
+		place: g.place,
+		begin: func(clk clock) {
+			g.begin(t, clk)
+			g.commits = startStallProbes(t, clk, nodes, db)
+		},
+		faults: []matrixFault{
+			{name: "partition", as: "outage", do: g.partition},
+			{name: "split", as: "outage", do: g.split},
+			{name: "pause", as: "outage", do: g.pause},
+		},
+		report: func(m *matrixRun) { g.reportNet(m, "galera") },
+	}
+}
+
+// The bounds of the moves. The victims of a partition or a pause write
+// again within Galera's eviction of the lost node, two store timeouts (one
+// on the lost node, one on a node that waits for the eviction too) and
+// 2 s; those of a split, within two store timeouts and 1 s, the cluster
+// whole.
+const (
+	moveAfterEviction = suspectTimeout + 2*netStoreTimeout + 2*time.Second
+	moveInCluster     = 2*netStoreTimeout + time.Second
+)
+
+// others are the nodes but i.
+func others(i int) []int {
+	var out []int
+	for j := range galeraNodes {
+		if j != i {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// committedAgain waits until every node of idx has committed a probe
+// row that began at or after from, and returns when that was seen.
+func (g *netGalera) committedAgain(m *matrixRun, idx []int, from time.Duration) time.Duration {
+	testkit.WaitFor(m.t, netResync, "commits on the nodes "+fmt.Sprint(idx), func() bool {
+		for _, j := range idx {
+			if !g.commits.got[j].committedAfter(from) {
+				return false
+			}
+		}
+		return true
+	})
+	return m.clk.now()
+}
+
+// resync waits until node i is Synced in the primary component again.
+func (g *netGalera) resync(m *matrixRun, i int) time.Duration {
+	ctx, cancel := contextFor(netResync)
+	defer cancel()
+	if err := g.c.WaitSynced(ctx, i); err != nil {
+		m.t.Fatal(err)
+	}
+	return m.clk.now()
+}
+
+// partition cuts the owner's node from the two other nodes, not from the
+// instances, for netFaultFor, then heals it. The node loses the primary
+// component once the others evict it (wsrep_ready OFF: it refuses every
+// statement with error 1047), and its instance must move to a node of the
+// majority.
+func (g *netGalera) partition(m *matrixRun, w *matrixWindow) {
+	i := m.ownerVictim()
+	w.victim, w.lost = m.ins[i].name, allOwned(m)
+	mk := netFaultMark{window: w.name, what: fmt.Sprintf("node%d cut from the other nodes", i), victims: []int{i},
+		from: w.from, moveBound: moveAfterEviction}
+	for _, j := range others(i) {
+		if err := g.net.Cut(g.nodeNS[i], g.nodeNS[j]); err != nil {
+			m.t.Fatal(err)
+		}
+	}
+	mk.back = g.committedAgain(m, others(i), w.from)
+	hold(m, w.from)
+	for _, j := range others(i) {
+		if err := g.net.Heal(g.nodeNS[i], g.nodeNS[j]); err != nil {
+			m.t.Fatal(err)
+		}
+	}
+	mk.over = m.clk.now()
+	mk.resynced = g.resync(m, i)
+	g.marks = append(g.marks, mk)
+	w.back = mk.back
+	sleepCtx(m.ctx, netSettle())
+}
+
+// split cuts every instance from the node it prefers, not from the other
+// nodes, the cluster whole, for netFaultFor, then heals.
+func (g *netGalera) split(m *matrixRun, w *matrixWindow) {
+	w.victim, w.lost = "every instance", allOwned(m)
+	mk := netFaultMark{window: w.name, what: "every instance cut from its own node", from: w.from, moveBound: moveInCluster}
+	for i := range g.insNS {
+		mk.victims = append(mk.victims, i)
+		if err := g.net.Cut(g.insNS[i], g.nodeNS[i]); err != nil {
+			m.t.Fatal(err)
+		}
+	}
+	// The cluster commits all along: the instances' store is back as
+	// soon as they gave their node up.
+	mk.back = w.from + netStoreTimeout
+	hold(m, w.from)
+	for i := range g.insNS {
+		if err := g.net.Heal(g.insNS[i], g.nodeNS[i]); err != nil {
+			m.t.Fatal(err)
+		}
+	}
+	mk.over = m.clk.now()
+	mk.resynced = mk.over
+	g.marks = append(g.marks, mk)
+	w.back = mk.back
+	sleepCtx(m.ctx, netSettle())
+}
+
+// pause stops the owner's node with SIGSTOP for netFaultFor and continues
+// it with SIGCONT: the other nodes evict it after suspectTimeout, its
+// connections stay open and silent, and once continued it finds itself
+// out of the primary component and rejoins.
+func (g *netGalera) pause(m *matrixRun, w *matrixWindow) {
+	i := m.ownerVictim()
+	w.victim, w.lost = m.ins[i].name, allOwned(m)
+	mk := netFaultMark{window: w.name, what: fmt.Sprintf("node%d paused with SIGSTOP", i), victims: []int{i},
+		from: w.from, moveBound: moveAfterEviction}
+	node := g.c.Nodes()[i]
+	if err := node.Pause(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(func() { _ = node.Resume() })
+	mk.back = g.committedAgain(m, others(i), w.from)
+	hold(m, w.from)
+	if err := node.Resume(); err != nil {
+		m.t.Fatal(err)
+	}
+	mk.over = m.clk.now()
+	mk.resynced = g.resync(m, i)
+	g.marks = append(g.marks, mk)
+	w.back = mk.back
+	sleepCtx(m.ctx, netSettle())
+}
