@@ -124,11 +124,13 @@ func (m *matrixRun) servedGap(i int, from, to time.Duration) time.Duration {
 // reportNet prints a RESULT line per fault of a TestNetFaults shape, and
 // bounds how long its victims went without writing (the mark's
 // moveBound, when not zero) and without serving the plain tag.
-func (g *netDeploy) reportNet(m *matrixRun, shape string) {
+// commitGaps, when set, gives the databases' own stall within a window.
+func (g *netDeploy) reportNet(m *matrixRun, shape string, commitGaps func(from, to time.Duration) string) {
 	for _, mk := range g.marks {
 		r := newReport(m.t, "netns_"+shape+"_"+mk.window)
 		r.add("fault", mk.what)
 		r.add("from_ms", mk.from)
+		r.add("in_place_after_ms", mk.cutAt-mk.from)
 		r.add("back_after_ms", mk.back-mk.from)
 		r.add("over_after_ms", mk.over-mk.from)
 		r.add("resync_ms", mk.resynced-mk.over)
@@ -139,6 +141,9 @@ func (g *netDeploy) reportNet(m *matrixRun, shape string) {
 		}
 		r.add("write_gap_ms", strings.Join(writes, ","))
 		r.add("served_gap_ms", strings.Join(served, ","))
+		if commitGaps != nil {
+			r.add("commit_gap_ms", commitGaps(mk.cutAt, mk.over))
+		}
 		for _, v := range mk.victims {
 			name := m.ins[v].name
 			if mk.moveBound > 0 {

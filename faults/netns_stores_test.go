@@ -42,7 +42,7 @@ func deployStoresNetns(t *testing.T) *deployment {
 		place:      g.place,
 		begin:      func(clk clock) { g.begin(t, clk) },
 		faults:     []matrixFault{{name: "region", as: "outage", do: g.regionCut}},
-		report:     func(m *matrixRun) { g.reportNet(m, "stores") },
+		report:     func(m *matrixRun) { g.reportNet(m, "stores", nil) },
 		orderSlack: orderGap,
 		floor:      floor,
 		block:      block,
@@ -60,7 +60,8 @@ func (g *netStores) regionCut(m *matrixRun, w *matrixWindow) {
 	if err := g.net.Cut(g.insNS[i], g.storeNS[i]); err != nil {
 		m.t.Fatal(err)
 	}
-	mk.back = w.from + netStoreTimeout
+	mk.cutAt = m.clk.now()
+	mk.back = mk.cutAt + netStoreTimeout
 	hold(m, w.from)
 	if err := g.net.Heal(g.insNS[i], g.storeNS[i]); err != nil {
 		m.t.Fatal(err)

@@ -76,6 +76,7 @@ type netFaultMark struct {
 	what     string
 	victims  []int // instances whose preferred database went away
 	from     time.Duration
+	cutAt    time.Duration // the fault in place (the rules written, the signal sent)
 	back     time.Duration // the databases the victims can reach commit again
 	over     time.Duration // healed, continued
 	resynced time.Duration // every node Synced again (Galera)
@@ -176,7 +177,7 @@ func deployGaleraNetns(t *testing.T) *deployment {
 			{name: "split", as: "outage", do: g.split},
 			{name: "pause", as: "outage", do: g.pause},
 		},
-		report: func(m *matrixRun) { g.reportNet(m, "galera") },
+		report: func(m *matrixRun) { g.reportNet(m, "galera", g.commitGaps) },
 	}
 }
 
@@ -189,6 +190,24 @@ const (
 	moveAfterEviction = suspectTimeout + 2*netStoreTimeout + 2*time.Second
 	moveInCluster     = 2*netStoreTimeout + time.Second
 )
+
+// commitGaps is, per node, the longest time within [from, to] that a
+// probe row committed directly on it (no leaf) did not commit: the stall
+// of the cluster, or the time a node was out of it.
+func (g *netGalera) commitGaps(from, to time.Duration) string {
+	var parts []string
+	for j := range g.commits.got {
+		p := &g.commits.got[j]
+		p.mu.Lock()
+		calls := make([]answered, len(p.polls))
+		for k, pl := range p.polls {
+			calls[k] = answered{start: pl.start, end: pl.start + pl.dur, ok: pl.status == 200}
+		}
+		p.mu.Unlock()
+		parts = append(parts, fmt.Sprintf("node%d:%.0f", j, ms(longestGap(calls, from, to))))
+	}
+	return strings.Join(parts, ",")
+}
 
 // others are the nodes but i.
 func others(i int) []int {
@@ -215,11 +234,12 @@ func (g *netGalera) committedAgain(m *matrixRun, idx []int, from time.Duration) 
 	return m.clk.now()
 }
 
-// resync waits until node i is Synced in the primary component again.
-func (g *netGalera) resync(m *matrixRun, i int) time.Duration {
+// resync waits until every node is Synced and sees the whole cluster
+// again.
+func (g *netGalera) resync(m *matrixRun) time.Duration {
 	ctx, cancel := contextFor(netResync)
 	defer cancel()
-	if err := g.c.WaitSynced(ctx, i); err != nil {
+	if err := g.c.WaitWhole(ctx); err != nil {
 		m.t.Fatal(err)
 	}
 	return m.clk.now()
@@ -240,7 +260,8 @@ func (g *netGalera) partition(m *matrixRun, w *matrixWindow) {
 			m.t.Fatal(err)
 		}
 	}
-	mk.back = g.committedAgain(m, others(i), w.from)
+	mk.cutAt = m.clk.now()
+	mk.back = g.committedAgain(m, others(i), mk.cutAt)
 	hold(m, w.from)
 	for _, j := range others(i) {
 		if err := g.net.Heal(g.nodeNS[i], g.nodeNS[j]); err != nil {
@@ -248,7 +269,7 @@ func (g *netGalera) partition(m *matrixRun, w *matrixWindow) {
 		}
 	}
 	mk.over = m.clk.now()
-	mk.resynced = g.resync(m, i)
+	mk.resynced = g.resync(m)
 	g.marks = append(g.marks, mk)
 	w.back = mk.back
 	sleepCtx(m.ctx, netSettle())
@@ -267,7 +288,8 @@ func (g *netGalera) split(m *matrixRun, w *matrixWindow) {
 	}
 	// The cluster commits all along: the instances' store is back as
 	// soon as they gave their node up.
-	mk.back = w.from + netStoreTimeout
+	mk.cutAt = m.clk.now()
+	mk.back = mk.cutAt + netStoreTimeout
 	hold(m, w.from)
 	for i := range g.insNS {
 		if err := g.net.Heal(g.insNS[i], g.nodeNS[i]); err != nil {
@@ -295,13 +317,14 @@ func (g *netGalera) pause(m *matrixRun, w *matrixWindow) {
 		m.t.Fatal(err)
 	}
 	m.t.Cleanup(func() { _ = node.Resume() })
-	mk.back = g.committedAgain(m, others(i), w.from)
+	mk.cutAt = m.clk.now()
+	mk.back = g.committedAgain(m, others(i), mk.cutAt)
 	hold(m, w.from)
 	if err := node.Resume(); err != nil {
 		m.t.Fatal(err)
 	}
 	mk.over = m.clk.now()
-	mk.resynced = g.resync(m, i)
+	mk.resynced = g.resync(m)
 	g.marks = append(g.marks, mk)
 	w.back = mk.back
 	sleepCtx(m.ctx, netSettle())

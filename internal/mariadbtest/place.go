@@ -1,6 +1,7 @@
 package mariadbtest
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -120,4 +121,22 @@ func (s *Server) letRootIn(tb testing.TB) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("mariadbtest: %s: let root in from %s: %v\n%s", s.name, s.place.Host, err, tail(out, logTailLines))
 	}
+}
+
+// WaitWhole waits until every node is Synced in a primary component and
+// sees every node of the cluster. A node continued after a pause still
+// believes, for a while, that it is Synced in its old primary component:
+// only the others' view says it has rejoined.
+func (c *Cluster) WaitWhole(ctx context.Context) error {
+	for i := range c.nodes {
+		if err := c.WaitSynced(ctx, i); err != nil {
+			return err
+		}
+	}
+	for i := range c.nodes {
+		if err := c.waitSize(ctx, i, len(c.nodes)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
