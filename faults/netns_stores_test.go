@@ -50,8 +50,8 @@ func deployStoresNetns(t *testing.T) *deployment {
 }
 
 // regionCut cuts the owner's store from the owner alone, its own region's
-// instance, for netFaultFor: the other instances still reach that store,
-// and the owner still reaches the others.
+// instance: the other instances still reach that store,
+// and the owner still reaches the others, for netCutFor.
 func (g *netStores) regionCut(m *matrixRun, w *matrixWindow) {
 	i := m.ownerVictim()
 	w.victim, w.lost = m.ins[i].name, allOwned(m)
@@ -62,7 +62,7 @@ func (g *netStores) regionCut(m *matrixRun, w *matrixWindow) {
 	}
 	mk.cutAt = m.clk.now()
 	mk.back = mk.cutAt + netStoreTimeout
-	hold(m, w.from)
+	hold(m, w.from, netCutFor())
 	if err := g.net.Heal(g.insNS[i], g.storeNS[i]); err != nil {
 		m.t.Fatal(err)
 	}

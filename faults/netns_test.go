@@ -1,7 +1,9 @@
 package faults
 
 import (
+	"database/sql"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +30,8 @@ import (
 //     store cut from its own region's instance only, the other instances
 //     still reaching it (region).
 //
-// Each fault lasts netFaultFor: 30 s at full size, 10 s short. Besides
+// Each fault lasts 30 s at full size; short, a partition or a pause 10 s,
+// a split or a region's cut 5 s. Besides
 // TestMatrix's checks of every kind, each instance writes a probe row
 // through its admin API every 100 ms: how long the instances on a node that
 // went away took to write again elsewhere is bounded (netMoveBound).
@@ -63,8 +66,14 @@ const (
 	netResync = 90 * time.Second
 )
 
-// netFaultFor is how long each fault of TestNetFaults lasts.
+// netFaultFor is how long a fault of TestNetFaults lasts that the
+// database cluster must notice (partition, pause): at short size still
+// longer than the nodes take to evict a node (6 to 8 s here).
 func netFaultFor() time.Duration { return sized(10*time.Second, 30*time.Second) }
+
+// netCutFor is how long a fault lasts that only the instances notice
+// (split, region): at short size past two store timeouts.
+func netCutFor() time.Duration { return sized(5*time.Second, 30*time.Second) }
 
 // netSettle is the load kept on after a fault is over, before the next.
 func netSettle() time.Duration { return 2*matrixLease + sized(time.Second, 4*time.Second) }
@@ -118,9 +127,9 @@ func (g *netDeploy) begin(t *testing.T, clk clock) {
 	g.probes = startWriteProbes(t, clk, g.ins)
 }
 
-// hold keeps a fault on until netFaultFor after it began.
-func hold(m *matrixRun, from time.Duration) {
-	sleepCtx(m.ctx, from+netFaultFor()-m.clk.now())
+// hold keeps a fault on until d after it began.
+func hold(m *matrixRun, from, d time.Duration) {
+	sleepCtx(m.ctx, from+d-m.clk.now())
 }
 
 // allOwned says that every owned kind may lose its owner.
@@ -139,6 +148,7 @@ type netGalera struct {
 	*netDeploy
 	c       *mariadbtest.Cluster
 	nodeNS  []*netns.NS
+	plain   []*sql.DB // a pool on each node, for its process list
 	commits *stallProbes
 }
 
@@ -156,6 +166,9 @@ func deployGaleraNetns(t *testing.T) *deployment {
 	g.c = mariadbtest.StartGaleraIn(t, places)
 	t.Logf("%d-node cluster Synced in namespaces in %v", galeraNodes, time.Since(started).Round(time.Millisecond))
 	nodes := g.c.Nodes()
+	for _, n := range nodes {
+		g.plain = append(g.plain, openDB(t, n.DSN("")))
+	}
 	const db = "leaf_netns"
 	createDatabase(t, nodes, db)
 	leafCommand(t, "migrate", "--mysql-dsn", nodes[0].DSN(db))
@@ -172,9 +185,11 @@ func deployGaleraNetns(t *testing.T) *deployment {
 			g.begin(t, clk)
 			g.commits = startStallProbes(t, clk, nodes, db)
 		},
+		// The split first: an instance never goes back to a node it left,
+		// so after the others each may use another node than it prefers.
 		faults: []matrixFault{
-			{name: "partition", as: "outage", do: g.partition},
 			{name: "split", as: "outage", do: g.split},
+			{name: "partition", as: "outage", do: g.partition},
 			{name: "pause", as: "outage", do: g.pause},
 		},
 		report: func(m *matrixRun) { g.reportNet(m, "galera", g.commitGaps) },
@@ -207,6 +222,67 @@ func (g *netGalera) commitGaps(from, to time.Duration) string {
 		parts = append(parts, fmt.Sprintf("node%d:%.0f", j, ms(longestGap(calls, from, to))))
 	}
 	return strings.Join(parts, ",")
+}
+
+// currentNodes says which node each instance uses now (-1: none seen):
+// the node where one of its connections ran a statement last, by the
+// nodes' process lists. An instance never goes back to a node it left, so
+// after a fault it may use another node than the one it prefers.
+func (g *netGalera) currentNodes() []int {
+	cur := make([]int, len(g.insNS))
+	idle := make([]int64, len(g.insNS))
+	for i := range cur {
+		cur[i], idle[i] = -1, math.MaxInt64
+	}
+	for j, db := range g.plain {
+		ctx, cancel := contextFor(5 * time.Second)
+		rows, err := db.QueryContext(ctx, `SELECT host, time_ms FROM information_schema.processlist WHERE user = 'root'`)
+		if err != nil {
+			cancel()
+			continue
+		}
+		for rows.Next() {
+			var host string
+			var ms float64
+			if rows.Scan(&host, &ms) != nil {
+				continue
+			}
+			ip, _, _ := strings.Cut(host, ":")
+			for i, ns := range g.insNS {
+				if ns.IP == ip && int64(ms) < idle[i] {
+					cur[i], idle[i] = j, int64(ms)
+				}
+			}
+		}
+		rows.Close()
+		cancel()
+	}
+	return cur
+}
+
+// victimNode is the node the owner uses now, and the instances on it.
+func (g *netGalera) victimNode(m *matrixRun) (owner, node int, on []int) {
+	owner = m.ownerVictim()
+	cur := g.currentNodes()
+	node = cur[owner]
+	if node < 0 {
+		node = owner
+	}
+	for i, n := range cur {
+		if n == node {
+			on = append(on, i)
+		}
+	}
+	return owner, node, on
+}
+
+// names are the instances' names, joined.
+func names(m *matrixRun, idx []int) string {
+	var out []string
+	for _, i := range idx {
+		out = append(out, m.ins[i].name)
+	}
+	return strings.Join(out, "+")
 }
 
 // others are the nodes but i.
@@ -245,16 +321,16 @@ func (g *netGalera) resync(m *matrixRun) time.Duration {
 	return m.clk.now()
 }
 
-// partition cuts the owner's node from the two other nodes, not from the
-// instances, for netFaultFor, then heals it. The node loses the primary
+// partition cuts the node the owner uses from the two other nodes, not
+// from the instances, for netFaultFor, then heals it. The node loses the primary
 // component once the others evict it (wsrep_ready OFF: it refuses every
-// statement with error 1047), and its instance must move to a node of the
-// majority.
+// statement with error 1047), and the instances on it must move to a node
+// of the majority.
 func (g *netGalera) partition(m *matrixRun, w *matrixWindow) {
-	i := m.ownerVictim()
-	w.victim, w.lost = m.ins[i].name, allOwned(m)
-	mk := netFaultMark{window: w.name, what: fmt.Sprintf("node%d cut from the other nodes", i), victims: []int{i},
-		from: w.from, moveBound: moveAfterEviction}
+	owner, i, on := g.victimNode(m)
+	w.victim, w.lost = m.ins[owner].name, allOwned(m)
+	mk := netFaultMark{window: w.name, what: fmt.Sprintf("node%d (used by %s) cut from the other nodes", i, names(m, on)),
+		victims: on, from: w.from, moveBound: moveAfterEviction}
 	for _, j := range others(i) {
 		if err := g.net.Cut(g.nodeNS[i], g.nodeNS[j]); err != nil {
 			m.t.Fatal(err)
@@ -262,7 +338,7 @@ func (g *netGalera) partition(m *matrixRun, w *matrixWindow) {
 	}
 	mk.cutAt = m.clk.now()
 	mk.back = g.committedAgain(m, others(i), mk.cutAt)
-	hold(m, w.from)
+	hold(m, w.from, netFaultFor())
 	for _, j := range others(i) {
 		if err := g.net.Heal(g.nodeNS[i], g.nodeNS[j]); err != nil {
 			m.t.Fatal(err)
@@ -276,7 +352,7 @@ func (g *netGalera) partition(m *matrixRun, w *matrixWindow) {
 }
 
 // split cuts every instance from the node it prefers, not from the other
-// nodes, the cluster whole, for netFaultFor, then heals.
+// nodes, the cluster whole, for netCutFor, then heals.
 func (g *netGalera) split(m *matrixRun, w *matrixWindow) {
 	w.victim, w.lost = "every instance", allOwned(m)
 	mk := netFaultMark{window: w.name, what: "every instance cut from its own node", from: w.from, moveBound: moveInCluster}
@@ -290,7 +366,7 @@ func (g *netGalera) split(m *matrixRun, w *matrixWindow) {
 	// soon as they gave their node up.
 	mk.cutAt = m.clk.now()
 	mk.back = mk.cutAt + netStoreTimeout
-	hold(m, w.from)
+	hold(m, w.from, netCutFor())
 	for i := range g.insNS {
 		if err := g.net.Heal(g.insNS[i], g.nodeNS[i]); err != nil {
 			m.t.Fatal(err)
@@ -303,15 +379,15 @@ func (g *netGalera) split(m *matrixRun, w *matrixWindow) {
 	sleepCtx(m.ctx, netSettle())
 }
 
-// pause stops the owner's node with SIGSTOP for netFaultFor and continues
+// pause stops the node the owner uses with SIGSTOP for netFaultFor and continues
 // it with SIGCONT: the other nodes evict it after suspectTimeout, its
 // connections stay open and silent, and once continued it finds itself
 // out of the primary component and rejoins.
 func (g *netGalera) pause(m *matrixRun, w *matrixWindow) {
-	i := m.ownerVictim()
-	w.victim, w.lost = m.ins[i].name, allOwned(m)
-	mk := netFaultMark{window: w.name, what: fmt.Sprintf("node%d paused with SIGSTOP", i), victims: []int{i},
-		from: w.from, moveBound: moveAfterEviction}
+	owner, i, on := g.victimNode(m)
+	w.victim, w.lost = m.ins[owner].name, allOwned(m)
+	mk := netFaultMark{window: w.name, what: fmt.Sprintf("node%d (used by %s) paused with SIGSTOP", i, names(m, on)),
+		victims: on, from: w.from, moveBound: moveAfterEviction}
 	node := g.c.Nodes()[i]
 	if err := node.Pause(); err != nil {
 		m.t.Fatal(err)
@@ -319,7 +395,7 @@ func (g *netGalera) pause(m *matrixRun, w *matrixWindow) {
 	m.t.Cleanup(func() { _ = node.Resume() })
 	mk.cutAt = m.clk.now()
 	mk.back = g.committedAgain(m, others(i), mk.cutAt)
-	hold(m, w.from)
+	hold(m, w.from, netFaultFor())
 	if err := node.Resume(); err != nil {
 		m.t.Fatal(err)
 	}
