@@ -49,8 +49,8 @@ const subnetBase = "10.213."
 // cmdTimeout bounds one ip or nft command.
 const cmdTimeout = 20 * time.Second
 
-// Available says why namespaces cannot be made here, or nil: not root, or
-// ip or nft missing.
+// Available says why namespaces cannot be made here, or nil: not root, ip
+// or nft missing, or no right to make a namespace.
 func Available() error {
 	if os.Geteuid() != 0 {
 		return errors.New("netns: network namespaces need root")
@@ -59,6 +59,15 @@ func Available() error {
 		if _, err := lookPath(tool); err != nil {
 			return fmt.Errorf("netns: %s not found (Debian's iproute2 and nftables)", tool)
 		}
+	}
+	// Root in a container may still lack CAP_NET_ADMIN: make and remove
+	// a namespace to know.
+	probe := Prefix + strconv.Itoa(os.Getpid()) + "-probe-" + randomHex(3)
+	if err := runTool(nil, "ip", "netns", "add", probe); err != nil {
+		return fmt.Errorf("netns: cannot make a network namespace here: %w", err)
+	}
+	if err := runTool(nil, "ip", "netns", "delete", probe); err != nil {
+		return fmt.Errorf("netns: cannot remove a network namespace here: %w", err)
 	}
 	return nil
 }
