@@ -21,20 +21,22 @@ import (
 // processes:
 //
 //   - galera_netns: a 3-node Galera cluster, instance i preferring node i
-//     (LEAF_TEST_GALERA=1). In turn: the owner's node partitioned from the
-//     other two nodes, but not from the instances, then healed (partition);
-//     every instance cut from the node it prefers, not from the others
-//     (split); the owner's node paused with SIGSTOP, then continued (pause).
+//     (LEAF_TEST_GALERA=1). In turn: every instance cut from the node it
+//     prefers, not from the others (split); the node the owner uses now
+//     partitioned from the other two nodes, but not from the instances,
+//     then healed (partition); that node paused with SIGSTOP, then
+//     continued (pause).
 //   - stores_netns: three independent MariaDB servers as one set (leaf store
 //     init), instance i preferring store i, a region each: the owner's
 //     store cut from its own region's instance only, the other instances
 //     still reaching it (region).
 //
 // Each fault lasts 30 s at full size; short, a partition or a pause 10 s,
-// a split or a region's cut 5 s. Besides
-// TestMatrix's checks of every kind, each instance writes a probe row
-// through its admin API every 100 ms: how long the instances on a node that
-// went away took to write again elsewhere is bounded (netMoveBound).
+// a split or a region's cut 5 s. Besides TestMatrix's checks of every
+// kind, each instance writes a probe row through its admin API every
+// 100 ms: how long the instances on a node that went away took to write
+// again elsewhere is bounded (moveAfterEviction, moveInCluster), and how
+// long they went without serving the plain tag (netServedBound).
 func TestNetFaults(t *testing.T) {
 	requireSuite(t)
 	netns.Require(t)
@@ -83,7 +85,7 @@ func netSettle() time.Duration { return 2*matrixLease + sized(time.Second, 4*tim
 type netFaultMark struct {
 	window   string
 	what     string
-	victims  []int // instances whose preferred database went away
+	victims  []int // the instances on the node or store that went away
 	from     time.Duration
 	cutAt    time.Duration // the fault in place (the rules written, the signal sent)
 	back     time.Duration // the databases the victims can reach commit again
