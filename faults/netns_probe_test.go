@@ -149,8 +149,8 @@ func (g *netDeploy) reportNet(m *matrixRun, shape string, commitGaps func(from, 
 			if mk.moveBound > 0 {
 				gap := g.probes.gap(v, mk.from, mk.over)
 				r.bound("moves_"+name, gap <= mk.moveBound,
-					"instance %s (%s) went %v without a write to its store, want at most %v",
-					name, mk.what, gap.Round(time.Millisecond), mk.moveBound)
+					"instance %s (%s) went %v without a write to its store, want at most %v: %v until the databases it reaches took writes again, and %v",
+					name, mk.what, gap.Round(time.Millisecond), mk.moveBound, (mk.moveBound - moveSlack).Round(time.Millisecond), moveSlack)
 			}
 			gap := m.servedGap(v, mk.from, mk.over)
 			r.bound("serves_"+name, gap <= netServedBound,
