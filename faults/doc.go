@@ -75,7 +75,7 @@
 //     node partitioned from the two others, every instance cut from the
 //     node it prefers, a node paused with SIGSTOP (LEAF_TEST_GALERA=1);
 //     one region's store cut from that region's instance only. Each fault
-//     lasts 30 s (short: 10 s, or 5 s for the cuts only
+//     lasts 30 s (short: 15 s, or 5 s for the cuts only
 //     the instances notice); each instance writes a probe row through
 //     its admin API every 100 ms, which bounds how long the instances of
 //     a lost node take to write elsewhere. Needs root, ip and nft; skips

@@ -31,7 +31,7 @@ import (
 //     store cut from its own region's instance only, the other instances
 //     still reaching it (region).
 //
-// Each fault lasts 30 s at full size; short, a partition or a pause 10 s,
+// Each fault lasts 30 s at full size; short, a partition or a pause 15 s,
 // a split or a region's cut 5 s. Besides TestMatrix's checks of every
 // kind, each instance writes a probe row through its admin API every
 // 100 ms: how long the instances on a node that went away took to write
@@ -67,8 +67,8 @@ const (
 
 // netFaultFor is how long a fault of TestNetFaults lasts that the
 // database cluster must notice (partition, pause): at short size still
-// longer than the nodes take to evict a node (6 to 8 s here).
-func netFaultFor() time.Duration { return sized(10*time.Second, 30*time.Second) }
+// longer than the nodes take to evict a node (5.9 to 10.2 s here).
+func netFaultFor() time.Duration { return sized(15*time.Second, 30*time.Second) }
 
 // netCutFor is how long a fault lasts that only the instances notice
 // (split, region): at short size past two store timeouts.
