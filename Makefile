@@ -121,8 +121,9 @@ fuzz-short:
 
 # The fault suite (faults/): real leaf processes and MariaDB servers, killed,
 # cut off, failed over, and a 3-node Galera cluster, and the alert rules in a
-# real Prometheus server; figures in RELIABILITY.md. Needs root and Debian's
-# mariadb-server, galera-4, rsync and prometheus. faults-short is what CI
+# real Prometheus server, and network partitions between network namespaces;
+# figures in RELIABILITY.md. Needs root and Debian's mariadb-server, galera-4,
+# rsync, prometheus, iproute2 and nftables. faults-short is what CI
 # runs. LEAF_GALERA_RUNS=20 repeats the Galera scenario.
 .PHONY: faults faults-short
 faults:

@@ -69,6 +69,17 @@
 //     order, the numbers it skipped and the calls that failed, per fault.
 //     matrixToday lists the kinds each shape runs; LEAF_MATRIX=all runs
 //     them all.
+//   - TestNetFaults: the same load and checks on deployments whose
+//     databases and instances each sit in a network namespace of their own
+//     (internal/netns), with links cut by nftables drop rules: a Galera
+//     node partitioned from the two others, every instance cut from the
+//     node it prefers, a node paused with SIGSTOP (LEAF_TEST_GALERA=1);
+//     one region's store cut from that region's instance only. Each fault
+//     lasts 30 s (short: 15 s, or 5 s for the cuts only
+//     the instances notice); each instance writes a probe row through
+//     its admin API every 100 ms, which bounds how long the instances of
+//     a lost node take to write elsewhere. Needs root, ip and nft; skips
+//     without them.
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and

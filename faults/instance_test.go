@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type instance struct {
 	addr string // 127.0.0.1:port, the same across restarts
 	args []string
 	logs *logBook
+	// prefix, when set, runs the command through it: ip netns exec NAME,
+	// for an instance in a network namespace of its own.
+	prefix []string
 
 	opMu sync.Mutex // serialises start, stop and kill
 
@@ -116,7 +120,8 @@ func (in *instance) start() error {
 		return err
 	}
 	args := append([]string{"serve", "--addr", in.addr, "--log-format", "json"}, in.args...)
-	cmd := exec.Command(leafBin, args...)
+	argv := append(append(slices.Clone(in.prefix), leafBin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = leafEnv()
 	cmd.Stdout, cmd.Stderr = w, w
 	p := &process{run: run, serving: make(chan struct{})}

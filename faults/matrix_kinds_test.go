@@ -342,6 +342,9 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 		})
 		status, header, b, err := get(ctx, m.client, in.base()+path, "")
 		if m.ctx.Err() != nil {
+			// Cut off by the end of the load: it may have issued its
+			// numbers, and a call of another client above them ended.
+			w.fails = append(w.fails, attemptFail{at: at, end: m.clk.now(), target: int8(t), what: "cut_at_the_end", count: int32(max(op.count, 1))})
 			return c, false
 		}
 		if err != nil {

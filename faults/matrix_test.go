@@ -68,6 +68,9 @@ var matrixToday = map[string][]string{
 	"one_store": matrixAll,
 	"stores":    matrixAll,
 	"galera":    matrixAll,
+	// TestNetFaults' shapes.
+	"galera_netns": matrixAll,
+	"stores_netns": matrixAll,
 }
 
 // matrixAll is every kind.
@@ -107,6 +110,15 @@ type deployment struct {
 	// blocks of block ids from floor; only the holes within a block count
 	// as skipped.
 	floor, block int64
+	// faults, when set, are the shape's own faults, each caused once,
+	// instead of matrixFaults.
+	faults []matrixFault
+	// place, when set, places instance i before it first starts (in a
+	// network namespace of its own).
+	place func(i int, in *instance)
+	// report, when set, checks and prints the shape's own figures once
+	// the load has stopped.
+	report func(m *matrixRun)
 }
 
 // deployOneStore: one MariaDB server, killed with SIGKILL for the outage.
@@ -125,14 +137,7 @@ func deployOneStore(t *testing.T) *deployment {
 // instance i preferring store i; the outage kills store a, the first.
 func deployStores(t *testing.T) *deployment {
 	a, b, c := startSetStore(t, "a"), startSetStore(t, "b"), startSetStore(t, "c")
-	out := leafCommand(t, append([]string{"store", "init"}, storesFlags(a, b, c)...)...)
-	var version, floor, block int64
-	var fleet string
-	if i := strings.Index(out, "set version "); i < 0 {
-		t.Fatalf("leaf store init: no set in its output:\n%s", out)
-	} else if _, err := fmt.Sscanf(out[i:], "set version %d of fleet %s floor %d, blocks of %d ids", &version, &fleet, &floor, &block); err != nil {
-		t.Fatalf("leaf store init: %v in its output:\n%s", err, out)
-	}
+	floor, block := initStoreSet(t, a, b, c)
 	lists := [][]*setStore{{a, b, c}, {b, c, a}, {c, a, b}}
 	return &deployment{
 		flags:      func(i int) []string { return serveFlags(t, lists[i]...) },
@@ -142,6 +147,20 @@ func deployStores(t *testing.T) *deployment {
 		floor:      floor,
 		block:      block,
 	}
+}
+
+// initStoreSet makes stores one set (leaf store init) and returns where
+// its blocks begin and their size.
+func initStoreSet(t *testing.T, stores ...*setStore) (floor, block int64) {
+	out := leafCommand(t, append([]string{"store", "init"}, storesFlags(stores...)...)...)
+	var version int64
+	var fleet string
+	if i := strings.Index(out, "set version "); i < 0 {
+		t.Fatalf("leaf store init: no set in its output:\n%s", out)
+	} else if _, err := fmt.Sscanf(out[i:], "set version %d of fleet %s floor %d, blocks of %d ids", &version, &fleet, &floor, &block); err != nil {
+		t.Fatalf("leaf store init: %v in its output:\n%s", err, out)
+	}
+	return floor, block
 }
 
 // serverOutage kills a server with SIGKILL and starts it again after down.
@@ -210,7 +229,10 @@ const (
 // the window.
 type matrixFault struct {
 	name string
-	do   func(m *matrixRun, w *matrixWindow)
+	// as is the fault of matrixFaults whose bounds this one is held to
+	// ("outage": the owners may all be lost); "" is name.
+	as string
+	do func(m *matrixRun, w *matrixWindow)
 }
 
 var matrixFaults = []matrixFault{
@@ -265,6 +287,7 @@ func runMatrix(t *testing.T, sh matrixShape) {
 		settle = 2*matrixLease + sized(time.Second, 4*time.Second) // after each fault
 		down   = sized(3*time.Second, 6*time.Second)
 		cycles = sized(1, 2)
+		faults = matrixFaults
 		// budget: the capped period's numbers left when the load starts,
 		// well above what its paced calls take before the drain.
 		budget = sized(int64(40_000), int64(95_000))
@@ -273,6 +296,9 @@ func runMatrix(t *testing.T, sh matrixShape) {
 	m := &matrixRun{t: t, shape: sh, down: down}
 	m.d = sh.deploy(t)
 	t.Logf("stores up in %v", time.Since(started).Round(time.Millisecond))
+	if m.d.faults != nil {
+		faults, cycles = m.d.faults, 1
+	}
 	var left []string
 	for _, k := range matrixKinds {
 		if os.Getenv(envMatrix) == "all" || slices.Contains(matrixToday[sh.name], k.name) {
@@ -285,7 +311,10 @@ func runMatrix(t *testing.T, sh matrixShape) {
 		return append(m.d.flags(i), "--admin-token", adminToken, "--sequence-lease", matrixLease.String(),
 			"--forward-timeout", "1s", "--store-timeout", "2s", "--opaque-key", matrixKey)
 	})
-	for _, in := range m.ins {
+	for i, in := range m.ins {
+		if m.d.place != nil {
+			m.d.place(i, in)
+		}
 		in.args = append(in.args, "--advertise-addr", in.addr)
 	}
 	if err := startAll(m.ins); err != nil {
@@ -337,8 +366,8 @@ func runMatrix(t *testing.T, sh matrixShape) {
 	m.windows = append(m.windows, matrixWindow{name: "warmup"})
 	time.Sleep(warmup)
 	for cycle := range cycles {
-		for _, f := range matrixFaults {
-			w := matrixWindow{name: f.name + strconv.Itoa(cycle+1), fault: f.name, from: m.clk.now()}
+		for _, f := range faults {
+			w := matrixWindow{name: f.name + strconv.Itoa(cycle+1), fault: cmpOr(f.as, f.name), from: m.clk.now()}
 			f.do(m, &w)
 			t.Logf("%v: %s of %s, over at %v", w.from.Round(time.Millisecond), f.name, w.victim, w.back.Round(time.Millisecond))
 			m.windows = append(m.windows, w)
@@ -392,6 +421,9 @@ func runMatrix(t *testing.T, sh matrixShape) {
 	r.print()
 	for _, kl := range m.loads {
 		m.reportKind(kl, drained)
+	}
+	if m.d.report != nil {
+		m.d.report(m)
 	}
 }
 

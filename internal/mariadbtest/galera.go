@@ -21,7 +21,8 @@ const syncTimeout = 60 * time.Second
 // up from (IST); the default is 128M, preallocated on disk.
 const gcacheSize = "32M"
 
-// Cluster is a Galera cluster of Servers on 127.0.0.1. Its methods may be
+// Cluster is a Galera cluster of Servers, on 127.0.0.1 unless placed
+// elsewhere (StartGaleraIn). Its methods may be
 // called from several goroutines.
 type Cluster struct {
 	nodes []*Server
@@ -46,6 +47,18 @@ func StartGaleraWith(tb testing.TB, n int, options ...string) *Cluster {
 	if n < 1 {
 		tb.Fatalf("mariadbtest: a cluster of %d nodes", n)
 	}
+	return StartGaleraIn(tb, make([]Place, n), options...)
+}
+
+// StartGaleraIn is StartGaleraWith with node i at places[i]: a node in a
+// network namespace of its own listens on its address there, and every
+// node reaches the others at theirs.
+func StartGaleraIn(tb testing.TB, places []Place, options ...string) *Cluster {
+	tb.Helper()
+	n := len(places)
+	if n < 1 {
+		tb.Fatalf("mariadbtest: a cluster of %d nodes", n)
+	}
 	if err := GaleraAvailable(); err != nil {
 		tb.Fatal(err)
 	}
@@ -56,14 +69,14 @@ func StartGaleraWith(tb testing.TB, n int, options ...string) *Cluster {
 	np := make([]galeraPorts, n)
 	members := make([]string, n)
 	for i := range np {
-		np[i] = galeraPorts{ports[4*i], ports[4*i+1], ports[4*i+2], ports[4*i+3]}
-		members[i] = "127.0.0.1:" + strconv.Itoa(np[i].gcomm)
+		np[i] = galeraPorts{places[i].host(), ports[4*i], ports[4*i+1], ports[4*i+2], ports[4*i+3]}
+		members[i] = np[i].host + ":" + strconv.Itoa(np[i].gcomm)
 	}
 	name := "leaf-test-" + randomHex(4)
 
 	c := &Cluster{nodes: make([]*Server, n)}
 	for i, p := range np {
-		c.nodes[i] = newServer(tb, "galera node "+strconv.Itoa(i), p.sql, append(galeraOptions(i, name, members, p), options...))
+		c.nodes[i] = newServer(tb, "galera node "+strconv.Itoa(i), p.sql, places[i], append(galeraOptions(i, name, members, p), options...))
 	}
 	for _, s := range c.nodes {
 		s.galera = true
@@ -75,9 +88,12 @@ func StartGaleraWith(tb testing.TB, n int, options ...string) *Cluster {
 	return c
 }
 
-// galeraPorts are the ports of one node: SQL, group communication,
-// incremental state transfer (IST) and SST.
-type galeraPorts struct{ sql, gcomm, ist, sst int }
+// galeraPorts are the address and ports of one node: SQL, group
+// communication, incremental state transfer (IST) and SST.
+type galeraPorts struct {
+	host                 string
+	sql, gcomm, ist, sst int
+}
 
 // galeraOptions are the server options of node i of the cluster name,
 // whose members are the group communication addresses of every node.
@@ -92,11 +108,11 @@ func galeraOptions(i int, name string, members []string, p galeraPorts) []string
 		"wsrep_cluster_address=gcomm://" + strings.Join(members, ","),
 		"wsrep_node_name=node" + strconv.Itoa(i),
 		"wsrep_node_address=" + members[i],
-		"wsrep_node_incoming_address=127.0.0.1:" + strconv.Itoa(p.sql),
+		"wsrep_node_incoming_address=" + p.host + ":" + strconv.Itoa(p.sql),
 		"wsrep_sst_method=rsync",
-		"wsrep_sst_receive_address=127.0.0.1:" + strconv.Itoa(p.sst),
-		fmt.Sprintf(`wsrep_provider_options="base_port=%d; gmcast.listen_addr=tcp://127.0.0.1:%d; ist.recv_addr=127.0.0.1:%d; gcache.size=%s"`,
-			p.gcomm, p.gcomm, p.ist, gcacheSize),
+		"wsrep_sst_receive_address=" + p.host + ":" + strconv.Itoa(p.sst),
+		fmt.Sprintf(`wsrep_provider_options="base_port=%d; gmcast.listen_addr=tcp://%s:%d; ist.recv_addr=%s:%d; gcache.size=%s"`,
+			p.gcomm, p.host, p.gcomm, p.host, p.ist, gcacheSize),
 	}
 }
 

@@ -62,6 +62,7 @@ type Server struct {
 	// galera: a Galera node, whose restarts begin by recovering its
 	// position, so that it can rejoin by IST instead of SST.
 	galera bool
+	place  Place // where it listens and runs; the zero Place is 127.0.0.1
 
 	opMu sync.Mutex // serialises Start, Stop and Kill
 
@@ -85,7 +86,7 @@ func StartServerWith(tb testing.TB, options ...string) *Server {
 	if err != nil {
 		tb.Fatalf("mariadbtest: %v", err)
 	}
-	s := newServer(tb, "server", ports[0], options)
+	s := newServer(tb, "server", ports[0], Place{}, options)
 	s.install(tb)
 	if err := s.Start(); err != nil {
 		tb.Fatal(err)
@@ -96,7 +97,7 @@ func StartServerWith(tb testing.TB, options ...string) *Server {
 // newServer makes the directory of a server and its option file, with
 // extra lines appended to the [mariadbd] group. The directory is removed,
 // after the server is stopped, when tb ends.
-func newServer(tb testing.TB, name string, port int, extra []string) *Server {
+func newServer(tb testing.TB, name string, port int, place Place, extra []string) *Server {
 	tb.Helper()
 	if err := Available(); err != nil {
 		tb.Fatal(err)
@@ -111,7 +112,7 @@ func newServer(tb testing.TB, name string, port int, extra []string) *Server {
 	if err != nil {
 		tb.Fatalf("mariadbtest: %v", err)
 	}
-	s := &Server{name: name, dir: dir, port: port, uid: uid, gid: gid}
+	s := &Server{name: name, dir: dir, port: port, uid: uid, gid: gid, place: place}
 	tb.Cleanup(func() {
 		if err := s.shutdown(cleanupGrace); err != nil {
 			tb.Errorf("mariadbtest: stop %s: %v", s.name, err)
@@ -157,7 +158,7 @@ func (s *Server) config(extra []string) string {
 		"socket=" + s.path("mariadbd.sock"),
 		"pid-file=" + s.path("mariadbd.pid"),
 		"port=" + strconv.Itoa(s.port),
-		"bind-address=127.0.0.1",
+		"bind-address=" + s.place.host(),
 		"skip-name-resolve",
 		"innodb_buffer_pool_size=32M",
 		"innodb_log_file_size=16M",
@@ -185,10 +186,8 @@ func (s *Server) install(tb testing.TB) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("mariadbtest: %s: mariadb-install-db: %v\n%s", s.name, err, tail(out, logTailLines))
 	}
+	s.letRootIn(tb)
 }
-
-// Addr is the server's TCP address, "127.0.0.1:port".
-func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // DSN is a go-sql-driver DSN of database db (may be empty) on the server,
 // as root with no password, with parseTime=true.
@@ -253,22 +252,6 @@ func (s *Server) start(extra ...string) error {
 		return fmt.Errorf("mariadbtest: start %s: %w\n%s", s.name, err, s.logTail())
 	}
 	return nil
-}
-
-// command is mariadbd with args, to be run as mysql; proc.Start gives it a
-// process group of its own, so it and the helpers it spawns (state
-// transfer scripts, rsync) are signalled by its id.
-func (s *Server) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(mariadbdPath, args...)
-	cmd.Dir = s.dir
-	cmd.Env = serverEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Started as mysql rather than with --user, so that the
-		// parent-death signal survives: the kernel clears it when a
-		// process changes its own user.
-		Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid)},
-	}
-	return cmd
 }
 
 // recoveredPosition finds the position in the output of mariadbd --wsrep-recover.
@@ -370,6 +353,7 @@ func (s *Server) shutdown(grace time.Duration) error {
 // signal sends sig to p (SIGKILL to its whole process group), waits up to
 // grace for it to exit, then kills the group and waits for the process.
 func (s *Server) signal(p *proc.Process, sig syscall.Signal, grace time.Duration) error {
+	_ = syscall.Kill(-p.Pid(), syscall.SIGCONT) // a paused server could not act on sig
 	if err := p.Signal(sig, grace, exitTimeout); err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
