@@ -30,7 +30,8 @@
 //     innodb_flush_log_at_trx_commit=1 and with =0 on every node, where
 //     the crash loses the last commits and leaf's check of the database's
 //     start must move every row past them. LEAF_GALERA_CRASHES crashes of
-//     each (default 3). Full size only, with LEAF_TEST_GALERA=1.
+//     each (default 3; 1 at the short size). Runs only with
+//     LEAF_TEST_GALERA=1.
 //   - TestAlerts: the alert rules of deploy/prometheus, unchanged, in a
 //     real Prometheus server (Debian's prometheus package) that scrapes
 //     two instances every second: no alert while all is well,
