@@ -144,13 +144,9 @@ func galeraCrash(t *testing.T, c *mariadbtest.Cluster, ins []*instance, db, flus
 	jumpsBefore := countLines(ins, jumpMsg)
 
 	clk := newClock()
-	allTags := make([][]string, len(ins))
-	for i := range allTags {
-		allTags[i] = tags
-	}
 	l := startLoad(t, clk, loadConfig{
 		targets: ins,
-		tags:    allTags,
+		tags:    sameTags(len(ins), tags),
 		workers: 2,
 		pace:    5 * time.Millisecond,
 		mix:     mix{weights: [numOps]int{segGet: 3, segBatch: 3, snowGet: 1}, batch: 20},

@@ -239,13 +239,9 @@ func galeraLoad(t *testing.T, c *mariadbtest.Cluster, run int) galeraRunResult {
 		t.Fatal(err)
 	}
 	clk := newClock()
-	allTags := make([][]string, len(ins))
-	for i := range allTags {
-		allTags[i] = tags
-	}
 	l := startLoad(t, clk, loadConfig{
 		targets: ins,
-		tags:    allTags,
+		tags:    sameTags(len(ins), tags),
 		workers: 2, // 6 in all
 		pace:    2 * time.Millisecond,
 		mix:     mix{weights: [numOps]int{segGet: 3, segBatch: 3, snowGet: 1, snowBatch: 1}, batch: 100},

@@ -110,6 +110,15 @@ type load struct {
 	stopOnce sync.Once
 }
 
+// sameTags is loadConfig.tags for n instances that all serve tags.
+func sameTags(n int, tags []string) [][]string {
+	all := make([][]string, n)
+	for i := range all {
+		all[i] = tags
+	}
+	return all
+}
+
 // worker is one goroutine of a load; its fields are its own until the load
 // has stopped.
 type worker struct {
