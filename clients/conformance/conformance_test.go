@@ -67,7 +67,7 @@ type suite struct {
 type testCase struct {
 	Name       string   `json:"name"`
 	About      string   `json:"about"`
-	Drivers    string   `json:"drivers"` // "all": every client at once
+	Drivers    string   `json:"drivers"` // "all": every client at once; "fork": each client whose runtime forks
 	Servers    int      `json:"servers"`
 	Store      string   `json:"store"` // "sqlite": a file each; "mysql": one database for all
 	ServerArgs []string `json:"server_args"`
@@ -89,6 +89,7 @@ type step struct {
 	Keys      []string        `json:"keys"`
 	N         *int            `json:"n"`
 	Repeat    int             `json:"repeat"`
+	Children  int             `json:"children"`
 	Threads   int             `json:"threads"`
 	Pace      int             `json:"pace"`
 	Server    json.RawMessage `json:"server"` // an index, or "*" for all
@@ -183,6 +184,9 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		for _, l := range langs {
+			if c.Drivers == "fork" && l.forks == "" {
+				continue
+			}
 			t.Run(c.Name+"/"+l.name, func(t *testing.T) { runCase(t, s, c, []language{l}) })
 		}
 	}
@@ -264,7 +268,7 @@ func (e *env) step(st step) bool {
 				return false
 			}
 		}
-	case "next", "next_n", "snowflake", "seq_next", "seq_current", "close":
+	case "next", "next_n", "snowflake", "seq_next", "seq_current", "close", "fork":
 		for _, d := range e.drivers {
 			if !e.call(d, st) {
 				return false
@@ -363,6 +367,9 @@ func request(st step, key *string) map[string]any {
 	if st.Repeat > 0 {
 		r["repeat"] = st.Repeat
 	}
+	if st.Do == "fork" {
+		r["children"] = st.Children
+	}
 	return r
 }
 
@@ -455,6 +462,8 @@ func (e *env) check(d *driver, st step, key *string, a answer) bool {
 		want = *st.N
 	case "close":
 		want = 0
+	case "fork":
+		want *= st.Children + 1
 	}
 	if len(vals) != want {
 		t.Errorf("%s: %d values, want %d", what, len(vals), want)
@@ -474,7 +483,7 @@ func (e *env) check(d *driver, st step, key *string, a answer) bool {
 	}
 	who := fmt.Sprintf("%s client %s", d.lang, st.Client)
 	switch st.Do {
-	case "next", "next_n", "snowflake":
+	case "next", "next_n", "snowflake", "fork":
 		set := "snowflake"
 		if st.Tag != nil {
 			set = "tag " + *st.Tag

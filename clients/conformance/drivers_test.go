@@ -29,6 +29,11 @@ type language struct {
 	// command returns the driver's command line, or why it cannot run
 	// here (a toolchain missing).
 	command func() ([]string, []string, error)
+	// forks names how the runtime copies a running process, objects and
+	// all, into a child (the cases of "drivers": "fork"); empty where it
+	// cannot: Go forks only to exec, Node.js starts a child afresh, and
+	// the JVM has no fork.
+	forks string
 }
 
 // root is the repository's root, from this package's directory.
@@ -37,7 +42,7 @@ const root = "../.."
 // languages lists every client: how to start its driver, or why its
 // toolchain is missing.
 var languages = []language{
-	{"go", func() ([]string, []string, error) { return []string{goDriverBin}, nil, nil }},
+	{"go", func() ([]string, []string, error) { return []string{goDriverBin}, nil, nil }, ""},
 	{"python", func() ([]string, []string, error) {
 		py, err := exec.LookPath("python3")
 		if err != nil {
@@ -49,7 +54,7 @@ var languages = []language{
 		src, _ := filepath.Abs(filepath.Join(root, "clients/python/src"))
 		drv, _ := filepath.Abs("drivers/python/driver.py")
 		return []string{py, drv}, []string{"PYTHONPATH=" + src}, nil
-	}},
+	}, "os.fork"},
 	{"typescript", func() ([]string, []string, error) {
 		node, err := exec.LookPath("node")
 		if err != nil {
@@ -60,8 +65,8 @@ var languages = []language{
 		}
 		drv, _ := filepath.Abs("drivers/typescript/driver.mjs")
 		return []string{node, drv}, nil, nil
-	}},
-	{"java", javaDriver},
+	}, ""},
+	{"java", javaDriver, ""},
 }
 
 // atLeast checks that the version a command prints is at least major.minor.

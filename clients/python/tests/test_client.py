@@ -6,6 +6,7 @@ error code) is the conformance suite's (clients/conformance).
 
 import json
 import os
+import pickle
 import sys
 import tempfile
 import threading
@@ -198,6 +199,40 @@ class ClientTest(unittest.TestCase):
             c2.next_id("orders")
         with self.assertRaises(lc.ClientClosedError):
             c2.next_id("orders")
+
+    @unittest.skipUnless(hasattr(os, "fork"), "no os.fork here")
+    def test_a_forked_child_draws_its_own_ids(self):
+        # A warm client: a range of 1,000 in use, snowflake ids buffered.
+        c = self.client(min_range=1000, max_range=1000, snowflake_batch=100)
+        before = [c.next_id("orders") for _ in range(10)] + [c.snowflake() for _ in range(5)]
+        children = []
+        for _ in range(3):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: draw, write the ids, leave without cleanup
+                os.close(r)
+                try:
+                    ids = [c.next_id("orders") for _ in range(200)] + [c.snowflake() for _ in range(50)]
+                    os.write(w, json.dumps(ids).encode())
+                finally:
+                    os._exit(0)
+            os.close(w)
+            children.append((pid, r))
+        mine = [c.next_id("orders") for _ in range(200)] + [c.snowflake() for _ in range(50)]
+        every = before + mine
+        for pid, r in children:
+            with os.fdopen(r, "rb") as f:
+                got = json.loads(f.read() or b"[]")
+            os.waitpid(pid, 0)
+            self.assertEqual(len(got), 250, "a child drew nothing")
+            every += got
+        self.assertEqual(len(set(every)), len(every), "an id was drawn by two processes")
+        self.assertEqual(self.fake.count("/api/segment/range/orders"), 4, "one range per process")
+
+    def test_a_client_is_not_pickled(self):
+        c = self.client()
+        with self.assertRaisesRegex(TypeError, "make one in each process"):
+            pickle.dumps(c)
 
     def test_config_is_checked(self):
         for kw in ({"min_range": 0}, {"max_range": lc.MAX_RANGE + 1}, {"min_range": 10, "max_range": 5},

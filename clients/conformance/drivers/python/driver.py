@@ -5,6 +5,7 @@ JSON answer a line on stdout (clients/conformance/README.md).
 """
 
 import json
+import os
 import sys
 import threading
 import time
@@ -84,6 +85,36 @@ class Draw:
         return {"values": [], "drawn": sum(map(len, self.ids)), "errors": self.errors}
 
 
+def fork_draw(take, children, n):
+    """Forks children that each take n values while this process takes
+    n too; returns every value of them all, or a child's error."""
+    running = []
+    for _ in range(children):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: no answer of its own on stdout, no cleanup
+            os.close(r)
+            try:
+                try:
+                    out = {"values": [str(take()) for _ in range(n)], "error": None}
+                except lc.LeafError as e:
+                    out = {"values": [], "error": fail(e)}
+                os.write(w, json.dumps(out).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        running.append((pid, r))
+    a = {"values": [str(take()) for _ in range(n)], "error": None}
+    for pid, r in running:
+        with os.fdopen(r, "rb") as f:
+            got = f.read()
+        os.waitpid(pid, 0)
+        child = json.loads(got) if got else {"values": [], "error": {"kind": "driver", "message": "a child died"}}
+        a["values"] += child["values"]
+        a["error"] = a["error"] or child["error"]
+    return a
+
+
 def main():
     clients = {}
     draw = None
@@ -112,6 +143,9 @@ def main():
                         a["values"].append(str(calls[op]()))
                 elif op == "next_ids" or op == "next_n":
                     a["values"] = [str(i) for i in c.next_ids(r["tag"], n)]
+                elif op == "fork":
+                    take = (lambda: c.next_id(r["tag"])) if r.get("tag") else c.snowflake
+                    a = fork_draw(take, r["children"], max(r.get("repeat", 1), 1))
                 elif op == "close":
                     c.close()
                 elif op == "draw_start":

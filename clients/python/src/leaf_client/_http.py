@@ -98,6 +98,16 @@ class Endpoint:
                 return
         conn.close()
 
+    def forget(self):
+        """In the child of a fork: closes this process's copies of the
+        parent's connections, which a close does without telling the
+        server, and without taking the lock a parent's thread may have held
+        at the fork."""
+        pool, self._pool = self._pool, []
+        for c in pool:
+            if c.sock is not None:
+                c.sock.close()
+
     def close(self):
         with self._lock:
             pool, self._pool = self._pool, []

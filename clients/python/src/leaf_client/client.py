@@ -8,9 +8,11 @@ clients/conformance.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import threading
 import urllib.parse
+import weakref
 
 from ._http import Endpoint, malformed, now, parse_endpoint
 from .errors import (
@@ -164,6 +166,32 @@ class Client:
         self._closing = threading.Event()
         self._flakes = _FlakePool()
         self._routes = {}  # space -> _SpaceRoutes
+        _clients.add(self)
+
+    def __reduce__(self):
+        raise TypeError("leaf client: a Client cannot be pickled or sent to another process: "
+                        "make one in each process")
+
+    def _forget_parent(self):
+        """Runs in the child of os.fork(): the ranges, snowflake ids and
+        connections copied from the parent stay the parent's. The child
+        starts with none, and leases ranges of its own on its first call;
+        its locks are new, since a thread of the parent may have held one
+        at the fork, and the parent's threads do not exist here."""
+        self._lock = threading.Lock()
+        self._tags = {}
+        self._pending = {}
+        self._threads = set()
+        closing = threading.Event()
+        if self._closing.is_set():
+            closing.set()
+        self._closing = closing
+        self._flakes = _FlakePool()
+        self._routes = {}
+        eps = self._eps
+        self._eps = [Endpoint(e.base) for e in eps]
+        for e in eps:
+            e.forget()
 
     # --- life -------------------------------------------------------------
 
@@ -601,6 +629,19 @@ class Client:
         finally:
             with sr.lock:
                 sr.fetching = False
+
+
+_clients: weakref.WeakSet[Client] = weakref.WeakSet()
+"""Every client of the process, for the child of a fork."""
+
+
+def _after_fork_in_child():
+    for c in list(_clients):
+        c._forget_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _FlakePool:
