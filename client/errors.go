@@ -40,6 +40,12 @@ var (
 	// ErrUnavailable is the code unavailable, and every failure to reach
 	// a server: retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrStoreNotDurable is the code store_not_durable: the server takes
+	// numbers only from a database that keeps every commit (leaf serve
+	// --require-durable), and its database's settings say it can forget
+	// one; the message names the setting. It is also an ErrUnavailable:
+	// another server, on another store, may answer.
+	ErrStoreNotDurable = fmt.Errorf("%w: store not durable", ErrUnavailable)
 	// ErrClosed is returned by calls made after Close.
 	ErrClosed = errors.New("client closed")
 )
@@ -59,6 +65,7 @@ var sentinels = map[string]error{
 	"tag_exhausted":      ErrExhausted,
 	"tag_misconfigured":  ErrMisconfigured,
 	"unavailable":        ErrUnavailable,
+	"store_not_durable":  ErrStoreNotDurable,
 	"internal":           ErrInternal,
 	"invalid_format":     ErrInvalidFormat,
 	"period_closed":      ErrPeriodClosed,

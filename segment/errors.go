@@ -32,6 +32,11 @@ var (
 	// ErrStoreUnavailable: the store did not answer (unreachable, timed
 	// out, no node that may take writes); retrying later may succeed.
 	ErrStoreUnavailable = errors.New("store unavailable")
+	// ErrNotDurable: the store takes numbers only from a database that
+	// keeps every commit it acknowledged (leaf serve --require-durable),
+	// and the database's settings say it can forget one, or have not been
+	// read; wrapped by a NotDurableError.
+	ErrNotDurable = errors.New("the database can forget acknowledged commits")
 	// ErrClosed: the allocator was closed.
 	ErrClosed = errors.New("allocator closed")
 	// ErrNotPlain: the tag's ids are not the allocator's to hand out: the
@@ -42,6 +47,23 @@ var (
 	// formatted or opaque tag; see Kind Special).
 	ErrSpecial = fmt.Errorf("%w as plain numbers", ErrNotPlain)
 )
+
+// NotDurableError is why a store refused to hand out numbers while it
+// requires durability: Reason says which setting of which node can forget
+// a commit, naming no address; empty while the settings have not been
+// read. It wraps ErrNotDurable.
+type NotDurableError struct {
+	Reason string
+}
+
+func (e *NotDurableError) Error() string {
+	if e.Reason == "" {
+		return ErrNotDurable.Error() + ": its settings have not been read yet"
+	}
+	return ErrNotDurable.Error() + " (" + e.Reason + ")"
+}
+
+func (e *NotDurableError) Unwrap() error { return ErrNotDurable }
 
 // NotMigratedError says that a table or column the store needs does not
 // exist: the database lacks migrations (`leaf serve --migrate=false`, say).

@@ -287,8 +287,10 @@ func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
 	t0 := q.opts.Now()
 	maxSeq, ok, err := q.opts.Store.AcquireSection(ctx, s.space, s.index, q.me(), q.opts.Lease)
 	if err != nil {
+		s.refused.Store(&err)
 		return false, fmt.Errorf("take section %d of space %q: %w", s.index, s.space, err)
 	}
+	s.refused.Store(nil)
 	if !ok {
 		return false, nil
 	}

@@ -26,6 +26,10 @@ type section struct {
 	// when that is another, as the last round read it; "" when none
 	// holds a live lease or this one does.
 	owner atomic.Pointer[string]
+	// refused is why the store refused this instance the section's lease
+	// at its last try, nil once it took it or was refused only because
+	// another holds it: said to callers it cannot serve.
+	refused atomic.Pointer[error]
 
 	mu sync.Mutex // protects the fields below
 	// owned: this instance holds the lease and has loaded max_seq.
@@ -108,6 +112,9 @@ func (s *section) servingLocked(q *Sequencer) error {
 	}
 	if p := s.owner.Load(); p != nil && *p != "" {
 		return &NotOwnerError{Space: s.space, Section: s.index, Addr: *p}
+	}
+	if why := s.refused.Load(); why != nil {
+		return fmt.Errorf("%w: no instance serves section %d of space %q now: %w", ErrUnavailable, s.index, s.space, *why)
 	}
 	return fmt.Errorf("%w: no instance serves section %d of space %q now; retry later", ErrUnavailable, s.index, s.space)
 }

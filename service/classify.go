@@ -81,6 +81,7 @@ func Classify(err error) (code, message string) {
 		nm *segment.NotMigratedError
 		le *Error
 		pr *bizid.PeriodRowError
+		nd *segment.NotDurableError
 	)
 	if errors.As(err, &le) {
 		return le.Code, le.Message
@@ -95,6 +96,15 @@ func Classify(err error) (code, message string) {
 		space = se.space
 	}
 	switch {
+	// A refusal for durability, whichever part was refused: an operator
+	// changes a setting of the database.
+	case errors.As(err, &nd) && nd.Reason == "":
+		return StoreNotDurable, "this instance takes numbers only from a database whose settings keep every commit it acknowledged (leaf serve --require-durable), and it has not read them yet; retry later"
+	case errors.As(err, &nd):
+		return StoreNotDurable, "the database can forget commits it acknowledged (" + nd.Reason + "), and this instance takes numbers only from one that cannot (leaf serve --require-durable): change that setting, or serve without --require-durable"
+	case errors.Is(err, segment.ErrNotDurable):
+		return StoreNotDurable, "the database can forget commits it acknowledged, and this instance takes numbers only from one that cannot (leaf serve --require-durable)"
+
 	case errors.Is(err, sequence.ErrInvalidSpace):
 		return InvalidSpace, unwrapSpace(err).Error()
 	case errors.Is(err, sequence.ErrInvalidKey):

@@ -31,6 +31,7 @@ const (
 	TagExhausted     = "tag_exhausted"
 	TagMisconfigured = "tag_misconfigured"
 	Unavailable      = "unavailable"
+	StoreNotDurable  = "store_not_durable"
 	Internal         = "internal"
 	// Formatted and opaque tags (package bizid).
 	InvalidFormat = "invalid_format"
@@ -77,6 +78,10 @@ var table = [...]codeInfo{
 	// An operator must fix the row first.
 	{TagMisconfigured, http.StatusInternalServerError, connect.CodeFailedPrecondition},
 	{Unavailable, http.StatusServiceUnavailable, connect.CodeUnavailable},
+	// The instance requires a durable database (--require-durable) and
+	// the database's settings say it can forget a commit: an operator
+	// changes them, and the instance serves again once it reads them.
+	{StoreNotDurable, http.StatusServiceUnavailable, connect.CodeUnavailable},
 	{Internal, http.StatusInternalServerError, connect.CodeInternal},
 	// A formatted or opaque tag's settings refused: the request is wrong.
 	{InvalidFormat, http.StatusBadRequest, connect.CodeInvalidArgument},

@@ -70,6 +70,7 @@ func TestStatusAndGRPCCode(t *testing.T) {
 		service.TagExhausted:      {http.StatusGone, connect.CodeResourceExhausted},
 		service.TagMisconfigured:  {http.StatusInternalServerError, connect.CodeFailedPrecondition},
 		service.Unavailable:       {http.StatusServiceUnavailable, connect.CodeUnavailable},
+		service.StoreNotDurable:   {http.StatusServiceUnavailable, connect.CodeUnavailable},
 		service.Internal:          {http.StatusInternalServerError, connect.CodeInternal},
 		service.InvalidSpace:      {http.StatusBadRequest, connect.CodeInvalidArgument},
 		service.InvalidKey:        {http.StatusBadRequest, connect.CodeInvalidArgument},

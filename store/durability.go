@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,8 +35,9 @@ import (
 
 // ErrNotDurable is wrapped, beside segment.ErrStoreUnavailable, by the
 // calls that take ranges from a store opened with Options.RequireDurable
-// while its settings say it can forget a commit, or have not been read.
-var ErrNotDurable = errors.New("the database can forget acknowledged commits")
+// while its settings say it can forget a commit, or have not been read:
+// segment's, in a *segment.NotDurableError that says why.
+var ErrNotDurable = segment.ErrNotDurable
 
 // How often a store opened with Options.CheckDurability reads its settings
 // again: every durabilityEvery once read, every durabilityRetry while no
@@ -242,9 +242,9 @@ func (s *Store) takes(ctx context.Context) error {
 	d, ok := s.Durability()
 	switch {
 	case !ok || !d.Known():
-		return fmt.Errorf("%w: %w: its settings have not been read yet, and ranges are taken only from a durable database", segment.ErrStoreUnavailable, ErrNotDurable)
+		return fmt.Errorf("%w: %w, and ranges are taken only from a durable database", segment.ErrStoreUnavailable, &segment.NotDurableError{})
 	case d.Forgets():
-		return fmt.Errorf("%w: %w (%s), and ranges are taken only from a durable database", segment.ErrStoreUnavailable, ErrNotDurable, d.Reason())
+		return fmt.Errorf("%w: %w, and ranges are taken only from a durable database", segment.ErrStoreUnavailable, &segment.NotDurableError{Reason: d.Reason()})
 	}
 	return nil
 }

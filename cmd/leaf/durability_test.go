@@ -94,18 +94,31 @@ func TestServeReportsDurability(t *testing.T) {
 }
 
 // TestServeRequireDurable: with --require-durable an instance takes no
-// range from a store that can forget: its loads fail as the store being
-// unavailable, saying why in the log, and readiness says so; with
+// range from a store that can forget: every route that takes numbers
+// answers 503 store_not_durable naming the reason, the log says why, and
+// readiness says so; with
 // snowflake worker ids leased from such a store it does not start. On a
 // durable store it serves as usual.
 func TestServeRequireDurable(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
 		a := startApp(t, env{"LEAF_SQLITE_PATH": ":memory:", "LEAF_ADMIN_TOKEN": namesToken, "LEAF_REQUIRE_DURABLE": "true"}, "--snowflake=false")
-		if code, body := adminPost(t, a.base, "/api/admin/tags", `{"tag":"orders"}`); code != http.StatusCreated {
-			t.Fatalf("create = %d %s", code, body)
+		for path, body := range map[string]string{"/api/admin/tags": `{"tag":"orders"}`, "/api/admin/sequences": `{"space":"inbox"}`} {
+			if code, out := adminPost(t, a.base, path, body); code != http.StatusCreated {
+				t.Fatalf("create %s = %d %s", body, code, out)
+			}
 		}
-		if code, body := testkit.MustGet(t, a.base+"/api/segment/get/orders"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"unavailable"`) {
-			t.Errorf("get = %d %s, want 503 unavailable", code, body)
+		if code, out := adminPost(t, a.base, "/api/admin/tags", `{"tag":"payments","ordered":true}`); code != http.StatusCreated {
+			t.Fatalf("create payments = %d %s", code, out)
+		}
+		// Every route that takes numbers refuses with the reason and the
+		// setting, not as a store that does not answer.
+		for _, path := range []string{"/api/segment/get/orders", "/api/segment/batch/orders?count=2", "/api/segment/range/orders?count=10",
+			"/api/segment/get/payments", "/api/sequence/next/inbox/u1"} {
+			code, body := testkit.MustGet(t, a.base+path)
+			if code != http.StatusServiceUnavailable || !strings.Contains(body, `"store_not_durable"`) ||
+				!strings.Contains(body, "the database is in memory") || !strings.Contains(body, "--require-durable") {
+				t.Errorf("%s = %d %s, want 503 store_not_durable naming the reason and --require-durable", path, code, body)
+			}
 		}
 		check, _, _ := durabilityOf(t, a)
 		if check.Status != "degraded" || !strings.Contains(check.Reason, "--require-durable: no range is taken from it") {

@@ -12,7 +12,7 @@
  * ```
  */
 /** The error codes of the server's one table, and "closed". */
-export declare const ERROR_CODES: readonly ["invalid_tag", "invalid_id", "invalid_count", "invalid_request", "unauthorized", "unknown_tag", "not_found", "method_not_allowed", "tag_exists", "tag_exhausted", "tag_misconfigured", "unavailable", "internal", "invalid_format", "format_fixed", "not_numeric", "period_closed", "sequence_full", "invalid_space", "invalid_key", "unknown_space", "space_exists", "sequence_exhausted", "closed"];
+export declare const ERROR_CODES: readonly ["invalid_tag", "invalid_id", "invalid_count", "invalid_request", "unauthorized", "unknown_tag", "not_found", "method_not_allowed", "tag_exists", "tag_exhausted", "tag_misconfigured", "unavailable", "store_not_durable", "internal", "invalid_format", "format_fixed", "not_numeric", "period_closed", "sequence_full", "invalid_space", "invalid_key", "unknown_space", "space_exists", "sequence_exhausted", "closed"];
 export type ErrorCode = (typeof ERROR_CODES)[number];
 /** Details of an error answer, or of a request that got none. */
 export interface ErrorDetails {
@@ -39,13 +39,15 @@ export declare class LeafError extends Error {
     constructor(code: ErrorCode, message: string, details?: ErrorDetails);
 }
 /**
- * No server could serve the call: retrying later may succeed. `errors` holds
+ * No server could serve the call: retrying later may succeed (the code
+ * `unavailable`, or `store_not_durable` for one server that takes numbers only
+ * from a durable database and found its own can forget). `errors` holds
  * the last error of each endpoint (undefined for one that never failed), in
  * the order configured.
  */
 export declare class UnavailableError extends LeafError {
     readonly errors: (LeafError | undefined)[];
-    constructor(message: string, errors?: (LeafError | undefined)[], details?: ErrorDetails);
+    constructor(message: string, errors?: (LeafError | undefined)[], details?: ErrorDetails, code?: "unavailable" | "store_not_durable");
 }
 /** The client was closed. */
 export declare class ClosedError extends LeafError {

@@ -30,6 +30,7 @@ exports.ERROR_CODES = [
     "tag_exhausted",
     "tag_misconfigured",
     "unavailable",
+    "store_not_durable",
     "internal",
     "invalid_format",
     "format_fixed",
@@ -65,14 +66,16 @@ class LeafError extends Error {
 }
 exports.LeafError = LeafError;
 /**
- * No server could serve the call: retrying later may succeed. `errors` holds
+ * No server could serve the call: retrying later may succeed (the code
+ * `unavailable`, or `store_not_durable` for one server that takes numbers only
+ * from a durable database and found its own can forget). `errors` holds
  * the last error of each endpoint (undefined for one that never failed), in
  * the order configured.
  */
 class UnavailableError extends LeafError {
     errors;
-    constructor(message, errors = [], details = {}) {
-        super("unavailable", message, details);
+    constructor(message, errors = [], details = {}, code = "unavailable") {
+        super(code, message, details);
         this.name = "UnavailableError";
         this.errors = errors;
     }
@@ -112,7 +115,9 @@ function errorAnswer(endpoint, status, serverCode, message, retryAfterMs) {
     }
     const text = serverCode ? `${endpoint}: ${status} ${serverCode}: ${message}` : `${endpoint}: ${status} ${message}`.trimEnd();
     const details = { endpoint, status, serverCode, retryAfterMs };
-    return code === "unavailable" ? new UnavailableError(text, [], details) : new LeafError(code, text, details);
+    return code === "unavailable" || code === "store_not_durable"
+        ? new UnavailableError(text, [], details, code)
+        : new LeafError(code, text, details);
 }
 /**
  * Whether another endpoint may answer where this one failed: no answer, a

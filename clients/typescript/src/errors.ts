@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "tag_exhausted",
   "tag_misconfigured",
   "unavailable",
+  "store_not_durable",
   "internal",
   "invalid_format",
   "format_fixed",
@@ -80,15 +81,22 @@ export class LeafError extends Error {
 }
 
 /**
- * No server could serve the call: retrying later may succeed. `errors` holds
+ * No server could serve the call: retrying later may succeed (the code
+ * `unavailable`, or `store_not_durable` for one server that takes numbers only
+ * from a durable database and found its own can forget). `errors` holds
  * the last error of each endpoint (undefined for one that never failed), in
  * the order configured.
  */
 export class UnavailableError extends LeafError {
   readonly errors: (LeafError | undefined)[];
 
-  constructor(message: string, errors: (LeafError | undefined)[] = [], details: ErrorDetails = {}) {
-    super("unavailable", message, details);
+  constructor(
+    message: string,
+    errors: (LeafError | undefined)[] = [],
+    details: ErrorDetails = {},
+    code: "unavailable" | "store_not_durable" = "unavailable",
+  ) {
+    super(code, message, details);
     this.name = "UnavailableError";
     this.errors = errors;
   }
@@ -129,7 +137,9 @@ export function errorAnswer(
   }
   const text = serverCode ? `${endpoint}: ${status} ${serverCode}: ${message}` : `${endpoint}: ${status} ${message}`.trimEnd();
   const details = { endpoint, status, serverCode, retryAfterMs };
-  return code === "unavailable" ? new UnavailableError(text, [], details) : new LeafError(code, text, details);
+  return code === "unavailable" || code === "store_not_durable"
+    ? new UnavailableError(text, [], details, code)
+    : new LeafError(code, text, details);
 }
 
 /**

@@ -37,6 +37,7 @@ from .errors import (
     SequenceExhaustedError,
     SequenceFullError,
     SpaceExistsError,
+    StoreNotDurableError,
     TagExhaustedError,
     TagExistsError,
     TagMisconfiguredError,
@@ -53,7 +54,7 @@ __all__ = [
     "ClientClosedError", "FormatFixedError", "InternalError", "InvalidCountError", "InvalidFormatError",
     "InvalidIdError", "InvalidKeyError", "InvalidRequestError", "InvalidSpaceError", "InvalidTagError",
     "LeafError", "MethodNotAllowedError", "NotFoundError", "NotNumericError", "PeriodClosedError",
-    "SequenceExhaustedError", "SequenceFullError", "SpaceExistsError", "TagExhaustedError",
+    "SequenceExhaustedError", "SequenceFullError", "SpaceExistsError", "StoreNotDurableError", "TagExhaustedError",
     "TagExistsError", "TagMisconfiguredError", "UnauthorizedError", "UnavailableError",
     "UnknownSpaceError", "UnknownTagError", "section_of",
 ]

@@ -151,6 +151,15 @@ class UnavailableError(LeafError):
         self.errors = list(errors)
 
 
+class StoreNotDurableError(UnavailableError):
+    """The server takes numbers only from a database that keeps every commit
+    it acknowledged (``leaf serve --require-durable``), and its database's
+    settings say it can forget one; the message names the setting. Another
+    server, on another store, may answer, so it is also an UnavailableError."""
+
+    kind = "store_not_durable"
+
+
 class ClientClosedError(LeafError):
     """The client was closed."""
 
@@ -162,7 +171,7 @@ BY_CODE = {
     for cls in (
         InvalidTagError, InvalidIdError, InvalidCountError, InvalidRequestError, UnauthorizedError,
         UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError,
-        TagMisconfiguredError, UnavailableError, InternalError, InvalidFormatError, FormatFixedError,
+        TagMisconfiguredError, UnavailableError, StoreNotDurableError, InternalError, InvalidFormatError, FormatFixedError,
         NotNumericError, PeriodClosedError, SequenceFullError, InvalidSpaceError, InvalidKeyError,
         UnknownSpaceError, SpaceExistsError, SequenceExhaustedError,
     )

@@ -37,6 +37,12 @@ public enum ErrorCode {
   TAG_MISCONFIGURED("tag_misconfigured", 500),
   /** No server could serve the call: retrying later may succeed. */
   UNAVAILABLE("unavailable", 503),
+  /**
+   * The server takes numbers only from a database that keeps every commit it acknowledged ({@code
+   * leaf serve --require-durable}), and its database's settings say it can forget one: the message
+   * names the setting. Another server, on another store, may answer.
+   */
+  STORE_NOT_DURABLE("store_not_durable", 503),
   /** A server's bug, or an answer that is not what the API promises. */
   INTERNAL("internal", 500),
   /** The tag's format is not valid. */

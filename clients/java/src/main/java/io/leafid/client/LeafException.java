@@ -126,7 +126,8 @@ public class LeafException extends RuntimeException {
       Duration retryAfter) {
     switch (c) {
       case UNAVAILABLE:
-        return new LeafUnavailableException(text, endpoint, status, serverCode, retryAfter, null);
+      case STORE_NOT_DURABLE:
+        return new LeafUnavailableException(c, text, endpoint, status, serverCode, retryAfter, null);
       case INTERNAL:
         return new LeafException(c, text, endpoint, status, serverCode, retryAfter);
       case CLOSED:

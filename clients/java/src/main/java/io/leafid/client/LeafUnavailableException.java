@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * No server could serve the call ({@link ErrorCode#UNAVAILABLE}): none answered, or each answered
- * that it cannot serve it now. Retrying later may succeed; meanwhile, ids already buffered keep
+ * that it cannot serve it now; or one server's answer that it cannot now ({@link
+ * ErrorCode#UNAVAILABLE}, {@link ErrorCode#STORE_NOT_DURABLE}). Retrying later may succeed; meanwhile, ids already buffered keep
  * coming.
  *
  * <p>Thrown by a call, {@link #errors()} holds the last error of each endpoint, in the order
@@ -19,7 +20,12 @@ public class LeafUnavailableException extends LeafException {
 
   LeafUnavailableException(String message, String endpoint, int status, String serverCode,
       Duration retryAfter, List<LeafException> errors) {
-    super(ErrorCode.UNAVAILABLE, message, endpoint, status, serverCode, retryAfter);
+    this(ErrorCode.UNAVAILABLE, message, endpoint, status, serverCode, retryAfter, errors);
+  }
+
+  LeafUnavailableException(ErrorCode code, String message, String endpoint, int status,
+      String serverCode, Duration retryAfter, List<LeafException> errors) {
+    super(code, message, endpoint, status, serverCode, retryAfter);
     this.errors = errors == null ? List.of() : Collections.unmodifiableList(errors);
   }
 
