@@ -222,7 +222,7 @@ class Client {
             catch (cause) {
                 if (this.closed)
                     throw new errors_1.ClosedError();
-                const why = timeout.signal.aborted ? `no answer within ${this.s.requestTimeoutMs}ms (requestTimeoutMs)` : String(cause?.cause ?? cause);
+                const why = timeout.signal.aborted ? `no answer within ${this.s.requestTimeoutMs}ms (requestTimeoutMs)` : transportWhy(cause);
                 throw new errors_1.UnavailableError(`${e.base}: ${why}`, [], { endpoint: e.base, cause });
             }
             const seen = resp.headers.get(HEADER_ROUTES_VERSION);
@@ -780,4 +780,22 @@ function routeTable(v, old) {
         });
     }
     return { version: a.version, owners: table };
+}
+/**
+ * Says why fetch got no answer, in words: its TypeError ("fetch failed")
+ * keeps the network's error beneath, as its cause.
+ */
+function transportWhy(err) {
+    const c = err?.cause;
+    switch (c?.code) {
+        case "ECONNREFUSED":
+            return "cannot connect: connection refused";
+        case "ENOTFOUND":
+        case "EAI_AGAIN":
+            return `cannot connect: unknown host (${c.code})`;
+        case "ECONNRESET":
+            return "the connection was reset";
+    }
+    const m = c?.message ?? err?.message ?? String(err);
+    return c?.code ? `${c.code}: ${m}` : m;
 }

@@ -265,7 +265,7 @@ export class Client {
         body = await resp.text();
       } catch (cause) {
         if (this.closed) throw new ClosedError();
-        const why = timeout.signal.aborted ? `no answer within ${this.s.requestTimeoutMs}ms (requestTimeoutMs)` : String((cause as Error)?.cause ?? cause);
+        const why = timeout.signal.aborted ? `no answer within ${this.s.requestTimeoutMs}ms (requestTimeoutMs)` : transportWhy(cause);
         throw new UnavailableError(`${e.base}: ${why}`, [], { endpoint: e.base, cause });
       }
       const seen = resp.headers.get(HEADER_ROUTES_VERSION);
@@ -786,4 +786,23 @@ function routeTable(v: unknown, old: RouteTable | undefined): RouteTable | undef
     });
   }
   return { version: a.version, owners: table };
+}
+
+/**
+ * Says why fetch got no answer, in words: its TypeError ("fetch failed")
+ * keeps the network's error beneath, as its cause.
+ */
+function transportWhy(err: unknown): string {
+  const c = (err as { cause?: { code?: string; message?: string } })?.cause;
+  switch (c?.code) {
+    case "ECONNREFUSED":
+      return "cannot connect: connection refused";
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `cannot connect: unknown host (${c.code})`;
+    case "ECONNRESET":
+      return "the connection was reset";
+  }
+  const m = c?.message ?? (err as Error)?.message ?? String(err);
+  return c?.code ? `${c.code}: ${m}` : m;
 }

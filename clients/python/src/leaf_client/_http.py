@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import random
+import socket
 import threading
 import time
 import urllib.parse
@@ -163,6 +164,10 @@ class Endpoint:
     def _transport_error(self, e, timeout):
         if isinstance(e, TimeoutError):
             text = f"no answer within {timeout:g}s (request_timeout)"
+        elif isinstance(e, ConnectionRefusedError):
+            text = "cannot connect: connection refused"
+        elif isinstance(e, socket.gaierror):
+            text = f"cannot connect: unknown host ({e.strerror})"
         else:
             text = str(e) or type(e).__name__
         return UnavailableError(f"{self.base}: {text}", endpoint=self.base)

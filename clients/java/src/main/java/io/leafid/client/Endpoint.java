@@ -22,15 +22,7 @@ final class Endpoint {
 
   private static final long ORIGIN = System.nanoTime();
 
-  /**
-   * The least time given to a request sent before any exchange of this JVM has completed. The first
-   * one also loads and links the JDK's HTTP client, about 0.3 s of CPU; on a loaded machine that
-   * was over 2 s (the default request timeout) in 3 of 4 fresh JVMs (load average 25 on 2 cores),
-   * and the smallest use of the client failed.
-   */
-  static final Duration COLD_TIMEOUT = Duration.ofSeconds(10);
-
-  /** Whether an exchange of this JVM has completed: from then on, requests have their timeout. */
+  /** Whether this JVM has loaded the JDK's HTTP client: see {@link #warmUp}. */
   private static volatile boolean warm;
 
   final String base;
@@ -132,9 +124,6 @@ final class Endpoint {
    * number). Throws a LeafException: the server's error answer, or no usable answer at all.
    */
   Answer get(HttpClient http, String path, Duration timeout, String heldVersion) {
-    if (!warm && timeout.compareTo(COLD_TIMEOUT) < 0) {
-      timeout = COLD_TIMEOUT;
-    }
     HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(base + path))
         .timeout(timeout).header("Accept", "application/json").GET();
     if (heldVersion != null) {
@@ -150,12 +139,11 @@ final class Endpoint {
     } catch (HttpTimeoutException e) {
       throw LeafException.transport(base, "no answer within " + timeout.toMillis() + " ms (request timeout)");
     } catch (IOException e) {
-      throw LeafException.transport(base, e.toString());
+      throw LeafException.transport(base, why(e));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw LeafException.transport(base, "interrupted");
     }
-    warm = true;
     String seen = resp.headers().firstValue(ROUTES_VERSION).orElse(null);
     if (body.length > MAX_BODY) {
       throw LeafException.malformed(base, "more than " + MAX_BODY + " bytes");
@@ -170,6 +158,73 @@ final class Endpoint {
       return new Answer(Json.parse(text), seen, this);
     } catch (IllegalArgumentException e) {
       throw LeafException.malformed(base, e.getMessage());
+    }
+  }
+
+  /**
+   * Says why no answer came, in words: the JDK's HttpClient throws a ConnectException without a
+   * message for a refused connection, and keeps the cause of others beneath.
+   */
+  static String why(IOException e) {
+    String detail = null;
+    for (Throwable t = e; t != null && detail == null; t = t.getCause()) {
+      if (t instanceof java.nio.channels.UnresolvedAddressException) {
+        detail = "unknown host";
+      } else if (t.getMessage() != null && !t.getMessage().isBlank()) {
+        detail = t.getMessage();
+      }
+    }
+    if (e instanceof java.net.ConnectException) {
+      return "cannot connect: " + (detail == null ? "connection refused" : detail);
+    }
+    String kind = e.getClass().getSimpleName();
+    return detail == null ? kind : kind + ": " + detail;
+  }
+
+  /**
+   * Loads the JDK's HTTP client before any request is timed, once a JVM: one exchange with a
+   * server of its own on the loopback interface. The first exchange of a JVM loads and links the
+   * client's classes, about 0.3 s of CPU and seconds on a loaded machine; paid while the client is
+   * built, it counts against no request's timeout, which therefore holds from the first call.
+   * Where the loopback interface cannot be used, the first request pays it.
+   */
+  static void warmUp(HttpClient http) {
+    if (warm) {
+      return;
+    }
+    synchronized (Endpoint.class) {
+      if (warm) {
+        return;
+      }
+      try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        Thread t = new Thread(() -> answerOnce(ss), "leaf-client-warm-up");
+        t.setDaemon(true);
+        t.start();
+        String host = ss.getInetAddress().getHostAddress();
+        URI u = URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + ss.getLocalPort() + "/");
+        HttpRequest r = HttpRequest.newBuilder(u).timeout(Duration.ofSeconds(30)).GET().build();
+        http.send(r, HttpResponse.BodyHandlers.ofInputStream()).body().close();
+      } catch (IOException e) {
+        // no loopback here: the first request loads the client
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      warm = true;
+    }
+  }
+
+  /** Answers one request on ss with an empty 204. */
+  private static void answerOnce(java.net.ServerSocket ss) {
+    try (java.net.Socket s = ss.accept()) {
+      s.setSoTimeout(30_000);
+      InputStream in = s.getInputStream();
+      int matched = 0;
+      for (int c; matched < 4 && (c = in.read()) >= 0; ) {
+        matched = c == "\r\n\r\n".charAt(matched) ? matched + 1 : (c == '\r' ? 1 : 0);
+      }
+      s.getOutputStream().write("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    } catch (IOException e) {
+      // the warm-up request fails too, which is all it costs
     }
   }
 

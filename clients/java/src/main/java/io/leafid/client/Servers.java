@@ -47,6 +47,7 @@ final class Servers {
       hb.sslContext(NO_TLS.get());
     }
     http = hb.build();
+    Endpoint.warmUp(http);
   }
 
   /**

@@ -228,6 +228,29 @@ class LeafClientTest {
   }
 
   @Test
+  void aHungEndpointIsLeftAfterTheRequestTimeout() throws Exception {
+    // Accepts connections and never answers: only the request timeout ends a request to it.
+    try (java.net.ServerSocket hung = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      String url = "http://127.0.0.1:" + hung.getLocalPort();
+      LeafClient c = LeafClient.builder(List.of(url, fake.url)).requestTimeout(Duration.ofMillis(300)).build();
+      clients.add(c);
+      long t0 = System.nanoTime();
+      assertEquals(1, c.nextId("orders"));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(ms < 2_000, "the first call took " + ms + " ms with a request timeout of 300 ms");
+    }
+  }
+
+  @Test
+  void aRefusedConnectionSaysSo() {
+    String dead = "http://127.0.0.1:9";
+    LeafClient d = LeafClient.builder(List.of(dead)).build();
+    clients.add(d);
+    LeafUnavailableException e = assertThrows(LeafUnavailableException.class, () -> d.nextId("orders"));
+    assertTrue(e.getMessage().contains(dead + ": cannot connect"), e.getMessage());
+  }
+
+  @Test
   void aMalformedAnswerIsFailedOver() throws Exception {
     try (FakeLeaf bad = new FakeLeaf()) {
       bad.error(200, "{\"tag\":\"orders\",\"start\":\"1\",\"count\":1000000}"); // more than asked
