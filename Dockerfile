@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Build: make docker   (or: docker build --build-arg VERSION=$(git describe --tags --always) -t leaf .)
+# Build: make docker   (or: docker build --build-arg VERSION=$(cat VERSION) -t leaf .)
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

@@ -5,7 +5,9 @@ GO        ?= go
 BINARY    ?= leaf
 PKG       ?= ./cmd/leaf
 BIN_DIR   ?= bin
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The project's one version (VERSION): leaf version, every client's package,
+# the image's label. TestOneVersion holds them to it.
+VERSION   ?= $(shell cat VERSION)
 LDFLAGS   ?= -X main.version=$(VERSION)
 
 # Extra flags for `go test`, e.g. make test TESTFLAGS='-run TestSegment -v'
@@ -54,21 +56,24 @@ bench:
 
 # The clients of other languages (clients/, docs/clients.md). `make clients`
 # builds and tests each one whose toolchain is present: the Python client's
-# unit tests and `pip install ./clients/python` into a fresh venv with no
-# package index; the TypeScript client built with its pinned typescript
-# (checking that the committed dist/ is what src/ compiles to), its tests, and
-# `npm install ./clients/typescript` into an empty project; the Java client
-# (clients/java/Makefile) built into clients/java/leaf-client.jar with javac
-# and jar, its Javadoc checked, and its JUnit 5 tests. clients-test runs the
-# unit tests alone (make test runs it). A toolchain missing is a message, and
-# a failure under CI=true.
+# unit tests, its types (`mypy --strict` on the package and on a typed user's
+# file) and `pip install ./clients/python` into a fresh venv with no package
+# index; the TypeScript client built with its pinned typescript (checking that
+# the committed dist/ is what src/ compiles to), its tests, `npm pack` holding
+# its README and LICENSE, and `npm install ./clients/typescript` into an empty
+# project; the Java client (clients/java/Makefile) built by Maven from Debian's
+# packages: compiled, tested, its Javadoc checked, its jar, sources and
+# javadoc jars. clients-test runs the unit tests and the Python types (make
+# test runs it). A toolchain missing is a message, and a failure under
+# CI=true.
 PYTHON ?= python3
+MYPY   ?= mypy
 NODE   ?= node
 NPM    ?= npm
 
-.PHONY: clients clients-test clients-python clients-python-test clients-typescript clients-typescript-test clients-java clients-java-test
+.PHONY: clients clients-test clients-python clients-python-test clients-python-types clients-typescript clients-typescript-test clients-java clients-java-test
 clients: clients-python clients-typescript clients-java
-clients-test: clients-python-test clients-typescript-test clients-java-test
+clients-test: clients-python-test clients-python-types clients-typescript-test clients-java-test
 
 # missing TOOL: say a toolchain is missing; fail under CI=true.
 missing = { echo "$@: $(1) not found: the client is not checked"; [ "$$CI" != true ]; }
@@ -77,7 +82,14 @@ clients-python-test:
 	@if ! command -v $(PYTHON) >/dev/null 2>&1; then $(call missing,$(PYTHON)); exit $$?; fi; \
 	$(PYTHON) -m unittest discover -s clients/python/tests
 
-clients-python: clients-python-test
+# The package and a typed user's file (clients/python/tests/typed), under
+# Debian's mypy: every call a user makes has the package's types, none Any.
+clients-python-types:
+	@if ! command -v $(MYPY) >/dev/null 2>&1; then $(call missing,$(MYPY) (Debian: apt-get install mypy)); exit $$?; fi; \
+	MYPYPATH=clients/python/src $(MYPY) --strict --no-error-summary clients/python/src/leaf_client clients/python/tests/typed/user.py && \
+	echo "mypy --strict: leaf_client and a typed user's file are clean"
+
+clients-python: clients-python-test clients-python-types
 	@if ! command -v $(PYTHON) >/dev/null 2>&1; then $(call missing,$(PYTHON)); exit $$?; fi; \
 	tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
 	$(PYTHON) -m venv "$$tmp/venv" && \
@@ -93,6 +105,9 @@ clients-typescript:
 	cd clients/typescript && $(NPM) ci --no-audit --no-fund --loglevel=error && $(NPM) run --silent build && \
 	{ git diff --exit-code --stat -- dist || { echo "clients/typescript/dist differs from what src/ compiles to: run make clients and commit"; exit 1; }; } && \
 	$(NODE) --test test/ && \
+	packed="$$($(NPM) pack --dry-run --json 2>/dev/null)" && \
+	for f in README.md LICENSE package.json dist/index.js dist/index.d.ts; do \
+		printf '%s' "$$packed" | grep -q "\"path\": \"$$f\"" || { echo "npm pack ships no $$f"; exit 1; }; done && \
 	tmp="$$(mktemp -d)" && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
 	$(NPM) init -y >/dev/null && $(NPM) install --no-audit --no-fund --loglevel=error "$(CURDIR)/clients/typescript" && \
 	$(NODE) --input-type=module -e 'import { Client } from "leaf-client"; console.log("npm install ./clients/typescript: leaf-client", typeof Client)'

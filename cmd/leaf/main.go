@@ -36,7 +36,9 @@ import (
 	"github.com/leafid/leaf/app"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is the project's version (the repository's VERSION file), set at
+// build time with -ldflags "-X main.version=..." by make build, make run
+// and the Dockerfile; "dev" in a build without it.
 var version = "dev"
 
 // errUsage marks an error in the command line: exit status 2.

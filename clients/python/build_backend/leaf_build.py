@@ -40,7 +40,11 @@ def _metadata():
         f"Version: {_version()}\n"
         "Summary: The Python client of leaf: ids leased in ranges and handed out in-process\n"
         "License: MIT\n"
+        "License-File: LICENSE\n"
         "Requires-Python: >=3.11\n"
+        "Classifier: License :: OSI Approved :: MIT License\n"
+        "Classifier: Programming Language :: Python :: 3\n"
+        "Classifier: Typing :: Typed\n"
         "Description-Content-Type: text/markdown\n"
         "\n" + readme
     )
@@ -61,8 +65,11 @@ def _wheel(directory, files):
     version = _version()
     info = f"{NAME}-{version}.dist-info"
     wheel_name = f"{NAME}-{version}-py3-none-any.whl"
+    with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
+        licence = f.read()
     files = files + [
         (f"{info}/METADATA", _metadata().encode()),
+        (f"{info}/licenses/LICENSE", licence),
         (f"{info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: leaf_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
     ]
     record = []
@@ -100,7 +107,7 @@ def build_sdist(sdist_directory, config_settings=None):
     base = f"{DIST.replace('-', '_')}-{_version()}"
     name = base + ".tar.gz"
     with tarfile.open(os.path.join(sdist_directory, name), "w:gz") as t:
-        for rel in ["pyproject.toml", "README.md", "build_backend/leaf_build.py"] + [
+        for rel in ["pyproject.toml", "README.md", "LICENSE", "build_backend/leaf_build.py"] + [
             os.path.join("src", p) for p, _ in _files()
         ]:
             path = os.path.join(ROOT, rel)

@@ -274,7 +274,8 @@ class BuildTest(unittest.TestCase):
             with zipfile.ZipFile(os.path.join(d, name)) as z:
                 names = z.namelist()
         self.assertTrue(name.startswith("leaf_client-") and name.endswith("-py3-none-any.whl"), name)
-        for want in ("leaf_client/__init__.py", "leaf_client/client.py", "leaf_client/py.typed"):
+        for want in ("leaf_client/__init__.py", "leaf_client/client.py", "leaf_client/py.typed",
+                     "leaf_client-%s.dist-info/licenses/LICENSE" % lc.__version__):
             self.assertIn(want, names)
         self.assertTrue(any(n.endswith(".dist-info/RECORD") for n in names))
 

@@ -9,8 +9,9 @@ import socket
 import threading
 import time
 import urllib.parse
+from typing import Any
 
-from .errors import InternalError, UnavailableError, error_answer
+from .errors import InternalError, LeafError, UnavailableError, error_answer
 
 # Bound of what is read of an answer: a batch of 10,000 snowflake ids is
 # about 240 KB of JSON.
@@ -22,7 +23,7 @@ HEADER_ROUTES_VERSION = "Leaf-Routes-Version"
 _IDLE = 8
 
 
-def parse_endpoint(s):
+def parse_endpoint(s: object) -> str:
     """Checks a base URL and returns it without a trailing slash."""
     if not isinstance(s, str):
         raise TypeError(f"leaf client: endpoint {s!r}: want a str")
@@ -40,30 +41,30 @@ class Endpoint:
     """A server: its base URL, a pool of keep-alive connections, and its
     health (failures in a row, and until when it is left out)."""
 
-    def __init__(self, base):
+    def __init__(self, base: str) -> None:
         self.base = base
         u = urllib.parse.urlsplit(base)
         self._https = u.scheme == "https"
         self._host = u.hostname
         self._port = u.port
         self._prefix = u.path.rstrip("/")
-        self._pool = []
+        self._pool: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()  # protects the fields below and _pool
         self.failures = 0
         self.until = 0.0  # time.monotonic() until which it is left out
-        self.last = None  # its last failure
+        self.last: LeafError | None = None  # its last failure
 
     # --- health -----------------------------------------------------------
 
-    def usable(self, now):
+    def usable(self, now: float) -> bool:
         with self._lock:
             return now >= self.until
 
-    def answered(self):
+    def answered(self) -> None:
         with self._lock:
             self.failures, self.until = 0, 0.0
 
-    def failed(self, err, now, lo, hi):
+    def failed(self, err: LeafError, now: float, lo: float, hi: float) -> None:
         """Leaves the endpoint out for a back-off that doubles with each
         failure in a row, with jitter (half to all of it), and at least the
         server's Retry-After."""
@@ -75,13 +76,13 @@ class Endpoint:
                 d = min(err.retry_after, hi)
             self.until, self.last = now + d, err
 
-    def last_error(self):
+    def last_error(self) -> LeafError | None:
         with self._lock:
             return self.last
 
     # --- requests ---------------------------------------------------------
 
-    def _connection(self, timeout):
+    def _connection(self, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
         with self._lock:
             if self._pool:
                 conn = self._pool.pop()
@@ -92,14 +93,14 @@ class Endpoint:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         return cls(self._host, self._port, timeout=timeout), False
 
-    def _release(self, conn):
+    def _release(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
             if len(self._pool) < _IDLE:
                 self._pool.append(conn)
                 return
         conn.close()
 
-    def forget(self):
+    def forget(self) -> None:
         """In the child of a fork: closes this process's copies of the
         parent's connections, which a close does without telling the
         server, and without taking the lock a parent's thread may have held
@@ -109,13 +110,13 @@ class Endpoint:
             if c.sock is not None:
                 c.sock.close()
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             pool, self._pool = self._pool, []
         for c in pool:
             c.close()
 
-    def get(self, path, timeout, held_version=None):
+    def get(self, path: str, timeout: float, held_version: str | None = None) -> tuple[Any, str | None]:
         """GETs path and returns the decoded JSON (or, for a text answer,
         the text) and the Leaf-Routes-Version answered. Raises a LeafError:
         an error answer of the server, or no usable answer at all."""
@@ -145,8 +146,8 @@ class Endpoint:
         if resp.status != 200:
             code, message = None, body[:200].decode("utf-8", "replace")
             try:
-                e = json.loads(body)["error"]
-                code, message = e["code"], e["message"]
+                answer = json.loads(body)["error"]
+                code, message = answer["code"], answer["message"]
             except (ValueError, KeyError, TypeError):
                 pass
             retry_after = None
@@ -161,7 +162,7 @@ class Endpoint:
         except ValueError as e:
             raise InternalError(f"{self.base}: 200: malformed answer: {e}", endpoint=self.base, status=200) from e
 
-    def _transport_error(self, e, timeout):
+    def _transport_error(self, e: BaseException, timeout: float) -> UnavailableError:
         if isinstance(e, TimeoutError):
             text = f"no answer within {timeout:g}s (request_timeout)"
         elif isinstance(e, ConnectionRefusedError):
@@ -173,11 +174,11 @@ class Endpoint:
         return UnavailableError(f"{self.base}: {text}", endpoint=self.base)
 
 
-def malformed(ep, what):
+def malformed(ep: Endpoint, what: str) -> InternalError:
     """An answer that is not what the API promises."""
     return InternalError(f"{ep.base}: 200: malformed answer: {what}", endpoint=ep.base, status=200)
 
 
-def now():
+def now() -> float:
     return time.monotonic()
 

@@ -13,6 +13,8 @@ import sys
 import threading
 import urllib.parse
 import weakref
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from ._http import Endpoint, malformed, now, parse_endpoint
 from .errors import (
@@ -49,20 +51,20 @@ _FREE_THREADED = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
 class _LockedCount:
     __slots__ = ("_n", "_lock")
 
-    def __init__(self, start):
+    def __init__(self, start: int) -> None:
         self._n, self._lock = start, threading.Lock()
 
-    def __iter__(self):
+    def __iter__(self) -> _LockedCount:
         return self
 
-    def __next__(self):
+    def __next__(self) -> int:
         with self._lock:
             n = self._n
             self._n = n + 1
             return n
 
 
-_count = _LockedCount if _FREE_THREADED else itertools.count
+_count: Callable[[int], Iterator[int]] = _LockedCount if _FREE_THREADED else itertools.count
 
 
 class _Span:
@@ -71,7 +73,7 @@ class _Span:
 
     __slots__ = ("counter", "start", "end", "size", "trigger")
 
-    def __init__(self, start, size):
+    def __init__(self, start: int, size: int) -> None:
         self.counter = _count(start)
         self.start, self.size, self.end = start, size, start + size
         self.trigger = start + max(1, size // _PREFETCH_QUARTER) - 1 if size else -1
@@ -88,20 +90,20 @@ class _TagBuffer:
     __slots__ = ("cur", "tag", "path", "cond", "next", "since", "taken", "taken_then", "size",
                  "short", "published", "running", "err", "round", "kick")
 
-    def __init__(self, tag, size):
+    def __init__(self, tag: str, size: int) -> None:
         self.cur = _EMPTY
         self.tag = tag
         self.path = "/api/segment/range/" + urllib.parse.quote(tag, safe="") + "?count="
         self.cond = threading.Condition()  # guards the fields below
-        self.next = None
-        self.since = None  # when the last load was planned
+        self.next: _Span | None = None
+        self.since: float | None = None  # when the last load was planned
         self.taken = 0  # ids taken from spans no longer current
         self.taken_then = 0  # ids taken in all at the last plan
         self.size = size  # the size asked for last
         self.short = False  # a caller found no range since the last plan
         self.published = False  # in Client._tags
         self.running = False  # a load thread runs
-        self.err = None  # the last load round's error
+        self.err: LeafError | None = None  # the last load round's error
         self.round = 0  # counts load rounds
         self.kick = threading.Event()  # a waiting caller asks a backing-off load to try now
 
@@ -123,13 +125,14 @@ class Client:
     instead of the owners the routing tables name.
     """
 
-    def __init__(self, endpoints, *, request_timeout=2.0, min_range=None, max_range=MAX_RANGE,
-                 refill_interval=1.0, snowflake_batch=100, snowflake_max_age=1.0,
-                 backoff_min=0.1, backoff_max=5.0, routes_interval=2.0, direct_sequences=True):
+    def __init__(self, endpoints: str | Sequence[str], *, request_timeout: float = 2.0,
+                 min_range: int | None = None, max_range: int = MAX_RANGE, refill_interval: float = 1.0,
+                 snowflake_batch: int = 100, snowflake_max_age: float = 1.0, backoff_min: float = 0.1,
+                 backoff_max: float = 5.0, routes_interval: float = 2.0, direct_sequences: bool = True) -> None:
         if isinstance(endpoints, str):
             endpoints = [endpoints]
-        endpoints = [parse_endpoint(e) for e in endpoints]
-        if not endpoints:
+        bases = [parse_endpoint(e) for e in endpoints]
+        if not bases:
             raise ValueError("leaf client: no endpoints")
         if min_range is None:
             min_range = min(100, max_range)
@@ -154,25 +157,25 @@ class Client:
         self.routes_interval = routes_interval
         self.direct_sequences = direct_sequences
 
-        self._eps = [Endpoint(e) for e in endpoints]
+        self._eps = [Endpoint(e) for e in bases]
         self._turn = itertools.count(1)  # round robin over _eps
         # The hot path's map from tag to buffer: only tags that have had a
         # range; replaced whole when one is added, and by {} at close.
-        self._tags = {}
+        self._tags: dict[str, _TagBuffer] = {}
         self._lock = threading.Lock()  # guards the fields below, and writes to _tags
         self._closed = False
-        self._pending = {}  # tags waiting for their first range
-        self._threads = set()
+        self._pending: dict[str, _TagBuffer] = {}  # tags waiting for their first range
+        self._threads: set[threading.Thread] = set()
         self._closing = threading.Event()
         self._flakes = _FlakePool()
-        self._routes = {}  # space -> _SpaceRoutes
+        self._routes: dict[str, _SpaceRoutes] = {}
         _clients.add(self)
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("leaf client: a Client cannot be pickled or sent to another process: "
                         "make one in each process")
 
-    def _forget_parent(self):
+    def _forget_parent(self) -> None:
         """Runs in the child of os.fork(): the ranges, snowflake ids and
         connections copied from the parent stay the parent's. The child
         starts with none, and leases ranges of its own on its first call;
@@ -195,7 +198,7 @@ class Client:
 
     # --- life -------------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Stops the client: waiting callers and later calls get
         ClientClosedError, and the background threads end (a request in
         flight within request_timeout). The unused ids of the ranges are
@@ -220,13 +223,13 @@ class Client:
         for e in self._eps:
             e.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _spawn(self, f, *args):
+    def _spawn(self, f: Callable[..., None], *args: Any) -> bool:
         """Runs f in a thread of the client's own, unless it is closed."""
         with self._lock:
             if self._closed:
@@ -236,7 +239,7 @@ class Client:
         t.start()
         return True
 
-    def _run(self, f, args):
+    def _run(self, f: Callable[..., None], args: tuple[Any, ...]) -> None:
         try:
             f(*args)
         finally:
@@ -245,7 +248,7 @@ class Client:
 
     # --- requests ---------------------------------------------------------
 
-    def _get(self, op, path, held_version=None):
+    def _get(self, op: str, path: str, held_version: str | None = None) -> tuple[Any, str | None, Endpoint]:
         """Asks the endpoints in turn for path, starting at the next one in
         the rotation and skipping those backing off; an endpoint that gives
         no usable answer is left out for a while and the next one asked. An
@@ -275,7 +278,7 @@ class Client:
         raise UnavailableError(f"leaf client: {op}: no endpoint available" + (": " + text if text else ""),
                                errors=errs)
 
-    def _retry_in(self):
+    def _retry_in(self) -> float:
         """How long until some endpoint's back-off ends, at least backoff_min."""
         t = now()
         d = self.backoff_max
@@ -285,7 +288,7 @@ class Client:
 
     # --- segment ids --------------------------------------------------------
 
-    def next_id(self, tag):
+    def next_id(self, tag: str) -> int:
         """Returns the next id of tag, an int.
 
         Ids come from a range buffered in the client: the call waits for a
@@ -302,7 +305,7 @@ class Client:
             return self._next_slow(tag, b, s, i)
         return self._next_slow(tag, None, None, 0)
 
-    def _next_slow(self, tag, b, s, i):
+    def _next_slow(self, tag: str, b: _TagBuffer | None, s: _Span | None, i: int) -> int:
         if b is None:
             b = self._tags.get(tag) or self._buffer(tag)
         while True:
@@ -316,14 +319,14 @@ class Client:
             self._advance(b, s)
             s = None
 
-    def next_ids(self, tag, n):
+    def next_ids(self, tag: str, n: int) -> list[int]:
         """Returns a list of n ids of tag (0 <= n <= 1,000,000), increasing.
         They may come from several ranges, so they are not always
         consecutive."""
         if not isinstance(n, int) or not 0 <= n <= MAX_N:
             raise InvalidCountError(f"leaf client: {n!r} ids asked for, want 0 to {MAX_N}")
         b = self._tags.get(tag) or self._buffer(tag)
-        ids = []
+        ids: list[int] = []
         while len(ids) < n:
             s = b.cur
             first = next(s.counter)
@@ -340,7 +343,7 @@ class Client:
             ids.sort()
         return ids
 
-    def _buffer(self, tag):
+    def _buffer(self, tag: str) -> _TagBuffer:
         """The tag's buffer, created unpublished when it has none."""
         if not isinstance(tag, str) or not tag:
             raise InvalidTagError(f"leaf client: tag {tag!r}: want a non-empty str")
@@ -352,7 +355,7 @@ class Client:
                 b = self._pending[tag] = _TagBuffer(tag, self.min_range)
             return b
 
-    def _publish(self, b):
+    def _publish(self, b: _TagBuffer) -> None:
         with self._lock:
             if self._pending.get(b.tag) is b:
                 del self._pending[b.tag]
@@ -360,17 +363,17 @@ class Client:
                 return
             self._tags = {**self._tags, b.tag: b}
 
-    def _unpend(self, b):
+    def _unpend(self, b: _TagBuffer) -> None:
         with self._lock:
             if self._pending.get(b.tag) is b:
                 del self._pending[b.tag]
 
-    def _prefetch(self, b, s):
+    def _prefetch(self, b: _TagBuffer, s: _Span) -> None:
         with b.cond:
             if b.cur is s and b.next is None and not b.running:
                 self._start_load(b, s.trigger - s.start + 1)
 
-    def _advance(self, b, s):
+    def _advance(self, b: _TagBuffer, s: _Span) -> None:
         """Called by a take that found s used up: makes the next range
         current, waiting for its load if need be."""
         with b.cond:
@@ -398,7 +401,7 @@ class Client:
                 if b.cur is s and b.next is None and b.err is not None:
                     raise b.err
 
-    def _start_load(self, b, used):
+    def _start_load(self, b: _TagBuffer, used: int) -> bool:
         """Plans the next range's size and starts the thread that loads it;
         called with b.cond held. False once the client is closed."""
         size = self._plan(b, used, now())
@@ -408,7 +411,7 @@ class Client:
             return False
         return True
 
-    def _plan(self, b, used, t):
+    def _plan(self, b: _TagBuffer, used: int, t: float) -> int:
         """Sizes the next range to last about refill_interval at the tag's
         recent rate, changing by a factor of 4 at most; a caller that had
         to wait doubles it at least."""
@@ -426,7 +429,7 @@ class Client:
         b.size = min(max(size, self.min_range), self.max_range)
         return b.size
 
-    def _load(self, b, size):
+    def _load(self, b: _TagBuffer, size: int) -> None:
         """Loads b's next range; after a failed round it tries again when an
         endpoint's back-off ends, or at once when a caller waits, as long as
         the tag has a range in use."""
@@ -470,7 +473,7 @@ class Client:
 
     # --- snowflake ids ------------------------------------------------------
 
-    def snowflake(self):
+    def snowflake(self) -> int:
         """Returns a snowflake id, an int, from a batch fetched ahead of
         time; never one older than snowflake_max_age."""
         p = self._flakes
@@ -500,7 +503,7 @@ class Client:
                 if not p.next and p.err is not None:
                     raise p.err
 
-    def _fetch_flakes(self):
+    def _fetch_flakes(self) -> bool:
         p = self._flakes
         p.running = True
         if not self._spawn(self._fetch_flakes_run):
@@ -508,10 +511,11 @@ class Client:
             return False
         return True
 
-    def _fetch_flakes_run(self):
+    def _fetch_flakes_run(self) -> None:
         p = self._flakes
         sent = now()
-        ids, err = [], None
+        ids: list[int] = []
+        err: LeafError | None = None
         try:
             a, _, ep = self._get("snowflake batch", f"/api/snowflake/batch?count={self.snowflake_batch}")
             ids = _check_flakes(ep, a, self.snowflake_batch)
@@ -531,7 +535,7 @@ class Client:
 
     # --- per-key sequences ----------------------------------------------------
 
-    def sequence_next(self, space, key, n=1):
+    def sequence_next(self, space: str, key: str, n: int = 1) -> int:
         """Takes n consecutive numbers of key in the sequence space (1 <= n
         <= 10,000) and returns the first: they are first … first+n-1, above
         every number the key was given before. One request a call, to the
@@ -544,7 +548,7 @@ class Client:
         a, ep = self._sequence_get("sequence next", space, key, path)
         return _check_seqs(ep, a, n)
 
-    def sequence_current(self, space, key):
+    def sequence_current(self, space: str, key: str) -> int:
         """Returns the last number issued to key, without taking one."""
         _check_sequence(space, key)
         path = f"/api/sequence/current/{urllib.parse.quote(space, safe='')}/{urllib.parse.quote(key, safe='')}"
@@ -553,7 +557,7 @@ class Client:
             raise malformed(ep, f"{a!r} is not a sequence number")
         return a
 
-    def _sequence_get(self, op, space, key, path):
+    def _sequence_get(self, op: str, space: str, key: str, path: str) -> tuple[Any, Endpoint]:
         if self._closing.is_set():
             raise ClientClosedError("leaf client: closed")
         if not self.direct_sequences:
@@ -591,11 +595,11 @@ class Client:
         self._note_version(space, sr, t, seen)
         return a, ep
 
-    def _note_version(self, space, sr, t, seen):
+    def _note_version(self, space: str, sr: _SpaceRoutes, t: _RouteTable | None, seen: str | None) -> None:
         if t is not None and seen and seen != t.version:
             self._refresh_routes(space, sr)
 
-    def _refresh_routes(self, space, sr):
+    def _refresh_routes(self, space: str, sr: _SpaceRoutes) -> None:
         """Fetches the space's table in the background, unless a fetch runs
         or one started less than routes_interval ago."""
         t = now()
@@ -607,7 +611,7 @@ class Client:
             with sr.lock:
                 sr.fetching = False
 
-    def _fetch_routes(self, space, sr):
+    def _fetch_routes(self, space: str, sr: _SpaceRoutes) -> None:
         try:
             path = "/api/sequence/routes/" + urllib.parse.quote(space, safe="")
             eps = self._eps
@@ -635,7 +639,7 @@ _clients: weakref.WeakSet[Client] = weakref.WeakSet()
 """Every client of the process, for the child of a fork."""
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     for c in list(_clients):
         c._forget_parent()
 
@@ -649,37 +653,39 @@ class _FlakePool:
     and the one fetched after it, each stamped with when its request was
     sent."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.cur, self.cur_sent = [], 0.0
-        self.next, self.next_sent = [], 0.0
+        self.cur: list[int] = []
+        self.cur_sent = 0.0
+        self.next: list[int] = []
+        self.next_sent = 0.0
         self.running = False
-        self.err = None
+        self.err: LeafError | None = None
         self.round = 0
 
 
 class _RouteTable:
     __slots__ = ("version", "owners")
 
-    def __init__(self, version, owners):
+    def __init__(self, version: str, owners: list[Endpoint | None]) -> None:
         self.version, self.owners = version, owners
 
-    def owner_of(self, key):
+    def owner_of(self, key: str) -> Endpoint | None:
         return self.owners[section_of(key, len(self.owners))]
 
 
 class _SpaceRoutes:
-    def __init__(self):
-        self.table = None
+    def __init__(self) -> None:
+        self.table: _RouteTable | None = None
         self.lock = threading.Lock()
         self.fetching = False
-        self.last = None
+        self.last: float | None = None
 
 
 ROUTE_SCHEME = "fnv1a64-mod"
 
 
-def section_of(key, sections):
+def section_of(key: str, sections: int) -> int:
     """The section of key: the 64-bit FNV-1a hash of its UTF-8 bytes modulo
     sections, as the server computes it."""
     h = 14695981039346656037
@@ -688,7 +694,7 @@ def section_of(key, sections):
     return h % sections
 
 
-def _routes_table(ep, a, old):
+def _routes_table(ep: Endpoint, a: Any, old: _RouteTable | None) -> _RouteTable | None:
     try:
         sections, scheme, version = a["sections"], a["scheme"], a["version"]
         members, owners = a["members"], a["owners"]
@@ -699,7 +705,7 @@ def _routes_table(ep, a, old):
         ok = False
     if not ok:
         return None
-    table = [None] * sections
+    table: list[Endpoint | None] = [None] * sections
     if scheme == ROUTE_SCHEME:
         known = {e.base: e for e in (old.owners if old else []) if e is not None}
         for i, o in enumerate(owners):
@@ -712,7 +718,7 @@ def _routes_table(ep, a, old):
     return _RouteTable(version, table)
 
 
-def _check_range(ep, a, tag, asked):
+def _check_range(ep: Endpoint, a: Any, tag: str, asked: int) -> _Span:
     try:
         start, count, got_tag = int(a["start"]), a["count"], a["tag"]
     except (KeyError, TypeError, ValueError):
@@ -724,7 +730,7 @@ def _check_range(ep, a, tag, asked):
     return _Span(start, count)
 
 
-def _check_flakes(ep, a, asked):
+def _check_flakes(ep: Endpoint, a: Any, asked: int) -> list[int]:
     try:
         ids = [int(x) for x in a["ids"]]
     except (KeyError, TypeError, ValueError):
@@ -734,7 +740,7 @@ def _check_flakes(ep, a, asked):
     return ids
 
 
-def _check_seqs(ep, a, asked):
+def _check_seqs(ep: Endpoint, a: Any, asked: int) -> int:
     try:
         seqs = [int(x) for x in a["seqs"]]
     except (KeyError, TypeError, ValueError):
@@ -744,7 +750,7 @@ def _check_seqs(ep, a, asked):
     return seqs[0]
 
 
-def _check_sequence(space, key):
+def _check_sequence(space: str, key: object) -> None:
     if not isinstance(space, str) or not space:
         raise InvalidSpaceError(f"leaf client: sequence space {space!r}: want a non-empty str")
     try:

@@ -18,6 +18,8 @@ count out of bounds) raise the same classes, which are also ValueErrors.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class LeafError(Exception):
     """An error of the leaf client.
@@ -30,13 +32,15 @@ class LeafError(Exception):
 
     kind = "leaf_error"
 
-    def __init__(self, message, *, endpoint=None, status=None, code=None, retry_after=None):
+    def __init__(self, message: str, *, endpoint: str | None = None, status: int | None = None,
+                 code: str | None = None, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.endpoint = endpoint
         self.status = status
         self.code = code
         self.retry_after = retry_after
+        self.routes_version: str | None = None  # the Leaf-Routes-Version answered with it
 
 
 class InvalidTagError(LeafError, ValueError):
@@ -146,8 +150,9 @@ class UnavailableError(LeafError):
 
     kind = "unavailable"
 
-    def __init__(self, message, *, errors=(), **kw):
-        super().__init__(message, **kw)
+    def __init__(self, message: str, *, errors: Iterable[LeafError | None] = (), endpoint: str | None = None,
+                 status: int | None = None, code: str | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message, endpoint=endpoint, status=status, code=code, retry_after=retry_after)
         self.errors = list(errors)
 
 
@@ -166,23 +171,22 @@ class ClientClosedError(LeafError):
     kind = "closed"
 
 
-BY_CODE = {
-    cls.kind: cls
-    for cls in (
-        InvalidTagError, InvalidIdError, InvalidCountError, InvalidRequestError, UnauthorizedError,
-        UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError,
-        TagMisconfiguredError, UnavailableError, StoreNotDurableError, InternalError, InvalidFormatError, FormatFixedError,
-        NotNumericError, PeriodClosedError, SequenceFullError, InvalidSpaceError, InvalidKeyError,
-        UnknownSpaceError, SpaceExistsError, SequenceExhaustedError,
-    )
-}
+_CLASSES: tuple[type[LeafError], ...] = (
+    InvalidTagError, InvalidIdError, InvalidCountError, InvalidRequestError, UnauthorizedError,
+    UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError,
+    TagMisconfiguredError, UnavailableError, StoreNotDurableError, InternalError, InvalidFormatError,
+    FormatFixedError, NotNumericError, PeriodClosedError, SequenceFullError, InvalidSpaceError,
+    InvalidKeyError, UnknownSpaceError, SpaceExistsError, SequenceExhaustedError,
+)
+BY_CODE: dict[str, type[LeafError]] = {cls.kind: cls for cls in _CLASSES}
 """The class of each error code of the server."""
 
 
-def error_answer(endpoint, status, code, message, retry_after=None):
+def error_answer(endpoint: str, status: int, code: str | None, message: str,
+                 retry_after: float | None = None) -> LeafError:
     """The error of an error answer: by its code when the server sent a
     known one, else by its status (a proxy's 502 is unavailable)."""
-    cls = BY_CODE.get(code)
+    cls = BY_CODE.get(code) if code else None
     if cls is None:
         if 200 <= status < 300:
             cls = InternalError
@@ -198,7 +202,7 @@ def error_answer(endpoint, status, code, message, retry_after=None):
     return cls(text, endpoint=endpoint, status=status, code=code, retry_after=retry_after)
 
 
-def fails_over(err):
+def fails_over(err: LeafError) -> bool:
     """Whether another endpoint may answer where this one failed: no
     answer, a 429, an unreadable 200, or a 5xx other than
     tag_misconfigured, which every server reading the same row gives."""
