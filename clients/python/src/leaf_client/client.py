@@ -69,14 +69,18 @@ _count: Callable[[int], Iterator[int]] = _LockedCount if _FREE_THREADED else ite
 
 class _Span:
     """A range being handed out: ids start … end-1, taken from counter;
-    trigger is the id whose take starts loading the next range."""
+    trigger is the id whose take starts loading the next range. An id below
+    limit needs nothing but its take: limit is trigger until the trigger
+    is taken, then end; buf is the tag's buffer, once the span is one's."""
 
-    __slots__ = ("counter", "start", "end", "size", "trigger")
+    __slots__ = ("counter", "start", "end", "size", "trigger", "limit", "buf")
 
     def __init__(self, start: int, size: int) -> None:
         self.counter = _count(start)
         self.start, self.size, self.end = start, size, start + size
         self.trigger = start + max(1, size // _PREFETCH_QUARTER) - 1 if size else -1
+        self.limit = self.trigger
+        self.buf: _TagBuffer | None = None
 
 
 _EMPTY = _Span(0, 0)
@@ -162,7 +166,9 @@ class Client:
         # The hot path's map from tag to buffer: only tags that have had a
         # range; replaced whole when one is added, and by {} at close.
         self._tags: dict[str, _TagBuffer] = {}
-        self._lock = threading.Lock()  # guards the fields below, and writes to _tags
+        # The hot path's map from tag to the span in use, kept by _set_span.
+        self._spans: dict[str, _Span] = {}
+        self._lock = threading.Lock()  # guards the fields below, and writes to _tags and _spans
         self._closed = False
         self._pending: dict[str, _TagBuffer] = {}  # tags waiting for their first range
         self._threads: set[threading.Thread] = set()
@@ -183,6 +189,7 @@ class Client:
         at the fork, and the parent's threads do not exist here."""
         self._lock = threading.Lock()
         self._tags = {}
+        self._spans = {}
         self._pending = {}
         self._threads = set()
         closing = threading.Event()
@@ -209,6 +216,7 @@ class Client:
             self._closed = True
             bufs = list(self._pending.values()) + list(self._tags.values())
             self._tags = {}
+            self._spans = {}
             self._pending = {}
             threads = list(self._threads)
         self._closing.set()
@@ -296,28 +304,39 @@ class Client:
         UnknownTagError, NotNumericError (a formatted or opaque tag),
         InvalidRequestError (an ordered tag), UnavailableError, ...
         """
-        b = self._tags.get(tag)
-        if b is not None:
-            s = b.cur
-            i = next(s.counter)
-            if i < s.end and i != s.trigger:
-                return i
-            return self._next_slow(tag, b, s, i)
-        return self._next_slow(tag, None, None, 0)
+        try:
+            s = self._spans[tag]
+        except KeyError:
+            return self._next_slow(tag, None, 0)
+        i = next(s.counter)
+        if i < s.limit:
+            return i
+        return self._next_slow(tag, s, i)
 
-    def _next_slow(self, tag: str, b: _TagBuffer | None, s: _Span | None, i: int) -> int:
-        if b is None:
-            b = self._tags.get(tag) or self._buffer(tag)
+    def _next_slow(self, tag: str, s: _Span | None, i: int) -> int:
+        b = (s.buf if s is not None else None) or self._tags.get(tag) or self._buffer(tag)
         while True:
             if s is None:
                 s = b.cur
                 i = next(s.counter)
             if i < s.end:
-                if i == s.trigger:
-                    self._prefetch(b, s)
+                if i >= s.trigger:
+                    # The trigger is taken: from now on, only the end.
+                    s.limit = s.end
+                    if i == s.trigger:
+                        self._prefetch(b, s)
+                if s is not b.cur or self._spans.get(tag) is not s:
+                    self._set_span(b)
                 return i
             self._advance(b, s)
             s = None
+
+    def _set_span(self, b: _TagBuffer) -> None:
+        """Makes the hot path find b's span in use, once b is published and
+        while the client is open."""
+        with self._lock:
+            if b.published and not self._closed and self._tags.get(b.tag) is b:
+                self._spans[b.tag] = b.cur
 
     def next_ids(self, tag: str, n: int) -> list[int]:
         """Returns a list of n ids of tag (0 <= n <= 1,000,000), increasing.
@@ -362,6 +381,7 @@ class Client:
             if self._closed or b.tag in self._tags:
                 return
             self._tags = {**self._tags, b.tag: b}
+            self._spans[b.tag] = b.cur
 
     def _unpend(self, b: _TagBuffer) -> None:
         with self._lock:
@@ -383,6 +403,7 @@ class Client:
                 if b.next is not None:
                     b.taken += s.size
                     b.cur, b.next = b.next, None
+                    self._set_span(b)
                     return
                 if self._closing.is_set():
                     raise ClientClosedError("leaf client: closed")
@@ -445,6 +466,7 @@ class Client:
                 err = e
             with b.cond:
                 if err is None:
+                    span.buf = b
                     b.next = span
                 b.err = err
                 b.round += 1
