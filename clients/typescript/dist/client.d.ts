@@ -39,6 +39,18 @@ export interface ClientOptions {
     directSequences?: boolean;
 }
 /**
+ * A range being handed out: ids next … end-1; the take of trigger starts
+ * loading the next one. An id below limit needs nothing but its take: limit
+ * is trigger until the trigger is taken, then end.
+ */
+interface Span {
+    next: bigint;
+    end: bigint;
+    trigger: bigint;
+    limit: bigint;
+    size: number;
+}
+/**
  * Hands out segment-mode ids of leaf from ranges it leases from the servers,
  * and snowflake ids it fetches in batches. Ids are bigints (they pass 2^53).
  *
@@ -52,6 +64,7 @@ export declare class Client {
     private readonly eps;
     private turn;
     private readonly tags;
+    private readonly spans;
     private readonly pending;
     private closed;
     private readonly aborter;
@@ -89,9 +102,23 @@ export declare class Client {
     nextId(tag: string): Promise<bigint>;
     /**
      * The next id of tag if the client has one buffered, else undefined (then
-     * `await nextId(tag)`). No promise: for loops that take many ids at once.
+     * `await nextId(tag)`). No promise: for loops that take many ids at once,
+     * `client.tryNextId(tag) ?? (await client.nextId(tag))`.
      */
     tryNextId(tag: string): bigint | undefined;
+    /**
+     * A source of ids of tag for a loop that takes many: `source.tryNext() ??
+     * (await source.next())` takes an id with no map lookup and no promise
+     * until a range runs out. Its ids come from the client's ranges of tag,
+     * as nextId's do, and it follows close.
+     */
+    source(tag: string): IdSource;
+    /** The span in use of tag, for a Source; undefined before its first range. */
+    spanOf(tag: string): Span | undefined;
+    /** The next id of b's span in use, past its limit; undefined at its end. */
+    private take;
+    /** Makes the hot path find b's span in use, once b has had a range and while the client is open. */
+    private useSpan;
     private nextSlow;
     /**
      * n ids of tag (0 ≤ n ≤ 1,000,000), increasing. They may come from several
@@ -133,3 +160,22 @@ export declare class Client {
 }
 /** The section of key: the 64-bit FNV-1a hash of its UTF-8 bytes modulo sections, as the server computes it. */
 export declare function sectionOf(key: string, sections: number): number;
+/**
+ * Ids of one tag from a Client's ranges, for a loop that takes many
+ * (`client.source(tag)`): `tryNext()` takes an id from the range in use with
+ * one comparison and no promise, or answers undefined at a range's end,
+ * where `await next()` waits for the next range. Ids are unique with every
+ * other taken from the client, and increase.
+ */
+export declare class IdSource {
+    private readonly client;
+    readonly tag: string;
+    private s;
+    constructor(client: Client, tag: string);
+    /** The next id if one is buffered, else undefined (then `await next()`). */
+    tryNext(): bigint | undefined;
+    /** The next id, waiting for a range when none is buffered. */
+    next(): Promise<bigint>;
+    private refill;
+}
+export {};

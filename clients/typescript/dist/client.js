@@ -6,7 +6,7 @@
  * clients/conformance.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Client = exports.MAX_SEQUENCE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_N = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_RANGE = void 0;
+exports.IdSource = exports.Client = exports.MAX_SEQUENCE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_N = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_RANGE = void 0;
 exports.sectionOf = sectionOf;
 const errors_1 = require("./errors");
 /** The largest range a server hands out in one answer. */
@@ -103,7 +103,8 @@ class Endpoint {
     }
 }
 function span(start, size) {
-    return { next: start, end: start + BigInt(size), trigger: size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n, size };
+    const trigger = size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n;
+    return { next: start, end: start + BigInt(size), trigger, limit: trigger, size };
 }
 /** A promise resolved at the end of a round of loading, and its resolver. */
 class Round {
@@ -149,6 +150,7 @@ class Client {
     eps;
     turn = 0;
     tags = new Map(); // tags that have had a range
+    spans = new Map(); // the span in use of each of tags: the hot path's
     pending = new Map(); // tags waiting for their first range
     closed = false;
     aborter = new AbortController();
@@ -180,7 +182,10 @@ class Client {
         if (this.closed)
             return;
         this.closed = true;
+        for (const b of this.tags.values())
+            b.cur.limit = -1n; // a Source holding it takes no more
         this.tags.clear();
+        this.spans.clear();
         this.pending.clear();
         this.aborter.abort();
         this.closeNow();
@@ -308,14 +313,11 @@ class Client {
      * invalid_request (an ordered tag), unavailable, closed, ...
      */
     nextId(tag) {
-        const b = this.tags.get(tag);
-        if (b !== undefined) {
-            const s = b.cur;
+        const s = this.spans.get(tag);
+        if (s !== undefined) {
             const id = s.next;
-            if (id < s.end) {
+            if (id < s.limit) {
                 s.next = id + 1n;
-                if (id === s.trigger)
-                    this.prefetch(b, s);
                 return Promise.resolve(id);
             }
         }
@@ -323,33 +325,63 @@ class Client {
     }
     /**
      * The next id of tag if the client has one buffered, else undefined (then
-     * `await nextId(tag)`). No promise: for loops that take many ids at once.
+     * `await nextId(tag)`). No promise: for loops that take many ids at once,
+     * `client.tryNextId(tag) ?? (await client.nextId(tag))`.
      */
     tryNextId(tag) {
+        const s = this.spans.get(tag);
+        if (s !== undefined) {
+            const id = s.next;
+            if (id < s.limit) {
+                s.next = id + 1n;
+                return id;
+            }
+        }
         const b = this.tags.get(tag);
-        if (b === undefined)
-            return undefined;
+        return b === undefined ? undefined : this.take(b);
+    }
+    /**
+     * A source of ids of tag for a loop that takes many: `source.tryNext() ??
+     * (await source.next())` takes an id with no map lookup and no promise
+     * until a range runs out. Its ids come from the client's ranges of tag,
+     * as nextId's do, and it follows close.
+     */
+    source(tag) {
+        if (typeof tag !== "string" || tag === "")
+            throw new errors_1.LeafError("invalid_tag", `leaf client: tag ${JSON.stringify(tag)}: want a non-empty string`);
+        return new IdSource(this, tag);
+    }
+    /** The span in use of tag, for a Source; undefined before its first range. */
+    spanOf(tag) {
+        return this.spans.get(tag);
+    }
+    /** The next id of b's span in use, past its limit; undefined at its end. */
+    take(b) {
         const s = b.cur;
         const id = s.next;
         if (id >= s.end)
             return undefined;
         s.next = id + 1n;
-        if (id === s.trigger)
-            this.prefetch(b, s);
+        if (id >= s.trigger) {
+            s.limit = s.end; // the trigger is taken: from now on, only the end
+            if (id === s.trigger)
+                this.prefetch(b, s);
+        }
+        this.useSpan(b);
         return id;
+    }
+    /** Makes the hot path find b's span in use, once b has had a range and while the client is open. */
+    useSpan(b) {
+        if (!this.closed && this.tags.get(b.tag) === b && this.spans.get(b.tag) !== b.cur)
+            this.spans.set(b.tag, b.cur);
     }
     async nextSlow(tag) {
         const b = this.buffer(tag);
         for (;;) {
-            const s = b.cur;
-            const id = s.next;
-            if (id < s.end) {
-                s.next = id + 1n;
-                if (id === s.trigger)
-                    this.prefetch(b, s);
+            const id = this.take(b);
+            if (id !== undefined)
                 return id;
-            }
-            await this.advance(b, s);
+            await this.advance(b, b.cur);
         }
     }
     /**
@@ -370,6 +402,8 @@ class Client {
                 s.next += BigInt(take);
                 for (let i = 0; i < take; i++)
                     ids.push(from + BigInt(i));
+                if (s.trigger < s.next)
+                    s.limit = s.end;
                 if (from <= s.trigger && s.trigger < s.next)
                     this.prefetch(b, s);
                 continue;
@@ -410,6 +444,7 @@ class Client {
                 b.taken += s.size;
                 b.cur = b.next;
                 b.next = undefined;
+                this.useSpan(b);
                 return;
             }
             if (this.closed)
@@ -799,3 +834,39 @@ function transportWhy(err) {
     const m = c?.message ?? err?.message ?? String(err);
     return c?.code ? `${c.code}: ${m}` : m;
 }
+const NO_SPAN = { next: 0n, end: 0n, trigger: -1n, limit: -1n, size: 0 };
+/**
+ * Ids of one tag from a Client's ranges, for a loop that takes many
+ * (`client.source(tag)`): `tryNext()` takes an id from the range in use with
+ * one comparison and no promise, or answers undefined at a range's end,
+ * where `await next()` waits for the next range. Ids are unique with every
+ * other taken from the client, and increase.
+ */
+class IdSource {
+    client;
+    tag;
+    s = NO_SPAN;
+    constructor(client, tag) {
+        this.client = client;
+        this.tag = tag;
+    }
+    /** The next id if one is buffered, else undefined (then `await next()`). */
+    tryNext() {
+        const s = this.s;
+        const id = s.next;
+        if (id < s.limit) {
+            s.next = id + 1n;
+            return id;
+        }
+        return this.refill(this.client.tryNextId(this.tag));
+    }
+    /** The next id, waiting for a range when none is buffered. */
+    async next() {
+        return this.tryNext() ?? this.refill(await this.client.nextId(this.tag));
+    }
+    refill(id) {
+        this.s = this.client.spanOf(this.tag) ?? NO_SPAN;
+        return id;
+    }
+}
+exports.IdSource = IdSource;

@@ -1,6 +1,6 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.UnavailableError = exports.LeafError = exports.ERROR_CODES = exports.ClosedError = exports.sectionOf = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_SEQUENCE_BATCH = exports.MAX_RANGE = exports.MAX_N = exports.Client = void 0;
+exports.UnavailableError = exports.LeafError = exports.ERROR_CODES = exports.ClosedError = exports.sectionOf = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_SEQUENCE_BATCH = exports.MAX_RANGE = exports.MAX_N = exports.IdSource = exports.Client = void 0;
 /**
  * leaf-client: the TypeScript and JavaScript client of leaf, the distributed
  * ID service. It leases ranges of ids from leaf servers and hands them out
@@ -18,6 +18,7 @@ exports.UnavailableError = exports.LeafError = exports.ERROR_CODES = exports.Clo
  */
 var client_1 = require("./client");
 Object.defineProperty(exports, "Client", { enumerable: true, get: function () { return client_1.Client; } });
+Object.defineProperty(exports, "IdSource", { enumerable: true, get: function () { return client_1.IdSource; } });
 Object.defineProperty(exports, "MAX_N", { enumerable: true, get: function () { return client_1.MAX_N; } });
 Object.defineProperty(exports, "MAX_RANGE", { enumerable: true, get: function () { return client_1.MAX_RANGE; } });
 Object.defineProperty(exports, "MAX_SEQUENCE_BATCH", { enumerable: true, get: function () { return client_1.MAX_SEQUENCE_BATCH; } });

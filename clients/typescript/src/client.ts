@@ -127,16 +127,22 @@ class Endpoint {
   }
 }
 
-/** A range being handed out: ids next … end-1; the take of trigger starts loading the next one. */
+/**
+ * A range being handed out: ids next … end-1; the take of trigger starts
+ * loading the next one. An id below limit needs nothing but its take: limit
+ * is trigger until the trigger is taken, then end.
+ */
 interface Span {
   next: bigint;
   end: bigint;
   trigger: bigint;
+  limit: bigint;
   size: number;
 }
 
 function span(start: bigint, size: number): Span {
-  return { next: start, end: start + BigInt(size), trigger: size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n, size };
+  const trigger = size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n;
+  return { next: start, end: start + BigInt(size), trigger, limit: trigger, size };
 }
 
 /** A promise resolved at the end of a round of loading, and its resolver. */
@@ -192,6 +198,7 @@ export class Client {
   private readonly eps: Endpoint[];
   private turn = 0;
   private readonly tags = new Map<string, TagBuffer>(); // tags that have had a range
+  private readonly spans = new Map<string, Span>(); // the span in use of each of tags: the hot path's
   private readonly pending = new Map<string, TagBuffer>(); // tags waiting for their first range
   private closed = false;
   private readonly aborter = new AbortController();
@@ -224,7 +231,9 @@ export class Client {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const b of this.tags.values()) b.cur.limit = -1n; // a Source holding it takes no more
     this.tags.clear();
+    this.spans.clear();
     this.pending.clear();
     this.aborter.abort();
     this.closeNow();
@@ -345,13 +354,11 @@ export class Client {
    * invalid_request (an ordered tag), unavailable, closed, ...
    */
   nextId(tag: string): Promise<bigint> {
-    const b = this.tags.get(tag);
-    if (b !== undefined) {
-      const s = b.cur;
+    const s = this.spans.get(tag);
+    if (s !== undefined) {
       const id = s.next;
-      if (id < s.end) {
+      if (id < s.limit) {
         s.next = id + 1n;
-        if (id === s.trigger) this.prefetch(b, s);
         return Promise.resolve(id);
       }
     }
@@ -360,30 +367,63 @@ export class Client {
 
   /**
    * The next id of tag if the client has one buffered, else undefined (then
-   * `await nextId(tag)`). No promise: for loops that take many ids at once.
+   * `await nextId(tag)`). No promise: for loops that take many ids at once,
+   * `client.tryNextId(tag) ?? (await client.nextId(tag))`.
    */
   tryNextId(tag: string): bigint | undefined {
+    const s = this.spans.get(tag);
+    if (s !== undefined) {
+      const id = s.next;
+      if (id < s.limit) {
+        s.next = id + 1n;
+        return id;
+      }
+    }
     const b = this.tags.get(tag);
-    if (b === undefined) return undefined;
+    return b === undefined ? undefined : this.take(b);
+  }
+
+  /**
+   * A source of ids of tag for a loop that takes many: `source.tryNext() ??
+   * (await source.next())` takes an id with no map lookup and no promise
+   * until a range runs out. Its ids come from the client's ranges of tag,
+   * as nextId's do, and it follows close.
+   */
+  source(tag: string): IdSource {
+    if (typeof tag !== "string" || tag === "") throw new LeafError("invalid_tag", `leaf client: tag ${JSON.stringify(tag)}: want a non-empty string`);
+    return new IdSource(this, tag);
+  }
+
+  /** The span in use of tag, for a Source; undefined before its first range. */
+  spanOf(tag: string): Span | undefined {
+    return this.spans.get(tag);
+  }
+
+  /** The next id of b's span in use, past its limit; undefined at its end. */
+  private take(b: TagBuffer): bigint | undefined {
     const s = b.cur;
     const id = s.next;
     if (id >= s.end) return undefined;
     s.next = id + 1n;
-    if (id === s.trigger) this.prefetch(b, s);
+    if (id >= s.trigger) {
+      s.limit = s.end; // the trigger is taken: from now on, only the end
+      if (id === s.trigger) this.prefetch(b, s);
+    }
+    this.useSpan(b);
     return id;
+  }
+
+  /** Makes the hot path find b's span in use, once b has had a range and while the client is open. */
+  private useSpan(b: TagBuffer): void {
+    if (!this.closed && this.tags.get(b.tag) === b && this.spans.get(b.tag) !== b.cur) this.spans.set(b.tag, b.cur);
   }
 
   private async nextSlow(tag: string): Promise<bigint> {
     const b = this.buffer(tag);
     for (;;) {
-      const s = b.cur;
-      const id = s.next;
-      if (id < s.end) {
-        s.next = id + 1n;
-        if (id === s.trigger) this.prefetch(b, s);
-        return id;
-      }
-      await this.advance(b, s);
+      const id = this.take(b);
+      if (id !== undefined) return id;
+      await this.advance(b, b.cur);
     }
   }
 
@@ -404,6 +444,7 @@ export class Client {
         const from = s.next;
         s.next += BigInt(take);
         for (let i = 0; i < take; i++) ids.push(from + BigInt(i));
+        if (s.trigger < s.next) s.limit = s.end;
         if (from <= s.trigger && s.trigger < s.next) this.prefetch(b, s);
         continue;
       }
@@ -443,6 +484,7 @@ export class Client {
         b.taken += s.size;
         b.cur = b.next;
         b.next = undefined;
+        this.useSpan(b);
         return;
       }
       if (this.closed) throw new ClosedError();
@@ -805,4 +847,43 @@ function transportWhy(err: unknown): string {
   }
   const m = c?.message ?? (err as Error)?.message ?? String(err);
   return c?.code ? `${c.code}: ${m}` : m;
+}
+
+const NO_SPAN: Span = { next: 0n, end: 0n, trigger: -1n, limit: -1n, size: 0 };
+
+/**
+ * Ids of one tag from a Client's ranges, for a loop that takes many
+ * (`client.source(tag)`): `tryNext()` takes an id from the range in use with
+ * one comparison and no promise, or answers undefined at a range's end,
+ * where `await next()` waits for the next range. Ids are unique with every
+ * other taken from the client, and increase.
+ */
+export class IdSource {
+  private s: Span = NO_SPAN;
+
+  constructor(
+    private readonly client: Client,
+    readonly tag: string,
+  ) {}
+
+  /** The next id if one is buffered, else undefined (then `await next()`). */
+  tryNext(): bigint | undefined {
+    const s = this.s;
+    const id = s.next;
+    if (id < s.limit) {
+      s.next = id + 1n;
+      return id;
+    }
+    return this.refill(this.client.tryNextId(this.tag));
+  }
+
+  /** The next id, waiting for a range when none is buffered. */
+  async next(): Promise<bigint> {
+    return this.tryNext() ?? this.refill(await this.client.nextId(this.tag));
+  }
+
+  private refill<T>(id: T): T {
+    this.s = this.client.spanOf(this.tag) ?? NO_SPAN;
+    return id;
+  }
 }

@@ -13,7 +13,7 @@
  *
  * No runtime dependency: Node.js 20's fetch.
  */
-export { Client, MAX_N, MAX_RANGE, MAX_SEQUENCE_BATCH, MAX_SEQUENCE_KEY, MAX_SNOWFLAKE_BATCH, sectionOf } from "./client";
+export { Client, IdSource, MAX_N, MAX_RANGE, MAX_SEQUENCE_BATCH, MAX_SEQUENCE_KEY, MAX_SNOWFLAKE_BATCH, sectionOf } from "./client";
 export type { ClientOptions } from "./client";
 export { ClosedError, ERROR_CODES, LeafError, UnavailableError } from "./errors";
 export type { ErrorCode, ErrorDetails } from "./errors";

@@ -81,6 +81,21 @@ test("tryNextId hands out buffered ids without a promise", (t) => withFake(t, as
   assert.equal(c.tryNextId("orders"), 2n);
 }));
 
+test("a source takes from the client's ranges, prefetches, and follows close", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
+  const src = c.source("orders");
+  assert.equal(src.tryNext(), undefined); // no range yet
+  const ids = [await src.next()];
+  for (let i = 0; i < 1000; i++) {
+    ids.push(i % 3 === 0 ? await c.nextId("orders") : (src.tryNext() ?? (await src.next())));
+  }
+  assert.deepEqual(ids, Array.from({ length: 1001 }, (_, i) => BigInt(i + 1)), "one sequence, none twice");
+  assert.ok(fake.count("/api/segment/range/orders") >= 10, "ranges fetched as the source used them");
+  await c.close();
+  assert.equal(src.tryNext(), undefined);
+  await assert.rejects(src.next(), ClosedError);
+}));
+
 test("nextIds", (t) => withFake(t, async (fake) => {
   const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
   t.after(() => c.close());
