@@ -619,7 +619,11 @@ func TestRangeSizes(t *testing.T) {
 
 func TestRangesFollowTraffic(t *testing.T) {
 	f := newFake(t, newFakeIDs("orders"))
-	c := newClient(t, client.Config{Endpoints: []string{f.URL()}})
+	// Ranges are sized to last RefillInterval at the rate measured: 30 s
+	// of this loop's rate is above MaxRange on any machine that runs it
+	// at 34,000 ids a second or more, however loaded, so the sizes it
+	// reaches do not depend on the machine's speed.
+	c := newClient(t, client.Config{Endpoints: []string{f.URL()}, RefillInterval: 30 * time.Second})
 	ctx := context.Background()
 	// A burst far above MinRange a second: the sizes asked for grow to
 	// the maximum within a few requests rather than a request per 100

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -218,7 +219,11 @@ type record struct {
 	held      string // the Leaf-Routes-Version sent
 	answered  string // the Leaf-Routes-Version answered
 	forwarded bool   // sent by a server forwarding a client's request
+	order     uint64 // when it came, across every proxy of the run
 }
+
+// arrivals orders the records of every proxy.
+var arrivals atomic.Uint64
 
 // injection is an answer the proxy gives instead of the server's to the
 // requests whose path starts with path.
@@ -269,6 +274,7 @@ func newProxy(tb testing.TB, target string) *proxy {
 				path:      r.URL.Path,
 				held:      r.Header.Get("Leaf-Routes-Version"),
 				forwarded: r.Header.Get("Leaf-Forwarded") != "",
+				order:     arrivals.Add(1),
 			})
 			i, inj := len(p.records)-1, p.inject
 			p.mu.Unlock()

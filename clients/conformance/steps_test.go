@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -138,22 +140,17 @@ func (e *env) eachError(st step) bool {
 }
 
 // expectRoutesRefreshed checks, from what the proxies saw, that the
-// client fetched the space's routing table more than once, that a server
-// answered a sequence call with another version than the one the client
-// sent (the client held a stale table), and that the client's last calls
-// carried the version the servers answer now.
+// client fetched the space's routing table more than once, and that a
+// server answered a sequence call with another version than the one the
+// client sent (the client held a stale table). Then it waits for the
+// client to hold the table the servers answer now: it calls the step's
+// keys again, round after round (within_ms, 10 s unless given), until the
+// last calls of a round all carried the current version. How soon the
+// background fetch of the table lands is the machine's business; that
+// it lands, and that calls then carry it, is the client's.
 func (e *env) expectRoutesRefreshed(st step) bool {
 	space := *st.Space
-	var fetches int
-	var calls []record
-	for _, s := range e.servers {
-		fetches += len(s.proxy.matching("/api/sequence/routes/" + space))
-		for _, r := range s.proxy.matching("/api/sequence/next/" + space + "/") {
-			if !r.forwarded {
-				calls = append(calls, r)
-			}
-		}
-	}
+	fetches, calls := e.routeTraffic(space)
 	ok := true
 	if fetches < 2 {
 		e.t.Errorf("the routing table of %s was fetched %d times, want a fetch after it changed", space, fetches)
@@ -169,24 +166,61 @@ func (e *env) expectRoutesRefreshed(st step) bool {
 		e.t.Errorf("no call of %s carried a stale version that a server answered with the new one", space)
 		ok = false
 	}
-	var now string
-	for _, s := range e.servers {
-		if s.running() {
-			if r, err := s.routes(space); err == nil {
-				now = r.Version
+	within := time.Duration(st.WithinMS) * time.Millisecond
+	if within == 0 {
+		within = 10 * time.Second
+	}
+	deadline := time.Now().Add(within)
+	for round := 0; ; round++ {
+		var now string
+		for _, s := range e.servers {
+			if s.running() {
+				if r, err := s.routes(space); err == nil {
+					now = r.Version
+				}
+			}
+		}
+		_, calls = e.routeTraffic(space)
+		var lastHeld []string
+		current := true
+		for _, r := range calls[max(0, len(calls)-5):] {
+			lastHeld = append(lastHeld, r.held)
+			current = current && r.held == now
+		}
+		if current {
+			if round > 0 {
+				e.t.Logf("the last calls of %s carried the current version after %d more rounds of calls", space, round)
+			}
+			return ok
+		}
+		if time.Now().After(deadline) {
+			e.t.Errorf("the last calls of %s carried versions %s, want the current one %s (after %d more rounds of calls in %v)",
+				space, strings.Join(lastHeld, " "), now, round, within)
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+		call := st
+		call.Do = "seq_next"
+		for _, d := range e.drivers {
+			if !e.call(d, call) {
+				return false
 			}
 		}
 	}
-	var lastHeld []string
-	for _, r := range calls[max(0, len(calls)-5):] {
-		lastHeld = append(lastHeld, r.held)
-	}
-	for _, h := range lastHeld {
-		if h != now {
-			e.t.Errorf("the last calls of %s carried versions %s, want the current one %s", space, strings.Join(lastHeld, " "), now)
-			ok = false
-			break
+}
+
+// routeTraffic is what the proxies saw of a space: the fetches of its
+// routing table, and the sequence calls a client sent (not those a server
+// forwarded), in the order they came.
+func (e *env) routeTraffic(space string) (fetches int, calls []record) {
+	for _, s := range e.servers {
+		fetches += len(s.proxy.matching("/api/sequence/routes/" + space))
+		for _, r := range s.proxy.matching("/api/sequence/next/" + space + "/") {
+			if !r.forwarded {
+				calls = append(calls, r)
+			}
 		}
 	}
-	return ok
+	slices.SortFunc(calls, func(a, b record) int { return cmp.Compare(a.order, b.order) })
+	return fetches, calls
 }
