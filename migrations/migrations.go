@@ -12,7 +12,9 @@
 // and leaf_seq_member for per-key sequences; migration 7 creates
 // leaf_tag_format, the settings of formatted and opaque tags; migration 8
 // creates leaf_db_start, what leaf last saw of each database node's start
-// (store/restart.go). The applied
+// (store/restart.go); migration 9 adds the identity of each run of a node
+// (leaf_db_run, a MEMORY table emptied by every start, and the run column
+// of leaf_db_start). The applied
 // versions are recorded in VersionTable.
 package migrations
 

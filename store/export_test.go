@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -67,10 +68,15 @@ func SetDurabilityEvery(tb interface{ Cleanup(func()) }, d time.Duration) {
 
 // SeeStarts makes s read every node's start through f, which returns the
 // start and durability s is to see instead of those read: a test restarts
-// a database, or makes it one that can forget, without touching it.
+// a database, or makes it one that can forget, without touching it. A start
+// f moves is another run: its run id, if the node has one, moves with it.
 func SeeStarts(s *Store, f func(node string, started int64, durable bool) (int64, bool)) {
 	view := func(n nodeStart) nodeStart {
-		n.Started, n.Durable = f(n.Node, n.Started, n.Durable)
+		started, durable := f(n.Node, n.Started, n.Durable)
+		if started != n.Started && n.Run != "" {
+			n.Run = fmt.Sprintf("%.16s%016x", n.Run, started)
+		}
+		n.Started, n.Durable = started, durable
 		return n
 	}
 	s.starts.seen.Store(&view)
@@ -84,16 +90,17 @@ func DropConnections(s *Store) {
 }
 
 // PlanRestart is planRestart over rows of leaf_db_start and readings, each
-// (node, started, durable); it returns the nodes to write and whether
-// every row jumps.
-func PlanRestart(record map[string][2]int64, readings []StartReading) (write []string, jump bool) {
+// (node, started, durable) and the run ids of each, if any (runs: node ->
+// the recorded run, the read run); it returns the nodes to write and
+// whether every row jumps.
+func PlanRestart(record map[string][2]int64, readings []StartReading, runs map[string][2]string) (write []string, jump bool) {
 	rec := map[string]startRow{}
 	for k, v := range record {
-		rec[k] = startRow{Started: v[0], Durable: v[1] != 0}
+		rec[k] = startRow{Started: v[0], Durable: v[1] != 0, Run: runs[k][0]}
 	}
 	var rs []nodeStart
 	for _, r := range readings {
-		rs = append(rs, nodeStart{Node: r.Node, Started: r.Started, Durable: r.Durable})
+		rs = append(rs, nodeStart{Node: r.Node, Started: r.Started, Durable: r.Durable, Run: runs[r.Node][1]})
 	}
 	p := planRestart(rec, rs)
 	for _, n := range p.write {

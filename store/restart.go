@@ -25,9 +25,16 @@ import (
 // nothing.
 //
 // So leaf keeps in the database itself what it last saw of each node's
-// start (leaf_db_start: the node, its start time, whether its settings
-// said it keeps every commit), and before any number is taken from a
-// connection to a node, that node's start is compared with the record.
+// start (leaf_db_start: the node, the identity of its run and its start
+// time, whether its settings said it keeps every commit), and before any
+// number is taken from a connection to a node, that node's run is compared
+// with the record. A run is known by an identity a restart cannot keep: a
+// random id in leaf_db_run, a MEMORY table that every start of the server
+// empties (startread.go), so that restarts a second apart, a crash loop,
+// are each seen. Where a node has no such id (SQLite, whose "start" is its
+// machine's boot; a database not migrated yet; a server that refuses the
+// table's write), the start time stands for the run, within
+// startTolerance.
 // A node started again (or never recorded) while the record or its
 // settings say it can forget moves every row that hands out numbers
 // forward by the jump (Options.RestartJump, the failover jump) in the
@@ -47,8 +54,9 @@ import (
 
 // startTolerance is how far two readings of one node's start (now minus
 // Uptime, in whole seconds, each rounded its own way) may differ for the
-// same run of the server. A clock step larger than this reads as a restart,
-// which costs a jump and nothing else.
+// same run of the server, where no run id tells runs apart. A clock step
+// larger than this reads as a restart, which costs a jump and nothing
+// else.
 const startTolerance = 2
 
 // ErrRestartRace: the record of the starts moved under a check; the check
@@ -75,10 +83,12 @@ type RestartJump struct {
 }
 
 // nodeStart is one reading of a node: its name, as the server says it
-// (@@hostname:@@port; for SQLite the machine), the Unix second it started,
-// and whether its settings keep every acknowledged commit.
+// (@@hostname:@@port; for SQLite the machine), the identity of its run
+// ("" where it has none), the Unix second it started, and whether its
+// settings keep every acknowledged commit.
 type nodeStart struct {
 	Node    string
+	Run     string
 	Started int64
 	Durable bool
 	Why     string
@@ -87,8 +97,18 @@ type nodeStart struct {
 // startRow is one row of leaf_db_start.
 type startRow struct {
 	Started  int64
+	Run      string
 	Durable  bool
 	JumpedMS int64
+}
+
+// sameRun tells whether a reading is of the run a row recorded: by the
+// run ids where both have one, else by the start time.
+func sameRun(r startRow, n nodeStart) bool {
+	if r.Run != "" && n.Run != "" {
+		return r.Run == n.Run
+	}
+	return abs(r.Started-n.Started) <= startTolerance
 }
 
 // restartPlan is what a reading of the nodes asks of the record.
@@ -116,8 +136,8 @@ func planRestart(record map[string]startRow, readings []nodeStart) restartPlan {
 	}
 	for _, n := range readings {
 		r, ok := record[n.Node]
-		same := ok && abs(r.Started-n.Started) <= startTolerance
-		if same && r.Durable == n.Durable {
+		same := ok && sameRun(r, n)
+		if same && r.Durable == n.Durable && (r.Run != "" || n.Run == "") {
 			continue
 		}
 		p.write = append(p.write, n)
@@ -156,17 +176,20 @@ type starts struct {
 	jump   int64                                     // 0: no check
 	onJump func(RestartJump)                         // Options.OnRestartJump
 	seen   atomic.Pointer[func(nodeStart) nodeStart] // a test's view of each reading; nil in production
-	ok     atomic.Bool                               // a check succeeded since the store was opened
+	// onDisk: no number is taken before this time (Unix nanoseconds), when
+	// the last record of a start is on disk (holdUntilOnDisk).
+	onDisk atomic.Int64
+	ok     atomic.Bool // a check succeeded since the store was opened
 
-	mu       sync.Mutex       // serialises the checks; protects verified
-	verified map[string]int64 // node -> the start a check found recorded
+	mu       sync.Mutex          // serialises the checks; protects verified
+	verified map[string]startRow // node -> the run a check found recorded
 }
 
-// verifiedLocked reports whether node's start was found recorded as
-// started. Called with st.mu held.
-func (st *starts) verifiedLocked(node string, started int64) bool {
-	v, ok := st.verified[node]
-	return ok && abs(v-started) <= startTolerance
+// verifiedLocked reports whether the run of n was found recorded. Called
+// with st.mu held.
+func (st *starts) verifiedLocked(n nodeStart) bool {
+	v, ok := st.verified[n.Node]
+	return ok && sameRun(v, n)
 }
 
 // view applies the test's view to a reading.
@@ -186,14 +209,17 @@ func (s *Store) checkStarts(ctx context.Context, conn rawConn, readings []nodeSt
 		var j *RestartJump
 		j, err = s.writeStarts(ctx, conn, readings)
 		if err == nil {
-			s.starts.verified = map[string]int64{}
-			for _, n := range readings {
-				s.starts.verified[n.Node] = n.Started
-			}
-			s.starts.ok.Store(true)
 			if j != nil && s.starts.onJump != nil {
 				s.starts.onJump(*j)
 			}
+			if err = s.holdUntilOnDisk(ctx, conn, readings); err != nil {
+				break
+			}
+			s.starts.verified = map[string]startRow{}
+			for _, n := range readings {
+				s.starts.verified[n.Node] = startRow{Started: n.Started, Run: n.Run}
+			}
+			s.starts.ok.Store(true)
 			return nil
 		}
 		if !errors.Is(err, errRestartRace) && classify(err) != conflict {
@@ -201,6 +227,61 @@ func (s *Store) checkStarts(ctx context.Context, conn rawConn, readings []nodeSt
 		}
 	}
 	return fmt.Errorf("check the database's start against leaf_db_start: %w", err)
+}
+
+// holdUntilOnDisk holds numbers back, on a MySQL node whose settings say it can
+// forget, until the last write of leaf_db_start (a new run recorded, and
+// the jump in its transaction) is on disk: InnoDB writes its log out every
+// innodb_flush_log_at_timeout seconds (1) when it does not at each commit.
+// A jump that another crash takes away has then handed out nothing: the
+// next start jumps again from the same row, onto the same numbers, and
+// none of them was issued. Without it, in a crash loop (starts a second
+// apart), the ranges taken above a lost jump were taken again above its
+// repetition. It sets starts.onDisk, which takes waits for (onDiskGate);
+// other statements go on meanwhile.
+func (s *Store) holdUntilOnDisk(ctx context.Context, conn rawConn, readings []nodeStart) error {
+	forgets := false
+	for _, n := range readings {
+		forgets = forgets || !n.Durable
+	}
+	if s.dialect != MySQL || !forgets {
+		return nil
+	}
+	var written, every, now int64
+	err := conn.query(ctx, `SELECT COALESCE(UNIX_TIMESTAMP(MAX(update_time)), 0), @@innodb_flush_log_at_timeout, UNIX_TIMESTAMP() FROM leaf_db_start`,
+		func(v []any) { written, every, now = toInt(v[0]), toInt(v[1]), toInt(v[2]) })
+	if err != nil {
+		return err
+	}
+	// update_time and now are whole seconds: one more covers both roundings.
+	if wait := time.Duration(written+every+1-now) * time.Second; wait > 0 {
+		until := time.Now().Add(wait).UnixNano()
+		for {
+			old := s.starts.onDisk.Load()
+			if old >= until || s.starts.onDisk.CompareAndSwap(old, until) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// onDiskGate waits until the record of the database's last start is on
+// disk (holdUntilOnDisk), or fails as the store unavailable when ctx ends first.
+func (s *Store) onDiskGate(ctx context.Context) error {
+	wait := time.Until(time.Unix(0, s.starts.onDisk.Load()))
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: the database started again and can forget commits: no number is taken until the record of its start is on disk, within %v: %w",
+			segment.ErrStoreUnavailable, wait.Round(100*time.Millisecond), ctx.Err())
+	}
 }
 
 // writeStarts is one try of checkStarts: the jump it made, or nil.
@@ -245,13 +326,13 @@ func (s *Store) writeStarts(ctx context.Context, conn rawConn, readings []nodeSt
 // readStartRecord reads leaf_db_start, locking its rows on MySQL (SQLite's
 // transactions begin IMMEDIATE: the file is locked already).
 func (s *Store) readStartRecord(ctx context.Context, conn rawConn) (map[string]startRow, error) {
-	q := `SELECT node, started, durable, jumped_ms FROM leaf_db_start`
+	q := `SELECT node, started, run, durable, jumped_ms FROM leaf_db_start`
 	if s.dialect == MySQL {
 		q += ` FOR UPDATE`
 	}
 	record := map[string]startRow{}
 	err := conn.query(ctx, q, func(v []any) {
-		record[text(v[0])] = startRow{Started: toInt(v[1]), Durable: toInt(v[2]) != 0, JumpedMS: toInt(v[3])}
+		record[text(v[0])] = startRow{Started: toInt(v[1]), Run: text(v[2]), Durable: toInt(v[3]) != 0, JumpedMS: toInt(v[4])}
 	})
 	if err != nil {
 		return nil, notMigrated(err)
@@ -294,8 +375,8 @@ func (s *Store) writeStart(ctx context.Context, conn rawConn, record map[string]
 		if held {
 			jumpedMS = now
 		}
-		_, err := conn.exec(ctx, `INSERT INTO leaf_db_start (node, started, durable, jumped_ms) VALUES (?, ?, ?, ?)`,
-			n.Node, n.Started, durable, jumpedMS)
+		_, err := conn.exec(ctx, `INSERT INTO leaf_db_start (node, started, run, durable, jumped_ms) VALUES (?, ?, ?, ?, ?)`,
+			n.Node, n.Started, n.Run, durable, jumpedMS)
 		if isDuplicateKey(err) {
 			return errRestartRace
 		}
@@ -305,8 +386,8 @@ func (s *Store) writeStart(ctx context.Context, conn rawConn, record map[string]
 	if held {
 		jumpedMS = now
 	}
-	k, err := conn.exec(ctx, `UPDATE leaf_db_start SET started = ?, durable = ?, jumped_ms = ? WHERE node = ? AND started = ? AND jumped_ms = ?`,
-		n.Started, durable, jumpedMS, n.Node, old.Started, old.JumpedMS)
+	k, err := conn.exec(ctx, `UPDATE leaf_db_start SET started = ?, run = ?, durable = ?, jumped_ms = ? WHERE node = ? AND started = ? AND run = ? AND jumped_ms = ?`,
+		n.Started, n.Run, durable, jumpedMS, n.Node, old.Started, old.Run, old.JumpedMS)
 	if err == nil && k != 1 {
 		return errRestartRace
 	}

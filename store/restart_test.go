@@ -26,6 +26,7 @@ func TestPlanRestart(t *testing.T) {
 		name     string
 		record   map[string][2]int64 // node -> started, durable
 		readings []store.StartReading
+		runs     map[string][2]string // node -> the recorded run id, the read one
 		write    []string
 		jump     bool
 	}{
@@ -45,13 +46,24 @@ func TestPlanRestart(t *testing.T) {
 			readings: []store.StartReading{r("c", 300, true)}, write: []string{"c"}, jump: true},
 		{name: "a node never seen beside durable ones", record: map[string][2]int64{"a": {100, 1}},
 			readings: []store.StartReading{r("a", 100, true), r("c", 300, true)}, write: []string{"c"}},
+		{name: "restarted within the tolerance: another run", record: map[string][2]int64{"a": {100, 0}},
+			readings: []store.StartReading{r("a", 101, false)}, runs: map[string][2]string{"a": {"run1", "run2"}},
+			write: []string{"a"}, jump: true},
+		{name: "same run, its start read a second apart", record: map[string][2]int64{"a": {100, 0}},
+			readings: []store.StartReading{r("a", 101, false)}, runs: map[string][2]string{"a": {"run1", "run1"}}},
+		{name: "same run, its start moved by a clock step", record: map[string][2]int64{"a": {100, 0}},
+			readings: []store.StartReading{r("a", 160, false)}, runs: map[string][2]string{"a": {"run1", "run1"}}},
+		{name: "a run id first read: recorded, no jump", record: map[string][2]int64{"a": {100, 0}},
+			readings: []store.StartReading{r("a", 100, false)}, runs: map[string][2]string{"a": {"", "run1"}}, write: []string{"a"}},
+		{name: "a run id first read after a restart", record: map[string][2]int64{"a": {100, 0}},
+			readings: []store.StartReading{r("a", 200, false)}, runs: map[string][2]string{"a": {"", "run1"}}, write: []string{"a"}, jump: true},
 		{name: "every node of a cluster restarted", record: map[string][2]int64{"a": {100, 0}, "b": {100, 0}, "c": {100, 0}},
 			readings: []store.StartReading{r("a", 500, false), r("b", 510, false), r("c", 520, false)},
 			write:    []string{"a", "b", "c"}, jump: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			write, jump := store.PlanRestart(tt.record, tt.readings)
+			write, jump := store.PlanRestart(tt.record, tt.readings, tt.runs)
 			if !slices.Equal(write, tt.write) || jump != tt.jump {
 				t.Errorf("PlanRestart = %q, jump %v; want %q, jump %v", write, jump, tt.write, tt.jump)
 			}

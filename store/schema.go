@@ -25,7 +25,7 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 			`SELECT space, step, sections FROM leaf_seq_space WHERE 1 = 0`,
 			`SELECT space, section, max_seq, holder, addr, expires_ms FROM leaf_seq_section WHERE 1 = 0`,
 			`SELECT member, addr, expires_ms FROM leaf_seq_member WHERE 1 = 0`,
-			`SELECT node, started, durable, jumped_ms FROM leaf_db_start WHERE 1 = 0`,
+			`SELECT node, started, run, durable, jumped_ms FROM leaf_db_start WHERE 1 = 0`,
 		} {
 			rows, err := s.db.QueryContext(ctx, q)
 			if err != nil {

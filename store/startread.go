@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +31,7 @@ func (s *Store) verifyStart(ctx context.Context, c driver.Conn, idx int64) error
 	own = s.starts.view(own)
 	s.starts.mu.Lock()
 	defer s.starts.mu.Unlock()
-	if s.starts.ok.Load() && s.starts.verifiedLocked(own.Node, own.Started) {
+	if s.starts.ok.Load() && s.starts.verifiedLocked(own) {
 		return nil
 	}
 	readings, err := s.readStarts(ctx, q, idx)
@@ -102,6 +104,7 @@ func (s *Store) readStart(ctx context.Context, q driver.QueryerContext, full boo
 		return n, err
 	}
 	n.Started = now - uptime
+	n.Run = readRun(ctx, q)
 	if full {
 		d := judgeNode(ctx, q)
 		if d.Err != nil {
@@ -110,6 +113,38 @@ func (s *Store) readStart(ctx context.Context, q driver.QueryerContext, full boo
 		n.Durable, n.Why = d.Durable, d.Why
 	}
 	return n, nil
+}
+
+// readRun reads the identity of the node's current run from leaf_db_run,
+// a MEMORY table that every start of the server empties; the first reader
+// of a run writes a random one (INSERT IGNORE: of two instances racing,
+// one writes, and both read what it wrote). It is "" where the table
+// cannot be used: a database not migrated yet, or a server that refuses
+// the write (read-only, or Group Replication, which takes no MEMORY
+// table's rows); the start time then stands for the run.
+func readRun(ctx context.Context, q driver.QueryerContext) string {
+	read := func() string {
+		run := ""
+		if err := queryRows(ctx, q, `SELECT run FROM leaf_db_run WHERE id = 1`, func(v []driver.Value) { run = text(v[0]) }); err != nil {
+			return ""
+		}
+		return run
+	}
+	if run := read(); run != "" {
+		return run
+	}
+	c, ok := q.(driver.Conn)
+	if !ok {
+		return ""
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return ""
+	}
+	if _, err := (rawConn{c}).exec(ctx, `INSERT IGNORE INTO leaf_db_run (id, run) VALUES (1, ?)`, hex.EncodeToString(b[:])); err != nil {
+		return ""
+	}
+	return read()
 }
 
 // readSQLiteStart reads a SQLite file's "start": the boot of the machine,

@@ -89,6 +89,11 @@ func TestServeStoreDownAtStart(t *testing.T) {
 			}
 
 			proxy.Pass()
+			defer func() {
+				if t.Failed() {
+					t.Log(inst.logs.String())
+				}
+			}()
 			testkit.WaitFor(t, 0, "store a ok in /readyz", func() bool {
 				_, ready := inst.readyz(t)
 				return ready.Status == "ready" && ready.check("store:a").Status == "ok"
