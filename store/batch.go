@@ -46,7 +46,7 @@ func (s *Store) AllocateBatch(ctx context.Context, tags []string) ([]segment.Bat
 	var out []segment.BatchResult
 	// Safe to retry: a transaction whose answer was lost only wastes its
 	// ranges.
-	err := s.call(ctx, true, func(ctx context.Context) error {
+	err := s.callTaking(ctx, true, func(ctx context.Context) error {
 		for range attempts {
 			res, err := s.raiseBatch(ctx, tags)
 			if err != nil || res != nil {
@@ -98,7 +98,7 @@ func (s *Store) AllocateBatchIn(ctx context.Context, tags []string, floors []int
 	var out []storeset.ClassResult
 	// Safe to retry: a transaction whose answer was lost only wastes its
 	// ranges.
-	err := s.call(ctx, true, func(ctx context.Context) error {
+	err := s.callTaking(ctx, true, func(ctx context.Context) error {
 		for range attempts {
 			ok, err := s.inBatch(ctx, tags, func(tx *sqlx.Tx, rows map[string]batchRow) (ok bool, err error) {
 				out, ok, err = raiseRows(ctx, tx, tags, rows, plan, raiseRowsInSet, version)

@@ -83,7 +83,7 @@ func (s *Store) acquire(ctx context.Context, holder string, lo, n int64, ttl tim
 			now, jumped int64
 			rows        []leaseRow
 		)
-		err := s.call(ctx, true, func(ctx context.Context) error {
+		err := s.callTaking(ctx, true, func(ctx context.Context) error {
 			var err error
 			if now, err = s.now(ctx); err != nil {
 				return err
@@ -237,7 +237,7 @@ func (s *Store) renew(ctx context.Context, l snowflake.Lease, last int64, ttl ti
 		ok              bool
 	)
 	// Safe to retry: a second run extends the same row again.
-	err = s.call(ctx, true, func(ctx context.Context) error {
+	err = s.callTaking(ctx, true, func(ctx context.Context) error {
 		now, err := s.now(ctx)
 		if err != nil {
 			return err

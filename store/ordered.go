@@ -132,7 +132,7 @@ func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, l
 	}
 	// Safe to retry: a raise whose answer was lost is found by the next
 	// read, and the next raise starts after it: its numbers are skipped.
-	err = s.call(ctx, true, func(ctx context.Context) error {
+	err = s.callTaking(ctx, true, func(ctx context.Context) error {
 		for range 3 {
 			t, err := s.readTag(ctx, row)
 			if err != nil {

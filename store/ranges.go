@@ -40,7 +40,7 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 		return a, err
 	}
 	// Safe to retry: a raise whose answer was lost only wastes its range.
-	err := s.call(ctx, true, func(ctx context.Context) error {
+	err := s.callTaking(ctx, true, func(ctx context.Context) error {
 		var (
 			row    string
 			dbStep int64

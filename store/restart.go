@@ -266,6 +266,17 @@ func (s *Store) holdUntilOnDisk(ctx context.Context, conn rawConn, readings []no
 	return nil
 }
 
+// callTaking is call for a statement that hands out numbers: once it has
+// succeeded, its numbers are handed out only when the record of the
+// database's last start is on disk (onDiskGate). Its connection may be
+// the one whose check found the new start, after takes passed the gate.
+func (s *Store) callTaking(ctx context.Context, safe bool, fn func(ctx context.Context) error) error {
+	if err := s.call(ctx, safe, fn); err != nil {
+		return err
+	}
+	return s.onDiskGate(ctx)
+}
+
 // onDiskGate waits until the record of the database's last start is on
 // disk (holdUntilOnDisk), or fails as the store unavailable when ctx ends first.
 func (s *Store) onDiskGate(ctx context.Context) error {

@@ -124,7 +124,7 @@ func (s *Store) RaiseMax(ctx context.Context, space string, section int, holder 
 	)
 	// Not retried after a broken connection: the raise may have run, and
 	// a second would skip a step (harmless, but not silently).
-	err := s.call(ctx, false, func(ctx context.Context) error {
+	err := s.callTaking(ctx, false, func(ctx context.Context) error {
 		var err error
 		v, ok, err = s.updateReturning(ctx, q, by, space, space, section, holder, by)
 		return err

@@ -75,7 +75,7 @@ func (s *Store) AllocateIn(ctx context.Context, tag string, step, floor int64, c
 		return a, 0, err
 	}
 	// Safe to retry: a move whose answer was lost only wastes its range.
-	err = s.call(ctx, true, func(ctx context.Context) error {
+	err = s.callTaking(ctx, true, func(ctx context.Context) error {
 		for range attempts * 4 {
 			var (
 				row           string
