@@ -102,8 +102,6 @@ func Classify(err error) (code, message string) {
 		return StoreNotDurable, "this instance takes numbers only from a database whose settings keep every commit it acknowledged (leaf serve --require-durable), and it has not read them yet; retry later"
 	case errors.As(err, &nd):
 		return StoreNotDurable, "the database can forget commits it acknowledged (" + nd.Reason + "), and this instance takes numbers only from one that cannot (leaf serve --require-durable): change that setting, or serve without --require-durable"
-	case errors.Is(err, segment.ErrNotDurable):
-		return StoreNotDurable, "the database can forget commits it acknowledged, and this instance takes numbers only from one that cannot (leaf serve --require-durable)"
 
 	case errors.Is(err, sequence.ErrInvalidSpace):
 		return InvalidSpace, unwrapSpace(err).Error()

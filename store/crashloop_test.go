@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -106,7 +107,7 @@ func TestRestartCrashLoop(t *testing.T) {
 	}
 	take(len(gaps) + 1)
 
-	slices.SortFunc(taken, func(a, b segment.Allocation) int { return int(min(max(a.Start()-b.Start(), -1), 1)) })
+	slices.SortFunc(taken, func(a, b segment.Allocation) int { return cmp.Compare(a.Start(), b.Start()) })
 	twice := 0
 	for i := 1; i < len(taken); i++ {
 		if prev, cur := taken[i-1], taken[i]; cur.Start() < prev.MaxID {

@@ -236,9 +236,6 @@ func (s *Store) takes(ctx context.Context) error {
 	if err := s.startsChecked(ctx); err != nil {
 		return err
 	}
-	if err := s.onDiskGate(ctx); err != nil {
-		return err
-	}
 	if !s.requireDurable {
 		return nil
 	}

@@ -237,8 +237,9 @@ func (s *Store) checkStarts(ctx context.Context, conn rawConn, readings []nodeSt
 // next start jumps again from the same row, onto the same numbers, and
 // none of them was issued. Without it, in a crash loop (starts a second
 // apart), the ranges taken above a lost jump were taken again above its
-// repetition. It sets starts.onDisk, which takes waits for (onDiskGate);
-// other statements go on meanwhile.
+// repetition. It sets starts.onDisk, which every statement that takes
+// numbers waits for once it has run (callTaking); other statements go on
+// meanwhile.
 func (s *Store) holdUntilOnDisk(ctx context.Context, conn rawConn, readings []nodeStart) error {
 	forgets := false
 	for _, n := range readings {
