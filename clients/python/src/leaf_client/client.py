@@ -163,19 +163,26 @@ class Client:
 
         self._eps = [Endpoint(e) for e in bases]
         self._turn = itertools.count(1)  # round robin over _eps
-        # The hot path's map from tag to buffer: only tags that have had a
-        # range; replaced whole when one is added, and by {} at close.
+        self._closed = False
+        self._fresh(closed=False)
+        _clients.add(self)
+
+    def _fresh(self, *, closed: bool) -> None:
+        """Sets the client's state with no range, snowflake id, thread or
+        lock: when it is made, and in the child of a fork."""
+        # Tags that have had a range, and their buffers; replaced whole when
+        # one is added, and by {} at close.
         self._tags: dict[str, _TagBuffer] = {}
         # The hot path's map from tag to the span in use, kept by _set_span.
         self._spans: dict[str, _Span] = {}
         self._lock = threading.Lock()  # guards the fields below, and writes to _tags and _spans
-        self._closed = False
         self._pending: dict[str, _TagBuffer] = {}  # tags waiting for their first range
         self._threads: set[threading.Thread] = set()
         self._closing = threading.Event()
+        if closed:
+            self._closing.set()
         self._flakes = _FlakePool()
         self._routes: dict[str, _SpaceRoutes] = {}
-        _clients.add(self)
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("leaf client: a Client cannot be pickled or sent to another process: "
@@ -187,17 +194,7 @@ class Client:
         starts with none, and leases ranges of its own on its first call;
         its locks are new, since a thread of the parent may have held one
         at the fork, and the parent's threads do not exist here."""
-        self._lock = threading.Lock()
-        self._tags = {}
-        self._spans = {}
-        self._pending = {}
-        self._threads = set()
-        closing = threading.Event()
-        if self._closing.is_set():
-            closing.set()
-        self._closing = closing
-        self._flakes = _FlakePool()
-        self._routes = {}
+        self._fresh(closed=self._closing.is_set())
         eps = self._eps
         self._eps = [Endpoint(e.base) for e in eps]
         for e in eps:
