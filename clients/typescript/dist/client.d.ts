@@ -39,18 +39,6 @@ export interface ClientOptions {
     directSequences?: boolean;
 }
 /**
- * A range being handed out: ids next … end-1; the take of trigger starts
- * loading the next one. An id below limit needs nothing but its take: limit
- * is trigger until the trigger is taken, then end.
- */
-interface Span {
-    next: bigint;
-    end: bigint;
-    trigger: bigint;
-    limit: bigint;
-    size: number;
-}
-/**
  * Hands out segment-mode ids of leaf from ranges it leases from the servers,
  * and snowflake ids it fetches in batches. Ids are bigints (they pass 2^53).
  *
@@ -113,8 +101,6 @@ export declare class Client {
      * as nextId's do, and it follows close.
      */
     source(tag: string): IdSource;
-    /** The span in use of tag, for a Source; undefined before its first range. */
-    spanOf(tag: string): Span | undefined;
     /** The next id of b's span in use, past its limit; undefined at its end. */
     private take;
     /** Makes the hot path find b's span in use, once b has had a range and while the client is open. */
@@ -178,4 +164,3 @@ export declare class IdSource {
     next(): Promise<bigint>;
     private refill;
 }
-export {};

@@ -351,7 +351,7 @@ class Client {
             throw new errors_1.LeafError("invalid_tag", `leaf client: tag ${JSON.stringify(tag)}: want a non-empty string`);
         return new IdSource(this, tag);
     }
-    /** The span in use of tag, for a Source; undefined before its first range. */
+    /** @internal The span in use of tag, for a Source; undefined before its first range. */
     spanOf(tag) {
         return this.spans.get(tag);
     }

@@ -394,7 +394,7 @@ export class Client {
     return new IdSource(this, tag);
   }
 
-  /** The span in use of tag, for a Source; undefined before its first range. */
+  /** @internal The span in use of tag, for a Source; undefined before its first range. */
   spanOf(tag: string): Span | undefined {
     return this.spans.get(tag);
   }
