@@ -102,9 +102,37 @@ class Endpoint {
         this.last = err;
     }
 }
-function span(start, size) {
-    const trigger = size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n;
-    return { next: start, end: start + BigInt(size), trigger, limit: trigger, size };
+/**
+ * A range being handed out: ids next … end-1; the take of trigger starts
+ * loading the next one. An id below limit needs nothing but its take: limit
+ * is trigger until the trigger is taken, then end. next and limit live in a
+ * typed array (at[0], at[1]), where the hot paths read and write them as
+ * 64-bit integers, with no bigint stored on the heap per id.
+ */
+class Span {
+    size;
+    at = new BigUint64Array(2);
+    end;
+    trigger;
+    constructor(start, size) {
+        this.size = size;
+        this.end = start + BigInt(size);
+        this.trigger = size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n;
+        this.at[0] = start;
+        this.at[1] = size ? this.trigger : 0n;
+    }
+    get next() {
+        return this.at[0];
+    }
+    set next(v) {
+        this.at[0] = v;
+    }
+    get limit() {
+        return this.at[1];
+    }
+    set limit(v) {
+        this.at[1] = v;
+    }
 }
 /** A promise resolved at the end of a round of loading, and its resolver. */
 class Round {
@@ -118,7 +146,7 @@ class Round {
 class TagBuffer {
     tag;
     size;
-    cur = span(0n, 0);
+    cur = new Span(0n, 0);
     next;
     since; // when the last load was planned
     taken = 0; // ids taken from spans no longer current
@@ -183,7 +211,7 @@ class Client {
             return;
         this.closed = true;
         for (const b of this.tags.values())
-            b.cur.limit = -1n; // a Source holding it takes no more
+            b.cur.limit = 0n; // a Source holding it takes no more
         this.tags.clear();
         this.spans.clear();
         this.pending.clear();
@@ -315,9 +343,10 @@ class Client {
     nextId(tag) {
         const s = this.spans.get(tag);
         if (s !== undefined) {
-            const id = s.next;
-            if (id < s.limit) {
-                s.next = id + 1n;
+            const at = s.at;
+            const id = at[0];
+            if (id < at[1]) {
+                at[0] = id + 1n;
                 return Promise.resolve(id);
             }
         }
@@ -331,9 +360,10 @@ class Client {
     tryNextId(tag) {
         const s = this.spans.get(tag);
         if (s !== undefined) {
-            const id = s.next;
-            if (id < s.limit) {
-                s.next = id + 1n;
+            const at = s.at;
+            const id = at[0];
+            if (id < at[1]) {
+                at[0] = id + 1n;
                 return id;
             }
         }
@@ -749,7 +779,7 @@ function checkRange(e, v, tag, asked) {
     if (start === undefined || typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > asked || start > MAX_INT64 - BigInt(count) + 1n) {
         throw malformed(e, `a range of ${count} ids from ${a.start}, asked for ${asked}`);
     }
-    return span(start, count);
+    return new Span(start, count);
 }
 function checkFlakes(e, v, asked) {
     const list = v?.ids;
@@ -834,7 +864,7 @@ function transportWhy(err) {
     const m = c?.message ?? err?.message ?? String(err);
     return c?.code ? `${c.code}: ${m}` : m;
 }
-const NO_SPAN = { next: 0n, end: 0n, trigger: -1n, limit: -1n, size: 0 };
+const NO_SPAN = new Span(0n, 0);
 /**
  * Ids of one tag from a Client's ranges, for a loop that takes many
  * (`client.source(tag)`): `tryNext()` takes an id from the range in use with
@@ -852,10 +882,10 @@ class IdSource {
     }
     /** The next id if one is buffered, else undefined (then `await next()`). */
     tryNext() {
-        const s = this.s;
-        const id = s.next;
-        if (id < s.limit) {
-            s.next = id + 1n;
+        const at = this.s.at;
+        const id = at[0];
+        if (id < at[1]) {
+            at[0] = id + 1n;
             return id;
         }
         return this.refill(this.client.tryNextId(this.tag));

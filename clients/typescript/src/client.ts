@@ -130,19 +130,37 @@ class Endpoint {
 /**
  * A range being handed out: ids next … end-1; the take of trigger starts
  * loading the next one. An id below limit needs nothing but its take: limit
- * is trigger until the trigger is taken, then end.
+ * is trigger until the trigger is taken, then end. next and limit live in a
+ * typed array (at[0], at[1]), where the hot paths read and write them as
+ * 64-bit integers, with no bigint stored on the heap per id.
  */
-interface Span {
-  next: bigint;
-  end: bigint;
-  trigger: bigint;
-  limit: bigint;
-  size: number;
-}
+class Span {
+  readonly at = new BigUint64Array(2);
+  readonly end: bigint;
+  readonly trigger: bigint;
 
-function span(start: bigint, size: number): Span {
-  const trigger = size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n;
-  return { next: start, end: start + BigInt(size), trigger, limit: trigger, size };
+  constructor(
+    start: bigint,
+    readonly size: number,
+  ) {
+    this.end = start + BigInt(size);
+    this.trigger = size ? start + BigInt(Math.max(1, Math.floor(size / PREFETCH_QUARTER)) - 1) : -1n;
+    this.at[0] = start;
+    this.at[1] = size ? this.trigger : 0n;
+  }
+
+  get next(): bigint {
+    return this.at[0];
+  }
+  set next(v: bigint) {
+    this.at[0] = v;
+  }
+  get limit(): bigint {
+    return this.at[1];
+  }
+  set limit(v: bigint) {
+    this.at[1] = v;
+  }
 }
 
 /** A promise resolved at the end of a round of loading, and its resolver. */
@@ -156,7 +174,7 @@ class Round {
 
 /** One tag's double buffer. */
 class TagBuffer {
-  cur: Span = span(0n, 0);
+  cur: Span = new Span(0n, 0);
   next?: Span;
   since?: number; // when the last load was planned
   taken = 0; // ids taken from spans no longer current
@@ -231,7 +249,7 @@ export class Client {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const b of this.tags.values()) b.cur.limit = -1n; // a Source holding it takes no more
+    for (const b of this.tags.values()) b.cur.limit = 0n; // a Source holding it takes no more
     this.tags.clear();
     this.spans.clear();
     this.pending.clear();
@@ -356,9 +374,10 @@ export class Client {
   nextId(tag: string): Promise<bigint> {
     const s = this.spans.get(tag);
     if (s !== undefined) {
-      const id = s.next;
-      if (id < s.limit) {
-        s.next = id + 1n;
+      const at = s.at;
+      const id = at[0];
+      if (id < at[1]) {
+        at[0] = id + 1n;
         return Promise.resolve(id);
       }
     }
@@ -373,9 +392,10 @@ export class Client {
   tryNextId(tag: string): bigint | undefined {
     const s = this.spans.get(tag);
     if (s !== undefined) {
-      const id = s.next;
-      if (id < s.limit) {
-        s.next = id + 1n;
+      const at = s.at;
+      const id = at[0];
+      if (id < at[1]) {
+        at[0] = id + 1n;
         return id;
       }
     }
@@ -763,7 +783,7 @@ function checkRange(e: Endpoint, v: unknown, tag: string, asked: number): Span {
   if (start === undefined || typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > asked || start > MAX_INT64 - BigInt(count) + 1n) {
     throw malformed(e, `a range of ${count} ids from ${a.start}, asked for ${asked}`);
   }
-  return span(start, count);
+  return new Span(start, count);
 }
 
 function checkFlakes(e: Endpoint, v: unknown, asked: number): bigint[] {
@@ -849,7 +869,7 @@ function transportWhy(err: unknown): string {
   return c?.code ? `${c.code}: ${m}` : m;
 }
 
-const NO_SPAN: Span = { next: 0n, end: 0n, trigger: -1n, limit: -1n, size: 0 };
+const NO_SPAN = new Span(0n, 0);
 
 /**
  * Ids of one tag from a Client's ranges, for a loop that takes many
@@ -868,10 +888,10 @@ export class IdSource {
 
   /** The next id if one is buffered, else undefined (then `await next()`). */
   tryNext(): bigint | undefined {
-    const s = this.s;
-    const id = s.next;
-    if (id < s.limit) {
-      s.next = id + 1n;
+    const at = this.s.at;
+    const id = at[0];
+    if (id < at[1]) {
+      at[0] = id + 1n;
       return id;
     }
     return this.refill(this.client.tryNextId(this.tag));

@@ -22,8 +22,8 @@ async function fakeLeaf() {
     if (u.pathname.startsWith("/api/segment/range/")) {
       const tag = decodeURIComponent(u.pathname.split("/").pop());
       if (tag === "nope") return answer(404, { error: { code: "unknown_tag", message: "no such tag" } });
-      const start = next.get(tag) ?? 1;
-      next.set(tag, start + count);
+      const start = next.get(tag) ?? (tag === "top" ? 2n ** 63n - 200n : 1n);
+      next.set(tag, start + BigInt(count));
       return answer(200, { tag, start: String(start), count });
     }
     if (u.pathname === "/api/snowflake/batch") {
@@ -94,6 +94,16 @@ test("a source takes from the client's ranges, prefetches, and follows close", (
   await c.close();
   assert.equal(src.tryNext(), undefined);
   await assert.rejects(src.next(), ClosedError);
+}));
+
+test("ids at the top of the number space are exact, to 2^63-1", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url], minRange: 100, maxRange: 100 });
+  t.after(() => c.close());
+  const src = c.source("top");
+  const ids = [];
+  for (let i = 0; i < 200; i++) ids.push(i % 3 ? src.tryNext() ?? (await src.next()) : await c.nextId("top"));
+  const want = Array.from({ length: 200 }, (_, i) => 2n ** 63n - 200n + BigInt(i));
+  assert.deepEqual([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)), want);
 }));
 
 test("nextIds", (t) => withFake(t, async (fake) => {
