@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // The checks and figures of each kind of TestMatrix, once its load has
@@ -182,6 +184,9 @@ func (m *matrixRun) reportKind(kl *kindLoad, drained bool) {
 		r.bound("order", n == 0, "%d of %d calls got an id not above one a call %s they began got%s",
 			n, len(oc), what, listed(m.describePairs(kl, ex)))
 	}
+
+	// The same promises, checked by Porcupine over the history of calls.
+	m.checkHistories(r, kl)
 
 	// Numbers skipped, per window, and the end of a capped period.
 	if k.tag != "" {
@@ -403,4 +408,59 @@ func cmpOr(s, dflt string) string {
 		return dflt
 	}
 	return s
+}
+
+// checkHistories checks a kind's history with Porcupine: every kind
+// against the set model (no number twice), the kinds ordered across the
+// fleet or per key against the counter model. The verdicts and the time
+// each check took go on the RESULT line.
+func (m *matrixRun) checkHistories(r *report, kl *kindLoad) {
+	k := kl.kind
+	about := func(c mcall) string {
+		if c.target < 0 {
+			return ""
+		}
+		return fmt.Sprintf("instance %s, its process %d", m.ins[c.target].name, c.run)
+	}
+	// The set model: each call's numbers; a formatted kind's texts
+	// numbered in the order they were answered.
+	spans := make([][]valSpan, len(kl.calls))
+	texts := map[string]int64{}
+	for _, v := range kl.values {
+		s := valSpan{group: v.group, lo: v.id, hi: v.id + v.hi - v.n}
+		if k.form == formFormatted {
+			x, ok := texts[v.text]
+			if !ok {
+				x = int64(len(texts))
+				texts[v.text] = x
+			}
+			s = valSpan{lo: x, hi: x}
+		}
+		spans[v.call] = append(spans[v.call], s)
+	}
+	var sets, counters []historyOp
+	for i, c := range kl.calls {
+		if c.status != 200 || c.bad {
+			continue
+		}
+		sets = append(sets, historyOp{start: c.start, end: c.end, out: spans[i], about: about(c)})
+		if k.order == orderFleet || k.order == orderKey {
+			g := int64(0)
+			if k.order == orderKey {
+				g = int64(c.key)
+			}
+			counters = append(counters, historyOp{start: c.start, end: c.end, in: counterIn{group: g}, out: counterTake{c.lo, c.hi}, about: about(c)})
+		}
+	}
+	name := m.shape.name + "_" + k.name
+	v := checkHistory(m.t, name, "set", setModel, historyOf(sets))
+	r.add("set_checked", v.ops)
+	r.add("set_check", v.took)
+	r.bound("set_model", v.result == porcupine.Ok, "%v", v)
+	if counters != nil {
+		v := checkHistory(m.t, name, "counter", counterModel, historyOf(counters))
+		r.add("counter_checked", v.ops)
+		r.add("counter_check", v.took)
+		r.bound("counter_model", v.result == porcupine.Ok, "%v", v)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // report gathers a scenario's figures and the bounds it checked, and prints
@@ -128,6 +130,7 @@ func checkDuplicates(r *report, l *load) idCounts {
 	r.add("snowflake_dup", snowDups)
 	r.bound("segment_dup", segDups == 0, "%d duplicate segment ids among %d%s", segDups, segIDs, listed(segEx))
 	r.bound("snowflake_dup", snowDups == 0, "%d duplicate snowflake ids among %d%s", snowDups, snowIDs, listed(snowEx))
+	checkIDHistory(r, l)
 	return idCounts{segIDs: segIDs, snowIDs: snowIDs, segDups: segDups, snowDups: snowDups}
 }
 
@@ -210,4 +213,31 @@ func maxDur(ds []time.Duration) time.Duration {
 		return 0
 	}
 	return slices.Max(ds)
+}
+
+// checkIDHistory checks the load's history with Porcupine's set model: the
+// ids of each request, per tag (snowflake ids as one more), none twice.
+func checkIDHistory(r *report, l *load) {
+	r.tb.Helper()
+	type at struct{ worker, sample int32 }
+	got := map[at][]valSpan{}
+	add := func(group int64, refs []idRef) {
+		for _, ref := range refs {
+			k := at{ref.worker, ref.sample}
+			got[k] = append(got[k], valSpan{group, ref.id, ref.id})
+		}
+	}
+	for i, tag := range l.tagNames {
+		add(int64(i), l.segRefs(tag))
+	}
+	add(-1, l.snowRefs())
+	h := make([]historyOp, 0, len(got))
+	for k, spans := range got {
+		s := l.workers[k.worker].samples[k.sample]
+		h = append(h, historyOp{start: s.start, end: s.start + s.dur, out: spans, about: l.describe(idRef{worker: k.worker, sample: k.sample})})
+	}
+	v := checkHistory(r.tb, r.scenario, "set", setModel, historyOf(h))
+	r.add("set_checked", v.ops)
+	r.add("set_check", v.took)
+	r.bound("set_model", v.result == porcupine.Ok, "%v", v)
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leafid/leaf/internal/tcpproxy"
@@ -205,6 +206,7 @@ func TestSequences(t *testing.T) {
 		checked.duplicates, listed(l.check.examples()))
 	r.bound("decreases", checked.decreases == 0, "%d requests got a number not above (current: below) one given for the key by a request that ended before they began%s",
 		checked.decreases, listed(l.check.examples()))
+	checkSeqHistories(t, r, l, samples)
 	above := aboveMaxSeq(t, dsn, l)
 	r.add("keys_above_max_seq", above)
 	r.bound("max_seq", above == 0, "%d keys got a number above their section's max_seq in the database", above)
@@ -486,7 +488,8 @@ type seqSample struct {
 	target     int8
 	op         seqOp
 	retryAfter bool
-	bad        bool // a 200 whose body is not what the API promises
+	bad        bool  // a 200 whose body is not what the API promises
+	lo, hi     int64 // the numbers of a 200; current: lo = hi = the answer
 }
 
 // seqLoad sends sequence requests from goroutines of the test process,
@@ -664,6 +667,7 @@ func (w *seqWorker) request(target int) (s seqSample, ok bool) {
 		s.bad = true
 		return s, true
 	}
+	s.lo, s.hi = lo, hi
 	l.check.record(key, seqEntry{start: s.start, lo: lo, hi: hi, target: s.target, current: s.op == seqCurrent})
 	return s, true
 }
@@ -1009,4 +1013,32 @@ func TestSeqChecker(t *testing.T) {
 			t.Errorf("gaps %v %v %v, want 601ms 747ms 950ms", gaps[0], gaps[1], gaps[2])
 		}
 	})
+}
+
+// checkSeqHistories checks the sequence load's history with Porcupine: a
+// counter per key (next and batch take, current reads) and the set of each
+// key's numbers.
+func checkSeqHistories(t *testing.T, r *report, l *seqLoad, samples []seqSample) {
+	var counters, sets []historyOp
+	for _, s := range samples {
+		if s.status != http.StatusOK || s.bad {
+			continue
+		}
+		about := "instance " + l.targets[s.target].name
+		read := s.op == seqCurrent
+		counters = append(counters, historyOp{start: s.start, end: s.start + s.dur, in: counterIn{group: int64(s.key), read: read}, out: counterTake{s.lo, s.hi}, about: about})
+		if !read {
+			sets = append(sets, historyOp{start: s.start, end: s.start + s.dur, out: []valSpan{{int64(s.key), s.lo, s.hi}}, about: about})
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		model porcupine.Model
+		h     []historyOp
+	}{{"counter", counterModel, counters}, {"set", setModel, sets}} {
+		v := checkHistory(t, "sequences", c.name, c.model, historyOf(c.h))
+		r.add(c.name+"_checked", v.ops)
+		r.add(c.name+"_check", v.took)
+		r.bound(c.name+"_model", v.result == porcupine.Ok, "%v", v)
+	}
 }

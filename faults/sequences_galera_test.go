@@ -137,6 +137,7 @@ func TestSequencesGalera(t *testing.T) {
 		checked.duplicates, listed(l.check.examples()))
 	r.bound("decreases", checked.decreases == 0, "%d requests got a number not above (current: below) one given for the key by a request that ended before they began%s",
 		checked.decreases, listed(l.check.examples()))
+	checkSeqHistories(t, r, l, samples)
 	above := aboveMaxSeq(t, nodes[0].DSN(db)+"&wsrep_sync_wait=1", l)
 	r.add("keys_above_max_seq", above)
 	r.bound("max_seq", above == 0, "%d keys got a number above their section's max_seq in the database", above)
