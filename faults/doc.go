@@ -66,7 +66,8 @@
 //     (LEAF_TEST_GALERA=1). On each, in turn: the owner killed with
 //     SIGKILL and started again, stopped with SIGTERM and started again,
 //     its store killed and started again (on Galera its node lost and
-//     rejoined). Each kind is held to its own promise: none twice, its
+//     rejoined), paused with SIGSTOP past two leases and continued, and
+//     paused while its store is taken away and brought back. Each kind is held to its own promise: none twice, its
 //     order, the numbers it skipped and the calls that failed, per fault.
 //     matrixToday lists the kinds each shape runs; LEAF_MATRIX=all runs
 //     them all.
@@ -84,6 +85,14 @@
 //
 // Each scenario collects every id the instances return, prints one line
 // starting with RESULT to stdout (and a BOUND line per bound checked), and
-// fails on any duplicate id or any missed bound. RELIABILITY.md at the root
-// of the repository holds the figures measured.
+// fails on any duplicate id or any missed bound. Every history of calls is
+// also checked by Porcupine, a linearizability checker: the ids of every
+// scenario against a set that fails on any id seen twice; the ordered
+// kinds (ordered, capped and formatted ordered tags, per-key sequences and
+// their current reads) against a counter per tag or key that only grows.
+// A history the checker refuses is cut down to a part that fails on its
+// own and drawn by Porcupine into an HTML file under LEAF_HISTORIES
+// (default: leaf-histories in the system's temporary directory), whose
+// path the test logs. RELIABILITY.md at the root of the repository holds
+// the figures measured.
 package faults

@@ -160,6 +160,15 @@ func (in *instance) kill() error {
 	return p.Signal(syscall.SIGKILL, 0, exitTimeout)
 }
 
+// signal sends sig to the instance's process alone (SIGSTOP, SIGCONT).
+func (in *instance) signal(sig syscall.Signal) error {
+	p := in.running()
+	if p == nil {
+		return errNotRunning
+	}
+	return syscall.Kill(p.Pid(), sig)
+}
+
 // stop stops the instance with SIGTERM, as an orchestrator would, and
 // kills it if it has not exited within stopTimeout.
 func (in *instance) stop() error {

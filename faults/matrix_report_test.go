@@ -273,7 +273,7 @@ func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
 	allowed := make([]int64, len(m.windows))
 	for i, w := range m.windows {
 		owners := losses[i]
-		if w.lost[k.name] && w.fault == "kill" {
+		if w.lost[k.name] && (w.fault == "kill" || w.fault == "pause") {
 			owners++
 		}
 		if w.lost[k.name] && w.fault == "outage" {
@@ -392,6 +392,11 @@ func (m *matrixRun) checkAvailability(r *report, kl *kindLoad) {
 			"kill":    matrixLease + ownerSlack,
 			"restart": restartBound,
 			"outage":  w.back - w.from + matrixLease + ownerSlack,
+			// The calls sent to the paused owner wait for it (the
+			// clients' timeout is longer than the pause), and each
+			// kind's few workers all come to one of them within the
+			// pause: the gap is the pause's, whatever the others serve.
+			"pause": w.back - w.from + ownerSlack,
 		}[w.fault]
 		what := "section"
 		if k.form != formKeyed {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,8 +33,10 @@ import (
 // kinds killed with SIGKILL and started again a second later; the owner
 // then stopped with SIGTERM and started again; the store of that owner
 // taken away and brought back (the server killed with SIGKILL and
-// started again; on Galera its node killed and rejoined). The full size
-// goes round twice. A capped tag's period is then asked for to its
+// started again; on Galera its node killed and rejoined); the owner
+// paused with SIGSTOP past two leases and continued; the owner paused
+// while its store is taken away and brought back. The full size goes
+// round twice. A capped tag's period is then asked for to its
 // end.
 //
 // Clients act as behind a load balancer: a call goes to the next instance
@@ -47,7 +50,10 @@ import (
 // a clean restart; a capped period refused as full only once every number
 // was issued or skipped so); and the calls that failed, per fault (none
 // for the kinds every instance serves; the owned kinds answer again
-// within about a lease of their owner's death).
+// within about a lease of their owner's death). Every call's history is
+// checked by Porcupine as well (history_test.go): every kind against a
+// set that fails on a number seen twice, the ordered kinds against a
+// counter per tag or key that only grows.
 //
 // matrixToday says which kinds run on which shape: what the code serves
 // today. LEAF_MATRIX=all runs every kind on every shape.
@@ -212,6 +218,9 @@ const (
 	matrixLease = 2 * time.Second
 	// killedFor is how long a killed instance stays down.
 	killedFor = time.Second
+	// pausedFor is how long a paused owner stays stopped: past two
+	// leases, within a client's requestTimeout.
+	pausedFor = 2*matrixLease + time.Second
 	// ownerSlack is what an owned kind may take beyond the lease to answer
 	// again: the new owner's round, the range it raises, the callers'
 	// retries, and the handover back to the restarted instance.
@@ -239,6 +248,8 @@ var matrixFaults = []matrixFault{
 	{name: "kill", do: (*matrixRun).killOwner},
 	{name: "restart", do: (*matrixRun).restartOwner},
 	{name: "outage", do: (*matrixRun).storeOutage},
+	{name: "pause", do: (*matrixRun).pauseOwner},
+	{name: "pause_outage", as: "outage", do: (*matrixRun).pauseInOutage},
 }
 
 // matrixWindow is a part of the run: the warm-up, a fault and the time
@@ -552,6 +563,46 @@ func (m *matrixRun) restartOwner(w *matrixWindow) {
 		m.t.Fatal(err)
 	}
 	w.back = m.clk.now()
+}
+
+// pauseOwner stops the owner with SIGSTOP for pausedFor, past its leases,
+// and continues it with SIGCONT, as a long garbage collection, a frozen
+// virtual machine or a swapped-out process would: the others take its
+// leases over meanwhile; the calls it had under way and those sent to it
+// since wait, and once it runs again it must answer none of them from
+// what it owned. Its numbers skipped are held to a kill's bound.
+func (m *matrixRun) pauseOwner(w *matrixWindow) {
+	i := m.ownerVictim()
+	in := m.ins[i]
+	w.victim, w.lost = in.name, m.lostWith(i)
+	if err := in.signal(syscall.SIGSTOP); err != nil {
+		m.t.Fatalf("pause %s: %v", in.name, err)
+	}
+	m.t.Cleanup(func() { _ = in.signal(syscall.SIGCONT) })
+	time.Sleep(pausedFor)
+	if err := in.signal(syscall.SIGCONT); err != nil {
+		m.t.Fatalf("continue %s: %v", in.name, err)
+	}
+	w.back = m.clk.now()
+}
+
+// pauseInOutage pauses the owner with SIGSTOP, takes its store away and
+// brings it back while the owner is paused, then continues the owner:
+// two faults at once, the owner waking up to leases the others took over
+// on a store that went away meanwhile. Held to an outage's bounds.
+func (m *matrixRun) pauseInOutage(w *matrixWindow) {
+	i := m.ownerVictim()
+	in := m.ins[i]
+	w.victim, w.lost = in.name, allOwned(m)
+	if err := in.signal(syscall.SIGSTOP); err != nil {
+		m.t.Fatalf("pause %s: %v", in.name, err)
+	}
+	m.t.Cleanup(func() { _ = in.signal(syscall.SIGCONT) })
+	_, back := m.d.outage(m.t, m.clk, i, m.down)
+	if err := in.signal(syscall.SIGCONT); err != nil {
+		m.t.Fatalf("continue %s: %v", in.name, err)
+	}
+	w.back = max(back, m.clk.now())
 }
 
 // storeOutage takes away the owner's store and brings it back: every
