@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,9 +58,13 @@ var forwardResults = []string{forwardOK, forwardFailed, forwardRefused}
 // instances: the HTTP routes pass the owner's answer on as it is, the gRPC
 // calls read it.
 type Forwarder struct {
-	client   *http.Client
-	forwards *prometheus.CounterVec
-	log      *slog.Logger
+	client    *http.Client
+	forwards  *prometheus.CounterVec
+	coalesced prometheus.Counter
+	log       *slog.Logger
+
+	mu    sync.Mutex
+	takes map[takeKey]*takeQueue // the tags and keys whose requests are under way
 }
 
 // NewForwarder returns a Forwarder whose requests end after timeout
@@ -85,9 +90,15 @@ func NewForwarder(reg prometheus.Registerer, timeout time.Duration, log *slog.Lo
 			Name: "leaf_sequence_forwards_total",
 			Help: "Requests and calls, over HTTP or gRPC, sent on to the owner of a sequence section or an ordered tag, by result: ok (the owner answered), failed (it did not), refused (a forwarded request that reached an instance not owning the section or tag, answered 503).",
 		}, []string{"result"}),
-		log: log,
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "leaf_sequence_forwarded_calls_total",
+			Help: "Calls, over HTTP or gRPC, for an ordered tag's or a sequence key's next numbers that another instance owns, answered through a forwarded request: the calls for one tag or key waiting at once share one request (leaf_sequence_forwards_total).",
+		}),
+		log:   log,
+		takes: map[takeKey]*takeQueue{},
 	}
 	f.forwards = Register(reg, f.forwards)
+	f.coalesced = Register(reg, f.coalesced)
 	for _, r := range forwardResults {
 		f.forwards.WithLabelValues(r)
 	}

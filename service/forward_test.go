@@ -81,10 +81,15 @@ func TestForwarder(t *testing.T) {
 }
 
 // TestNextOrdered: an ordered tag's ids come from here when this instance
-// owns it, from the owner's answer otherwise; a tag that is not ordered,
-// or no ordered tags at all, is unavailable, and a range is refused.
+// owns it, from the owner's answer otherwise (read, asked for as a batch);
+// a call that came forwarded is refused; a tag that is not ordered, or no
+// ordered tags at all, is unavailable, and a range is refused.
 func TestNextOrdered(t *testing.T) {
 	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/segment/batch/far" || r.URL.Query().Get("count") != "2" {
+			http.Error(w, "unexpected "+r.URL.String(), http.StatusTeapot)
+			return
+		}
 		_, _ = w.Write([]byte(`{"tag":"far","ids":["7","8"]}`))
 	}))
 	defer owner.Close()
@@ -96,9 +101,12 @@ func TestNextOrdered(t *testing.T) {
 	if err != nil || ans != nil || len(ids) != 2 || ids[0] != 1 {
 		t.Fatalf("owned: %v %v %v", ids, ans, err)
 	}
-	ids, ans, err = f.NextOrdered(ctx, tags, "far", 2, "/api/segment/batch/far?count=2", false)
-	if err != nil || ids != nil || ans == nil || !strings.Contains(string(ans.Body), `"7"`) {
+	ids, ans, err = f.NextOrdered(ctx, tags, "far", 2, "/unused", false)
+	if err != nil || ans != nil || len(ids) != 2 || ids[0] != 7 || ids[1] != 8 {
 		t.Fatalf("forwarded: %v %v %v", ids, ans, err)
+	}
+	if _, _, err := f.NextOrdered(ctx, tags, "far", 2, "/unused", true); code(err) != service.Unavailable {
+		t.Fatalf("forwarded twice: %v", err)
 	}
 	if _, _, err := f.NextOrdered(ctx, tags, "plain", 1, "/", false); code(err) != service.Unavailable {
 		t.Fatalf("a tag that is not ordered: %v", err)

@@ -48,11 +48,11 @@ func RefuseOrderedRange(ctx context.Context, tags OrderedTags, tag, use string) 
 }
 
 // NextOrdered serves n ids of tag, which the segment allocator refused as
-// not plain: from tags when this instance owns the tag (ids), else from
-// the owner, asked for target (the HTTP API's path and query of the same
-// ids) through f, once (answer). forwarded says the request came
-// forwarded already: then it is refused rather than sent on again. f is
-// not used when tags is nil.
+// not plain: from tags when this instance owns the tag, else from the
+// owner through f, in one request with the other calls for the tag
+// waiting here. forwarded says the request came forwarded already: then
+// it is refused rather than sent on again (answer, for target, the HTTP
+// API's path and query of the same ids). f is not used when tags is nil.
 func (f *Forwarder) NextOrdered(ctx context.Context, tags OrderedTags, tag string, n int, target string, forwarded bool) (ids []int64, answer *Answer, err error) {
 	if err := CheckOrdered(ctx, tags, tag); err != nil {
 		return nil, nil, err
@@ -60,9 +60,12 @@ func (f *Forwarder) NextOrdered(ctx context.Context, tags OrderedTags, tag strin
 	ids, err = tags.NextTag(ctx, tag, n)
 	var no *sequence.NotOwnerError
 	switch {
-	case errors.As(err, &no):
+	case errors.As(err, &no) && forwarded:
 		answer, err = f.Forward(ctx, no.Addr, target, forwarded)
 		return nil, answer, err
+	case errors.As(err, &no):
+		ids, err = f.takeOwned(ctx, no.Addr, tagBatchPath(tag), "ids", n)
+		return ids, nil, err
 	case err != nil:
 		return nil, nil, WithTag(tag, err)
 	case len(ids) != n:

@@ -9,18 +9,29 @@ import (
 )
 
 // SequenceNext takes n numbers of key and returns the first; when another
-// instance owns the key's section, the owner is asked through via and its
-// Answer returned instead.
+// instance owns the key's section, the owner is asked for them, in one
+// request with the other calls for the key waiting here. A call that came
+// forwarded already is refused (its Answer).
 func (s *Service) SequenceNext(ctx context.Context, space, key string, n int, via Via) (first int64, ans *Answer, err error) {
 	if s.cfg.Sequences == nil {
 		return 0, nil, SequencesOff()
 	}
 	first, err = s.cfg.Sequences.NextN(ctx, space, key, n)
-	if err != nil {
-		ans, err := s.sequenceOwner(ctx, space, err, via)
-		return 0, ans, err
+	var no *sequence.NotOwnerError
+	switch {
+	case err == nil:
+		return first, nil, nil
+	case errors.As(err, &no) && !forwarded(via):
+		// The owner is asked with the other calls for the key waiting
+		// here; a key's numbers of one answer are consecutive.
+		nums, err := s.fwd.takeOwned(ctx, no.Addr, keyNextPath(space, key), "seqs", n)
+		if err != nil {
+			return 0, nil, err
+		}
+		return nums[0], nil, nil
 	}
-	return first, nil, nil
+	ans, err = s.sequenceOwner(ctx, space, err, via)
+	return 0, ans, err
 }
 
 // SequenceCurrent is the last number issued to key, or its owner's Answer,
