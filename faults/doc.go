@@ -67,7 +67,8 @@
 //     SIGKILL and started again, stopped with SIGTERM and started again,
 //     its store killed and started again (on Galera its node lost and
 //     rejoined), paused with SIGSTOP past two leases and continued, and
-//     paused while its store is taken away and brought back. Each kind is held to its own promise: none twice, its
+//     paused as its store is taken away, for the pause or the outage,
+//     whichever is longer. Each kind is held to its own promise: none twice, its
 //     order, the numbers it skipped and the calls that failed, per fault.
 //     matrixToday lists the kinds each shape runs; LEAF_MATRIX=all runs
 //     them all.

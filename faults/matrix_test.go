@@ -35,9 +35,9 @@ import (
 // taken away and brought back (the server killed with SIGKILL and
 // started again; on Galera its node killed and rejoined); the owner
 // paused with SIGSTOP past two leases and continued; the owner paused
-// while its store is taken away and brought back. The full size goes
-// round twice. A capped tag's period is then asked for to its
-// end.
+// as its store is taken away, and continued before the store is back
+// or after. The full size goes round twice. A capped tag's period is
+// then asked for to its end.
 //
 // Clients act as behind a load balancer: a call goes to the next instance
 // in turn and, when it gets no answer or a 503, on to the next, until each
@@ -586,10 +586,12 @@ func (m *matrixRun) pauseOwner(w *matrixWindow) {
 	w.back = m.clk.now()
 }
 
-// pauseInOutage pauses the owner with SIGSTOP, takes its store away and
-// brings it back while the owner is paused, then continues the owner:
-// two faults at once, the owner waking up to leases the others took over
-// on a store that went away meanwhile. Held to an outage's bounds.
+// pauseInOutage pauses the owner with SIGSTOP and takes its store away
+// at once; the owner is continued pausedFor later, the store brought
+// back when its outage is over (on Galera, a node's rejoining takes
+// longer than the pause): two faults at once, the owner waking up to
+// leases the others took over, on a store that may still be away. Held
+// to an outage's bounds.
 func (m *matrixRun) pauseInOutage(w *matrixWindow) {
 	i := m.ownerVictim()
 	in := m.ins[i]
@@ -597,10 +599,13 @@ func (m *matrixRun) pauseInOutage(w *matrixWindow) {
 	if err := in.signal(syscall.SIGSTOP); err != nil {
 		m.t.Fatalf("pause %s: %v", in.name, err)
 	}
-	m.t.Cleanup(func() { _ = in.signal(syscall.SIGCONT) })
+	cont := func() { _ = in.signal(syscall.SIGCONT) }
+	m.t.Cleanup(cont)
+	wake := time.AfterFunc(pausedFor, cont)
 	_, back := m.d.outage(m.t, m.clk, i, m.down)
-	if err := in.signal(syscall.SIGCONT); err != nil {
-		m.t.Fatalf("continue %s: %v", in.name, err)
+	if wake.Stop() { // the outage was shorter than the pause
+		time.Sleep(pausedFor - (m.clk.now() - w.from))
+		cont()
 	}
 	w.back = max(back, m.clk.now())
 }
