@@ -236,21 +236,34 @@ func (s *Stores) floors(id string, tags []string, marks []int64) []int64 {
 // unknownElsewhere answers segment.ErrUnknownTag, into out, for the tags of
 // tags at idx that m does not have, when no other store that answers has
 // them either, as the look-up of names does (FindTags); it returns those
-// another store has, to take one by one, which copies the row to m.
+// another store has, to take one by one, which copies the row to m. When
+// the home store is not m and does not answer, a name no store has may be
+// a row only the home store holds: it is unavailable then, not unknown.
 func (s *Stores) unknownElsewhere(ctx context.Context, m *member, tags []string, idx []int, out []segment.BatchResult) (alone []int) {
 	if len(idx) == 0 {
 		return nil
 	}
 	names := pick(tags, idx)
+	home, _ := s.home()
 	found := map[string]bool{}
+	var homeErr error
 	for _, o := range s.members {
-		if o == m || !o.up() {
+		if o == m {
+			continue
+		}
+		if !o.up() {
+			if o == home {
+				homeErr = homeMissing(o, errors.New("it is down"))
+			}
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 		got, err := o.st.FindTags(cctx, names)
 		cancel()
 		if err != nil {
+			if o == home {
+				homeErr = homeMissing(o, err)
+			}
 			continue
 		}
 		for _, n := range got {
@@ -258,11 +271,14 @@ func (s *Stores) unknownElsewhere(ctx context.Context, m *member, tags []string,
 		}
 	}
 	for _, i := range idx {
-		if found[tags[i]] {
+		switch {
+		case found[tags[i]]:
 			alone = append(alone, i)
-			continue
+		case homeErr != nil:
+			out[i].Err = fmt.Errorf("allocate %q: %w", tags[i], homeErr)
+		default:
+			out[i].Err = fmt.Errorf("allocate %q: %w", tags[i], segment.ErrUnknownTag)
 		}
-		out[i].Err = fmt.Errorf("allocate %q: %w", tags[i], segment.ErrUnknownTag)
 	}
 	return alone
 }

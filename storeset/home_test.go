@@ -96,11 +96,21 @@ func TestHomedRows(t *testing.T) {
 		}
 
 		// The home store down: a fresh instance serves the plain tag from
-		// the others, never the homed ones.
+		// the others, never the homed ones, which are unavailable, not
+		// unknown. A running instance's read of the tag list fails rather
+		// than leave them out, so it keeps them and serves what it holds.
 		dbs[0].down.Store(true)
 		_, a3 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]))
-		if _, err := a3.NextSpecial(ctx, "fmt"); err == nil {
-			t.Fatal("a homed tag served with its home store down")
+		if _, err := a3.NextSpecial(ctx, "fmt"); err == nil || errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("a homed tag with its home store down: %v, want unavailable", err)
+		}
+		if err := a2.Refresh(ctx); !errors.Is(err, segment.ErrStoreUnavailable) {
+			t.Fatalf("the tag list read with the home store down: %v, want unavailable", err)
+		}
+		for _, tag := range []string{"fmt", "opq"} {
+			if _, err := a2.NextSpecial(ctx, tag); errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("%s unknown to a running instance once its home store is down: %v", tag, err)
+			}
 		}
 		if _, err := a3.Next(ctx, "plain"); err != nil {
 			t.Fatalf("plain tag with the home store down: %v", err)

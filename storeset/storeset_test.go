@@ -109,6 +109,13 @@ func (f faulty) Tag(ctx context.Context, tag string) (segment.Tag, error) {
 	return f.Store.Tag(ctx, tag)
 }
 
+func (f faulty) Tags(ctx context.Context) ([]segment.Tag, error) {
+	if f.down.Load() {
+		return nil, errUnreachable
+	}
+	return f.Store.Tags(ctx)
+}
+
 func (f faulty) FindTags(ctx context.Context, names []string) ([]string, error) {
 	if f.down.Load() {
 		return nil, errUnreachable

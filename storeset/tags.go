@@ -10,9 +10,13 @@ import (
 	"github.com/leafid/leaf/segment"
 )
 
-// Tag returns the tag's row from the first store that has it.
+// Tag returns the tag's row from the first store that has it. A tag no
+// store that answered has is unknown, unless the home store did not
+// answer: it may hold the row alone.
 func (s *Stores) Tag(ctx context.Context, tag string) (segment.Tag, error) {
+	home, _ := s.home()
 	var errs []error
+	var homeErr error
 	for _, m := range s.members {
 		t, err := m.st.Tag(ctx, tag)
 		if err == nil {
@@ -20,22 +24,36 @@ func (s *Stores) Tag(ctx context.Context, tag string) (segment.Tag, error) {
 		}
 		if !errors.Is(err, segment.ErrUnknownTag) {
 			errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
+			if m == home {
+				homeErr = homeMissing(m, err)
+			}
 		}
 	}
-	if len(errs) == len(s.members) {
+	switch {
+	case len(errs) == len(s.members):
 		return segment.Tag{}, errors.Join(errs...)
+	case homeErr != nil:
+		return segment.Tag{}, fmt.Errorf("read tag %q: %w", tag, homeErr)
 	}
 	return segment.Tag{}, fmt.Errorf("read tag %q: %w", tag, segment.ErrUnknownTag)
 }
 
 // Tags returns the tags of every store that answers, each once (as the
-// first store in the configured order has it), ordered by name.
+// first store in the configured order has it), ordered by name. Without
+// the home store the list would leave out the rows only it holds (the
+// formatted and opaque tags and their periods), which a reader would take
+// for gone: then it fails.
 func (s *Stores) Tags(ctx context.Context) ([]segment.Tag, error) {
+	home, _ := s.home()
 	byName := map[string]segment.Tag{}
 	var errs []error
 	for i := len(s.members) - 1; i >= 0; i-- {
-		tags, err := s.members[i].st.Tags(ctx)
+		m := s.members[i]
+		tags, err := m.st.Tags(ctx)
 		if err != nil {
+			if m == home {
+				return nil, homeMissing(m, err)
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -53,13 +71,20 @@ func (s *Stores) Tags(ctx context.Context) ([]segment.Tag, error) {
 	return out, nil
 }
 
-// FindTags returns those of names that some store that answers has.
+// FindTags returns those of names that some store that answers has. A
+// name no store that answered has, when the home store did not answer,
+// may be a row only the home store holds: then it fails.
 func (s *Stores) FindTags(ctx context.Context, names []string) ([]string, error) {
+	home, _ := s.home()
 	found := map[string]bool{}
 	var errs []error
+	var homeErr error
 	for _, m := range s.members {
 		got, err := m.st.FindTags(ctx, names)
 		if err != nil {
+			if m == home {
+				homeErr = homeMissing(m, err)
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -70,7 +95,16 @@ func (s *Stores) FindTags(ctx context.Context, names []string) ([]string, error)
 	if len(errs) == len(s.members) {
 		return nil, errors.Join(errs...)
 	}
+	if homeErr != nil && len(found) < len(names) {
+		return nil, homeErr
+	}
 	return slices.Collect(maps.Keys(found)), nil
+}
+
+// homeMissing is the error of a read of every store's rows that the home
+// store m did not answer.
+func homeMissing(m *member, err error) error {
+	return fmt.Errorf("%w: the home store %q holds the rows of formatted and opaque tags and of their periods, and did not answer: %w", segment.ErrStoreUnavailable, m.name, err)
 }
 
 // CreateTag creates the tag in every store that answers; it is
