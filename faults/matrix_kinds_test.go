@@ -195,9 +195,10 @@ type mcall struct {
 	run        int16 // its process (instance.runs), for the order within a process
 	status     int16 // the final answer: 200, a refusal such as 409; 0: no instance answered
 	code       string
-	key        int32 // the sequence key asked for; -1 for a tag
-	bad        bool  // a 200 that breaks the API's promises
-	lo, hi     int64 // its numbers in the kind's order, for the order checks
+	key        int32  // the sequence key asked for; -1 for a tag
+	msg        string // the body of an answer other than 200
+	bad        bool   // a 200 that breaks the API's promises
+	lo, hi     int64  // its numbers in the kind's order, for the order checks
 }
 
 // attemptFail is one attempt of a call that got no answer, or a 503: the
@@ -365,7 +366,7 @@ func (w *kindWorker) call(opIdx int) (c mcall, ok bool) {
 		}
 		c.target, c.run, c.status, body = int8(t), int16(run), int16(status), b
 		if status != http.StatusOK {
-			c.code = errorCode(b)
+			c.code, c.msg = errorCode(b), string(b)
 		}
 		break
 	}

@@ -120,6 +120,9 @@ func (m *matrixRun) reportKind(kl *kindLoad, drained bool) {
 		default:
 			unexpected++
 			final[fmt.Sprintf("http_%d_%s", c.status, c.code)]++
+			if len(badEx) < maxExamples {
+				badEx = append(badEx, fmt.Sprintf("%s in %s: %d %s", m.describeCall(kl, int32(i)), m.windows[m.windowOf(c.start)].name, c.status, strings.TrimSpace(c.msg)))
+			}
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(final)) {
