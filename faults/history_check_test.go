@@ -20,11 +20,7 @@ func TestHistoryChecker(t *testing.T) {
 	take := func(start, end int, lo, hi int64) historyOp {
 		return historyOp{start: ms(start), end: ms(end), in: counterIn{}, out: counterTake{lo, hi}}
 	}
-	counter := []struct {
-		name string
-		h    []historyOp
-		ok   bool
-	}{
+	counter := []historyCase{
 		{"one after another", []historyOp{take(0, 10, 1, 1), take(20, 30, 2, 5), take(40, 50, 9, 9)}, true},
 		// Concurrent calls may be answered in either order.
 		{"concurrent, either order", []historyOp{take(0, 30, 5, 5), take(10, 20, 3, 3), take(40, 50, 6, 6)}, true},
@@ -40,39 +36,18 @@ func TestHistoryChecker(t *testing.T) {
 		// which got 2: b after a must be above 3.
 		{"a chain through a concurrent call", []historyOp{take(0, 10, 3, 3), take(15, 40, 2, 2), take(20, 30, 1, 1)}, false},
 	}
-	for _, tt := range counter {
-		t.Run("counter/"+tt.name, func(t *testing.T) {
-			v := checkHistory(t, "case", "counter", counterModel, historyOf(tt.h))
-			if got := v.result == porcupine.Ok; got != tt.ok {
-				t.Fatalf("%v, want linearizable %v", v, tt.ok)
-			}
-			if !tt.ok {
-				checkDrawn(t, v.file)
-			}
-		})
-	}
+	checkCases(t, "counter", counterModel, counter)
 	read := func(start, end int, v int64) historyOp {
 		return historyOp{start: ms(start), end: ms(end), in: counterIn{read: true}, out: counterTake{v, v}}
 	}
-	reads := []struct {
-		name string
-		h    []historyOp
-		ok   bool
-	}{
+	reads := []historyCase{
 		{"the top", []historyOp{take(0, 10, 5, 5), read(20, 30, 5), take(40, 50, 6, 6)}, true},
 		// Above the top: a call cut off took numbers no one saw.
 		{"above the top", []historyOp{take(0, 10, 5, 5), read(20, 30, 9), take(40, 50, 10, 10)}, true},
 		{"stale", []historyOp{take(0, 10, 5, 5), read(20, 30, 4)}, false},
 		{"a take below a read before it", []historyOp{read(0, 10, 9), take(20, 30, 9, 9)}, false},
 	}
-	for _, tt := range reads {
-		t.Run("counter/read/"+tt.name, func(t *testing.T) {
-			v := checkHistory(t, "case", "counter", counterModel, historyOf(tt.h))
-			if got := v.result == porcupine.Ok; got != tt.ok {
-				t.Fatalf("%v, want linearizable %v", v, tt.ok)
-			}
-		})
-	}
+	checkCases(t, "counter/read", counterModel, reads)
 
 	// The sort of TestMatrix misses the interleaved batches; the checker
 	// does not.
@@ -92,11 +67,7 @@ func TestHistoryChecker(t *testing.T) {
 	set := func(start, end int, spans ...valSpan) historyOp {
 		return historyOp{start: ms(start), end: ms(end), out: spans}
 	}
-	sets := []struct {
-		name string
-		h    []historyOp
-		ok   bool
-	}{
+	sets := []historyCase{
 		{"disjoint", []historyOp{set(0, 10, valSpan{0, 1, 20}), set(5, 15, valSpan{0, 21, 21}, valSpan{0, 40, 45}), set(0, 1, valSpan{1, 1, 20})}, true},
 		{"one number twice", []historyOp{set(0, 10, valSpan{0, 1, 20}), set(50, 60, valSpan{0, 20, 20})}, false},
 		{"twice in one answer", []historyOp{set(0, 10, valSpan{0, 1, 2}, valSpan{0, 2, 3})}, false},
@@ -104,17 +75,7 @@ func TestHistoryChecker(t *testing.T) {
 		{"across blocks", []historyOp{set(0, 10, valSpan{0, 1000, 3000}), set(20, 30, valSpan{0, 2047, 2048})}, false},
 		{"next to each other across blocks", []historyOp{set(0, 10, valSpan{0, 1000, 2047}), set(20, 30, valSpan{0, 2048, 5000})}, true},
 	}
-	for _, tt := range sets {
-		t.Run("set/"+tt.name, func(t *testing.T) {
-			v := checkHistory(t, "case", "set", setModel, historyOf(tt.h))
-			if got := v.result == porcupine.Ok; got != tt.ok {
-				t.Fatalf("%v, want linearizable %v", v, tt.ok)
-			}
-			if !tt.ok {
-				checkDrawn(t, v.file)
-			}
-		})
-	}
+	checkCases(t, "set", setModel, sets)
 
 	// A history of the size the fault suite makes: 16 clients, 20,000
 	// calls of 1 to 20 numbers of one counter, concurrent within 5 ms;
@@ -149,6 +110,30 @@ func TestHistoryChecker(t *testing.T) {
 			checkDrawn(t, v.file)
 		}
 	})
+}
+
+// historyCase is a made-up history and whether it is linearizable.
+type historyCase struct {
+	name string
+	h    []historyOp
+	ok   bool
+}
+
+// checkCases checks each case against model in a subtest under prefix; a
+// case that is not linearizable must be refused and drawn.
+func checkCases(t *testing.T, prefix string, model porcupine.Model, cases []historyCase) {
+	modelName, _, _ := strings.Cut(prefix, "/")
+	for _, tt := range cases {
+		t.Run(prefix+"/"+tt.name, func(t *testing.T) {
+			v := checkHistory(t, "case", modelName, model, historyOf(tt.h))
+			if got := v.result == porcupine.Ok; got != tt.ok {
+				t.Fatalf("%v, want linearizable %v", v, tt.ok)
+			}
+			if !tt.ok {
+				checkDrawn(t, v.file)
+			}
+		})
+	}
 }
 
 // checkDrawn fails unless file is Porcupine's drawing of a history.

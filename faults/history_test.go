@@ -285,6 +285,18 @@ func checkHistory(tb testing.TB, name, modelName string, model porcupine.Model, 
 	return v
 }
 
+// checkModel checks calls against model (named modelName: "set",
+// "counter") as checkHistory does, and puts the verdict on r: the
+// operations checked, the time the check took, and a bound that fails
+// unless the history is linearizable.
+func (r *report) checkModel(modelName string, model porcupine.Model, calls []historyOp) {
+	r.tb.Helper()
+	v := checkHistory(r.tb, r.scenario, modelName, model, historyOf(calls))
+	r.add(modelName+"_checked", v.ops)
+	r.add(modelName+"_check", v.took)
+	r.bound(modelName+"_model", v.result == porcupine.Ok, "%v", v)
+}
+
 // drawFailure finds a part of the history that fails on its own (a
 // partition, then the shortest prefix of it by invocation, then the
 // fewest last calls of that prefix) and draws it with Porcupine into a

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/anishathalye/porcupine"
 )
 
 // The checks and figures of each kind of TestMatrix, once its load has
@@ -460,15 +458,8 @@ func (m *matrixRun) checkHistories(r *report, kl *kindLoad) {
 			counters = append(counters, historyOp{start: c.start, end: c.end, in: counterIn{group: g}, out: counterTake{c.lo, c.hi}, about: about(c)})
 		}
 	}
-	name := m.shape.name + "_" + k.name
-	v := checkHistory(m.t, name, "set", setModel, historyOf(sets))
-	r.add("set_checked", v.ops)
-	r.add("set_check", v.took)
-	r.bound("set_model", v.result == porcupine.Ok, "%v", v)
+	r.checkModel("set", setModel, sets)
 	if counters != nil {
-		v := checkHistory(m.t, name, "counter", counterModel, historyOf(counters))
-		r.add("counter_checked", v.ops)
-		r.add("counter_check", v.took)
-		r.bound("counter_model", v.result == porcupine.Ok, "%v", v)
+		r.checkModel("counter", counterModel, counters)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/anishathalye/porcupine"
 )
 
 // report gathers a scenario's figures and the bounds it checked, and prints
@@ -236,8 +234,5 @@ func checkIDHistory(r *report, l *load) {
 		s := l.workers[k.worker].samples[k.sample]
 		h = append(h, historyOp{start: s.start, end: s.start + s.dur, out: spans, about: l.describe(idRef{worker: k.worker, sample: k.sample})})
 	}
-	v := checkHistory(r.tb, r.scenario, "set", setModel, historyOf(h))
-	r.add("set_checked", v.ops)
-	r.add("set_check", v.took)
-	r.bound("set_model", v.result == porcupine.Ok, "%v", v)
+	r.checkModel("set", setModel, h)
 }

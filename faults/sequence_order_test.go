@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leafid/leaf/internal/tcpproxy"
@@ -1031,14 +1030,6 @@ func checkSeqHistories(t *testing.T, r *report, l *seqLoad, samples []seqSample)
 			sets = append(sets, historyOp{start: s.start, end: s.start + s.dur, out: []valSpan{{int64(s.key), s.lo, s.hi}}, about: about})
 		}
 	}
-	for _, c := range []struct {
-		name  string
-		model porcupine.Model
-		h     []historyOp
-	}{{"counter", counterModel, counters}, {"set", setModel, sets}} {
-		v := checkHistory(t, "sequences", c.name, c.model, historyOf(c.h))
-		r.add(c.name+"_checked", v.ops)
-		r.add(c.name+"_check", v.took)
-		r.bound(c.name+"_model", v.result == porcupine.Ok, "%v", v)
-	}
+	r.checkModel("counter", counterModel, counters)
+	r.checkModel("set", setModel, sets)
 }

@@ -16,7 +16,7 @@
 #   DURATION  (default 6s)       THREADS  (default 2)
 #   CONNS     (default 64)       ROUNDS   (default 3)
 #   MYSQL     (default root@tcp(127.0.0.1:3306)/)
-#   LEAF      (default: bin/leaf, built by make build) another build to measure
+#   LEAF_BIN  (default: bin/leaf, built by make build) another build to measure
 #   SERVER_CPUS (default 0)      LOAD_CPUS (default 1-(nproc-1)); PIN=0 turns pinning off
 set -euo pipefail
 
@@ -28,19 +28,8 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-64}
 ROUNDS=${ROUNDS:-3}
 MYSQL=${MYSQL:-root@tcp(127.0.0.1:3306)/}
-PIN=${PIN:-1}
-CPUS=$(nproc)
-SERVER_CPUS=${SERVER_CPUS:-0}
-LOAD_CPUS=${LOAD_CPUS:-1-$((CPUS - 1))}
-on_server=()
-on_load=()
-if [[ "$PIN" == 1 && "$CPUS" -ge 2 ]] && command -v taskset >/dev/null 2>&1; then
-	on_server=(taskset -c "$SERVER_CPUS")
-	on_load=(taskset -c "$LOAD_CPUS")
-	echo "pinning: servers on CPU ${SERVER_CPUS}, wrk on CPU ${LOAD_CPUS}"
-else
-	echo "pinning: off (PIN=${PIN}, ${CPUS} CPUs)"
-fi
+# shellcheck source=scripts/pin.sh
+source scripts/pin.sh
 TOKEN="forwardtest-$$-${RANDOM}"
 DB="leaf_forwardtest_$$"
 
@@ -72,7 +61,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [[ -z "${LEAF:-}" ]]; then
+LEAF=${LEAF_BIN:-}
+if [[ -z "$LEAF" ]]; then
 	make build >/dev/null
 	LEAF=./bin/leaf
 fi

@@ -32,19 +32,8 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-64}
 ROUNDS=${ROUNDS:-5}
 BASE="http://127.0.0.1:${PORT}"
-PIN=${PIN:-1}
-CPUS=$(nproc)
-SERVER_CPUS=${SERVER_CPUS:-0}
-LOAD_CPUS=${LOAD_CPUS:-1-$((CPUS - 1))}
-on_server=()
-on_load=()
-if [[ "$PIN" == 1 && "$CPUS" -ge 2 ]] && command -v taskset >/dev/null 2>&1; then
-	on_server=(taskset -c "$SERVER_CPUS")
-	on_load=(taskset -c "$LOAD_CPUS")
-	echo "pinning: servers on CPU ${SERVER_CPUS}, wrk on CPU ${LOAD_CPUS}"
-else
-	echo "pinning: off (PIN=${PIN}, ${CPUS} CPUs)"
-fi
+# shellcheck source=scripts/pin.sh
+source scripts/pin.sh
 TOKEN="loadtest-$$-${RANDOM}"
 
 # shellcheck source=scripts/apt.sh
