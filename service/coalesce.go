@@ -52,8 +52,8 @@ type takeQueue struct {
 // takeOwned takes n numbers from the owner at addr with the calls for the
 // same numbers waiting beside it: path is the HTTP API's path of a batch
 // (a tag's or a key's), member the member of its answer that lists them.
-// A call whose ctx ends before its numbers come returns ctx's error; its
-// numbers are then skipped.
+// A call whose ctx ends before its numbers come is unavailable; its
+// numbers, when they come, are skipped.
 func (f *Forwarder) takeOwned(ctx context.Context, addr, path, member string, n int) ([]int64, error) {
 	t := &take{n: n, done: make(chan takeResult, 1)}
 	k := takeKey{addr: addr, path: path, member: member}
