@@ -4,11 +4,15 @@
 // instances in them, so that a node can be partitioned from some peers and
 // not from others, which loopback cannot do.
 //
-// Layout of a Net: a bridge in the test's own namespace holds the
+// Layout of a Net: a bridge in a namespace of its own, the hub; the test's
+// own namespace is linked to it by a veth pair whose host end holds the
 // address .1 of a private /24 (10.213.X.0/24, X chosen free on this host);
 // each namespace gets a veth pair, one end on the bridge and the other,
 // eth0 inside the namespace, with the next address. The test process
 // reaches every namespace over the bridge; traffic never leaves the host.
+// No packet between two namespaces crosses the host's own forwarding, so
+// the host's firewall (a FORWARD policy of DROP, as a Docker engine sets)
+// does not see them.
 //
 // A cut is a pair of nftables drop rules in each namespace on either side
 // (input from the peer, output to it): packets vanish as on a partitioned
@@ -17,9 +21,10 @@
 // written in the namespace alone.
 //
 // Every name carries the test process's id: New removes what a run that
-// died before its cleanup left behind (a namespace or bridge whose process
-// is gone), and tb.Cleanup removes everything a Net made, also after a
-// failure. It needs root, `ip` (iproute2) and `nft` (Debian's nftables).
+// died before its cleanup left behind (a namespace whose process is gone,
+// and with a hub its bridge and links), and tb.Cleanup removes everything
+// a Net made, also after a failure. It needs root, `ip` (iproute2) and
+// `nft` (Debian's nftables).
 package netns
 
 import (
@@ -40,7 +45,7 @@ import (
 )
 
 // Prefix begins the name of every namespace, and the alias of every
-// bridge, that this package makes: leaf-PID-RUN-NAME.
+// host link, that this package makes: leaf-PID-RUN-NAME.
 const Prefix = "leaf-"
 
 // subnetBase is the /16 the test networks are taken from: 10.213.X.0/24.
@@ -99,9 +104,11 @@ func lookPath(tool string) (string, error) {
 type Net struct {
 	id     string // PID-RUN, in every name
 	short  string // RUN alone, for interface names (15 bytes at most)
-	bridge string
+	hub    string // the namespace of the bridge
+	bridge string // in hub
+	link   string // the host's end of its pair to the bridge
 	subnet string // 10.213.X.
-	ip     string // the bridge's, the host's address on the network
+	ip     string // link's, the host's address on the network
 
 	mu  sync.Mutex // protects following fields
 	all []*NS
@@ -113,11 +120,12 @@ type Net struct {
 type NS struct {
 	Name string // as ip netns knows it
 	IP   string
-	veth string // the host's end
+	veth string // its pair's end on the bridge, in the hub
 }
 
-// New makes a network: a bridge with the first address of a free /24.
-// tb.Cleanup removes it and every namespace added to it.
+// New makes a network: a hub namespace with a bridge, linked to the
+// host's namespace by a pair whose host end has the first address of a
+// free /24. tb.Cleanup removes it and every namespace added to it.
 func New(tb testing.TB) *Net {
 	tb.Helper()
 	if err := Available(); err != nil {
@@ -130,7 +138,9 @@ func New(tb testing.TB) *Net {
 		short: run,
 		cuts:  map[string]map[string]bool{},
 	}
+	n.hub = Prefix + n.id + "-hub"
 	n.bridge = "lfb" + run
+	n.link = "lf" + run + "h"
 	subnet, err := freeSubnet()
 	if err != nil {
 		tb.Fatal(err)
@@ -142,13 +152,16 @@ func New(tb testing.TB) *Net {
 			tb.Errorf("netns: %v", err)
 		}
 	})
-	if err := n.run(nil, "ip", "link", "add", n.bridge, "type", "bridge"); err != nil {
-		tb.Fatal(err)
-	}
 	for _, args := range [][]string{
-		{"ip", "link", "set", "dev", n.bridge, "alias", Prefix + n.id},
-		{"ip", "addr", "add", n.ip + "/24", "dev", n.bridge},
-		{"ip", "link", "set", "dev", n.bridge, "up"},
+		{"ip", "netns", "add", n.hub},
+		{"ip", "-n", n.hub, "link", "add", n.bridge, "type", "bridge"},
+		{"ip", "-n", n.hub, "link", "set", "dev", n.bridge, "up"},
+		{"ip", "link", "add", n.link, "type", "veth", "peer", "name", n.link + "p", "netns", n.hub},
+		{"ip", "link", "set", "dev", n.link, "alias", Prefix + n.id},
+		{"ip", "-n", n.hub, "link", "set", "dev", n.link + "p", "master", n.bridge},
+		{"ip", "-n", n.hub, "link", "set", "dev", n.link + "p", "up"},
+		{"ip", "addr", "add", n.ip + "/24", "dev", n.link},
+		{"ip", "link", "set", "dev", n.link, "up"},
 	} {
 		if err := n.run(nil, args...); err != nil {
 			tb.Fatal(err)
@@ -157,7 +170,7 @@ func New(tb testing.TB) *Net {
 	return n
 }
 
-// HostIP is the test process's address on the network (the bridge's).
+// HostIP is the test process's address on the network.
 func (n *Net) HostIP() string { return n.ip }
 
 // Add makes a namespace named after name with the next address, linked to
@@ -176,14 +189,11 @@ func (n *Net) Add(tb testing.TB, name string) *NS {
 	if k >= 240 {
 		tb.Fatalf("netns: %d namespaces on one network", k+1)
 	}
-	peer := ns.veth + "p"
 	steps := [][]string{
 		{"ip", "netns", "add", ns.Name},
-		{"ip", "link", "add", ns.veth, "type", "veth", "peer", "name", peer},
-		{"ip", "link", "set", "dev", peer, "netns", ns.Name},
-		{"ip", "link", "set", "dev", ns.veth, "master", n.bridge},
-		{"ip", "link", "set", "dev", ns.veth, "up"},
-		{"ip", "-n", ns.Name, "link", "set", "dev", peer, "name", "eth0"},
+		{"ip", "-n", n.hub, "link", "add", ns.veth, "type", "veth", "peer", "name", "eth0", "netns", ns.Name},
+		{"ip", "-n", n.hub, "link", "set", "dev", ns.veth, "master", n.bridge},
+		{"ip", "-n", n.hub, "link", "set", "dev", ns.veth, "up"},
 		{"ip", "-n", ns.Name, "addr", "add", ns.IP + "/24", "dev", "eth0"},
 		{"ip", "-n", ns.Name, "link", "set", "dev", "eth0", "up"},
 		{"ip", "-n", ns.Name, "link", "set", "dev", "lo", "up"},
@@ -208,7 +218,7 @@ func (ns *NS) Exec(argv ...string) []string {
 }
 
 // Cut drops every packet between a and b, both ways; b nil means the host
-// (the bridge's address). It returns once the rules are in place.
+// (its address on the network). It returns once the rules are in place.
 func (n *Net) Cut(a, b *NS) error { return n.setCut(a, b, true) }
 
 // Heal removes the cut between a and b (b nil: the host).
@@ -288,25 +298,35 @@ func (n *Net) apply(name string, peers []string) error {
 	return n.run([]byte(b.String()), "ip", "netns", "exec", name, "nft", "-f", "-")
 }
 
-// remove deletes every namespace and the bridge. Processes still inside a
-// namespace keep it alive until they exit; their owners kill them first.
+// remove deletes every namespace and the hub, and with them every link
+// and the bridge. Processes still inside a namespace keep it alive until
+// they exit; their owners kill them first.
 func (n *Net) remove() error {
 	n.mu.Lock()
 	all := slices.Clone(n.all)
 	n.mu.Unlock()
 	var errs []error
-	for _, ns := range all {
-		if err := n.run(nil, "ip", "netns", "delete", ns.Name); err != nil && exists("/run/netns/"+ns.Name) {
+	for _, name := range append(names(all), n.hub) {
+		if err := n.run(nil, "ip", "netns", "delete", name); err != nil && exists("/run/netns/"+name) {
 			errs = append(errs, err)
 		}
-		// The namespace's end went with it, and the pair with that end;
-		// this is for a pair made before its end was moved.
-		_ = n.run(nil, "ip", "link", "delete", ns.veth)
 	}
-	if err := n.run(nil, "ip", "link", "delete", n.bridge); err != nil && linkExists(n.bridge) {
-		errs = append(errs, err)
+	// The hub took the host's end with it (a pair goes with either end);
+	// this is for a pair made before its other end was moved.
+	if linkExists(n.link) {
+		if err := n.run(nil, "ip", "link", "delete", n.link); err != nil && linkExists(n.link) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+func names(all []*NS) []string {
+	out := make([]string, len(all))
+	for i, ns := range all {
+		out[i] = ns.Name
+	}
+	return out
 }
 
 // run runs a tool with stdin, and returns its output in the error.

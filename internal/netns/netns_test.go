@@ -72,13 +72,13 @@ func helper(t *testing.T, ns *NS, mode, addr string) *exec.Cmd {
 // gone once its cleanup ran.
 func TestCutAndHeal(t *testing.T) {
 	Require(t)
-	var names []string
-	var bridge string
+	var spaces []string
+	var link string
 	t.Run("network", func(t *testing.T) {
 		n := New(t)
-		bridge = n.bridge
+		link = n.link
 		a, b := n.Add(t, "a"), n.Add(t, "b")
-		names = []string{a.Name, b.Name}
+		spaces = []string{a.Name, b.Name, n.hub}
 		if a.IP == b.IP || !strings.HasPrefix(a.IP, subnetBase) {
 			t.Fatalf("addresses %s and %s", a.IP, b.IP)
 		}
@@ -122,13 +122,13 @@ func TestCutAndHeal(t *testing.T) {
 		}
 		check("all healed", true, true)
 	})
-	for _, name := range names {
+	for _, name := range spaces {
 		if exists("/run/netns/" + name) {
 			t.Errorf("namespace %s still exists after the cleanup", name)
 		}
 	}
-	if bridge == "" || linkExists(bridge) {
-		t.Errorf("bridge %q still exists after the cleanup", bridge)
+	if link == "" || linkExists(link) {
+		t.Errorf("the host's link %q still exists after the cleanup", link)
 	}
 }
 

@@ -15,9 +15,10 @@ import (
 	"testing"
 )
 
-// sweep removes the namespaces and bridges of earlier runs whose test
-// process is gone (killed before its cleanup ran). Those of live
-// processes, other runs going on now, are left alone.
+// sweep removes the namespaces (hubs among them, with their bridges) and
+// host links of earlier runs whose test process is gone (killed before its
+// cleanup ran). Those of live processes, other runs going on now, are left
+// alone.
 func sweep(tb testing.TB) {
 	tb.Helper()
 	entries, err := os.ReadDir("/run/netns")
@@ -35,13 +36,13 @@ func sweep(tb testing.TB) {
 		return
 	}
 	for _, l := range links {
-		if !strings.HasPrefix(l.Name(), "lfb") {
+		if !strings.HasPrefix(l.Name(), "lf") {
 			continue
 		}
 		alias, err := os.ReadFile("/sys/class/net/" + l.Name() + "/ifalias")
 		if err == nil && deadOwner(strings.TrimSpace(string(alias))) {
 			if err := runTool(nil, "ip", "link", "delete", l.Name()); err != nil {
-				tb.Logf("netns: a bridge left by an earlier run: %v", err)
+				tb.Logf("netns: a link left by an earlier run: %v", err)
 			}
 		}
 	}
