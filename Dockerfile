@@ -1,23 +1,30 @@
-# syntax=docker/dockerfile:1
 # Build: make docker   (or: docker build --build-arg VERSION=$(cat VERSION) -t leaf .)
+#
+# The base images are build arguments whose defaults are the public ones.
+# Where no registry is reachable, make images builds stand-ins from Debian's
+# packages and `make docker IMAGES=local` passes them (docs/containers.md):
+#   --build-arg GO_IMAGE=leaf-local/golang:1.26
+#   --build-arg RUNTIME_IMAGE=leaf-local/static:nonroot
+# No line needs anything from a registry but those two images; go mod
+# download needs the Go module proxy (GOPROXY).
+ARG GO_IMAGE=golang:1.26-bookworm
+ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot
 
-FROM golang:1.26-bookworm AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
-ARG VERSION=dev
+ARG GOPROXY=https://proxy.golang.org,direct
 
 COPY go.mod go.sum ./
-RUN --mount=type=cache,target=/go/pkg/mod \
-    go mod download
+RUN go mod download
 
 COPY . .
-RUN --mount=type=cache,target=/go/pkg/mod \
-    --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/leaf ./cmd/leaf \
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/leaf ./cmd/leaf \
  && mkdir -p /out/data
 
-# distroless has no shell, so /data is created in the build stage and copied
-# with the ownership of the image's nonroot user (uid/gid 65532).
-FROM gcr.io/distroless/static-debian12:nonroot
+# The runtime image has no shell, so /data is made in the build stage and
+# copied with the ownership of its non-root user (uid/gid 65532).
+FROM ${RUNTIME_IMAGE}
 COPY --from=build /out/leaf /leaf
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532

@@ -5,18 +5,26 @@
 //
 //  1. LEAF_TEST_MYSQL_DSN, a go-sql-driver DSN of a server whose user may
 //     create and drop databases (the database part of the DSN is ignored);
-//  2. a MySQL 8.4 container (MySQLImage) started with testcontainers-go,
-//     when a Docker engine answers: one per test process, shared by its
-//     tests;
+//  2. a container started with testcontainers-go, when a Docker engine
+//     answers: one per test process, shared by its tests. Its image is
+//     LEAF_TEST_MYSQL_IMAGE, by default MySQLImage (mysql:8.4); any image
+//     that honours the official images' variables and answers SQL on 3306
+//     will do, such as the MariaDB image that make images builds from
+//     Debian's packages. When LEAF_TEST_MYSQL_IMAGE is set, the container
+//     is required: no engine is a failure, not a step to the next place;
 //  3. a server on 127.0.0.1:3306 as root with no password, when it answers;
 //  4. otherwise the test is skipped, or fails when CI=true.
 //
-// A test binary that uses the container should terminate it when done:
+// The container's port is published on 127.0.0.1 only, and the container
+// carries the label ContainerLabel. A test binary that uses the container
+// terminates it when done:
 //
 //	func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 //
 // (Without it testcontainers' reaper removes the container after the
-// process exits.)
+// process exits; where the reaper is off, TESTCONTAINERS_RYUK_DISABLED=true,
+// a process killed before Main's end leaves it, and make containers removes
+// what carries the label.)
 package storetest
 
 import (
@@ -25,6 +33,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,9 +44,12 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
+	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
@@ -46,14 +59,19 @@ import (
 const (
 	// EnvMySQLDSN names a MySQL server for the tests.
 	EnvMySQLDSN = "LEAF_TEST_MYSQL_DSN"
+	// EnvMySQLImage names the image of the container, and requires it.
+	EnvMySQLImage = "LEAF_TEST_MYSQL_IMAGE"
 	// EnvCI, when true, turns "no MySQL" from a skip into a failure.
 	EnvCI = "CI"
 )
 
 // Where MySQL is looked for after EnvMySQLDSN.
 const (
-	// MySQLImage is the image of the testcontainers fallback.
+	// MySQLImage is the image of the container when EnvMySQLImage is unset.
 	MySQLImage = "mysql:8.4"
+	// ContainerLabel marks every container this package starts (value
+	// "storetest").
+	ContainerLabel = "org.leafid.test"
 	// LocalMySQLDSN is the last resort: a local server, root, no password.
 	LocalMySQLDSN = "root@tcp(127.0.0.1:3306)/"
 )
@@ -87,7 +105,7 @@ var (
 func MySQL(tb testing.TB) string {
 	tb.Helper()
 	serverOnce.Do(func() {
-		shared = findServer(os.Getenv(EnvMySQLDSN), dockerAnswers, LocalMySQLDSN)
+		shared = findServer(os.Getenv(EnvMySQLDSN), os.Getenv(EnvMySQLImage), dockerAnswers, LocalMySQLDSN)
 	})
 	ci, _ := strconv.ParseBool(os.Getenv(EnvCI))
 	shared.require(tb, ci)
@@ -293,14 +311,20 @@ func (s server) require(tb testing.TB, ci bool) {
 }
 
 // findServer looks for MySQL in the documented order: envDSN when set,
-// a container when docker answers, then localDSN.
-func findServer(envDSN string, docker func() error, localDSN string) server {
+// a container of image (MySQLImage if empty) when docker answers, then
+// localDSN; an image named is required.
+func findServer(envDSN, image string, docker func() error, localDSN string) server {
 	if envDSN != "" {
 		return connect("$"+EnvMySQLDSN, envDSN)
 	}
 	dockerErr := docker()
-	if dockerErr == nil {
-		return startContainer()
+	switch {
+	case dockerErr == nil && image == "":
+		return startContainer(MySQLImage)
+	case dockerErr == nil:
+		return startContainer(image)
+	case image != "":
+		return server{source: "$" + EnvMySQLImage, err: fmt.Errorf("%s is %s, but no Docker engine answers: %w", EnvMySQLImage, image, dockerErr)}
 	}
 	local := connect("local server "+localDSN, localDSN+"?timeout="+localProbeTimeout.String())
 	if local.err == nil {
@@ -356,34 +380,85 @@ func dockerAnswers() (err error) {
 	return nil
 }
 
-// startContainer runs the shared MySQL container.
-func startContainer() server {
-	const source = "testcontainers " + MySQLImage
+// startContainer runs the shared MySQL container of image. It is ready
+// when it answers a query over its published port: the official images'
+// set-up server has no network, so the first answer is the real server's,
+// whatever the log says on MySQL or MariaDB.
+func startContainer(image string) server {
+	source := "testcontainers " + image
 	ctx, cancel := context.WithTimeout(context.Background(), containerTimeout)
 	defer cancel()
-	ctr, err := tcmysql.Run(ctx, MySQLImage,
+	opts := []testcontainers.ContainerCustomizer{
 		tcmysql.WithUsername("root"),
 		tcmysql.WithPassword(containerPassword),
 		tcmysql.WithDatabase("leaf"),
-	)
+		testcontainers.WithLabels(map[string]string{ContainerLabel: "storetest"}),
+	}
+	// host is where the published port is dialled: 127.0.0.1 for an
+	// engine on this machine, which publishes there alone (testcontainers
+	// would dial the bridge's gateway from a machine that is itself a
+	// container); else the engine's host.
+	host := ""
+	if localEngine(os.Getenv("DOCKER_HOST")) {
+		host = "127.0.0.1"
+		opts = append(opts, testcontainers.WithHostConfigModifier(onLoopback))
+	}
+	dsnAt := func(h string, port network.Port) string {
+		if host != "" {
+			h = host
+		}
+		return fmt.Sprintf("root:%s@tcp(%s)/", containerPassword, net.JoinHostPort(h, strconv.Itoa(int(port.Num()))))
+	}
+	opts = append(opts, testcontainers.WithWaitStrategyAndDeadline(containerTimeout,
+		wait.ForSQL(mysqlPort, "mysql", dsnAt).WithStartupTimeout(containerTimeout).WithPollInterval(250*time.Millisecond)))
+	ctr, err := tcmysql.Run(ctx, image, opts...)
 	if err != nil {
 		if ctr != nil {
 			_ = testcontainers.TerminateContainer(ctr)
 		}
 		return server{source: source, err: fmt.Errorf("start container (set %s to use another server): %w", EnvMySQLDSN, err)}
 	}
-	dsn, err := ctr.ConnectionString(ctx)
+	h, err := ctr.Host(ctx)
 	if err != nil {
 		_ = testcontainers.TerminateContainer(ctr)
 		return server{source: source, err: err}
 	}
-	s := connect(source, dsn)
+	port, err := ctr.MappedPort(ctx, mysqlPort)
+	if err != nil {
+		_ = testcontainers.TerminateContainer(ctr)
+		return server{source: source, err: err}
+	}
+	s := connect(source, dsnAt(h, port))
 	if s.err != nil {
 		_ = testcontainers.TerminateContainer(ctr)
 		return s
 	}
 	s.ctr = ctr
 	return s
+}
+
+// localEngine reports whether DOCKER_HOST (dockerHost) names an engine
+// on this machine: unset, or a Unix socket.
+func localEngine(dockerHost string) bool {
+	return dockerHost == "" || strings.HasPrefix(dockerHost, "unix://")
+}
+
+// mysqlPort is the container's MySQL port; xPort is MySQL's X protocol,
+// which the mysql module publishes too.
+const (
+	mysqlPort = "3306/tcp"
+	xPort     = "33060/tcp"
+)
+
+// onLoopback publishes the module's ports on 127.0.0.1 alone, on ports
+// the engine picks.
+func onLoopback(hc *container.HostConfig) {
+	hc.PublishAllPorts = false
+	loopback := []network.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "0"}}
+	hc.PortBindings = network.PortMap{
+		network.MustParsePort(mysqlPort): loopback,
+		network.MustParsePort(xPort):     loopback,
+	}
 }
 
 func randomHex(n int) string {

@@ -38,7 +38,7 @@ func run(s server, ci bool) *fakeTB {
 var noDocker = func() error { return errors.New("no engine") }
 
 func TestNoMySQL(t *testing.T) {
-	s := findServer("", noDocker, "root@tcp(127.0.0.1:1)/")
+	s := findServer("", "", noDocker, "root@tcp(127.0.0.1:1)/")
 	if s.skip == "" || s.err != nil {
 		t.Fatalf("findServer = %+v, want a skip", s)
 	}
@@ -60,7 +60,7 @@ func TestBrokenDSNFails(t *testing.T) {
 		t.Error("docker probed although the DSN was set")
 		return nil
 	}
-	s := findServer("user:secret@tcp(127.0.0.1:1)/?timeout=1s", docker, LocalMySQLDSN)
+	s := findServer("user:secret@tcp(127.0.0.1:1)/?timeout=1s", "", docker, LocalMySQLDSN)
 	if s.err == nil {
 		t.Fatalf("findServer = %+v, want an error", s)
 	}
@@ -70,7 +70,7 @@ func TestBrokenDSNFails(t *testing.T) {
 }
 
 func TestLocalFallback(t *testing.T) {
-	s := findServer("", noDocker, LocalMySQLDSN)
+	s := findServer("", "", noDocker, LocalMySQLDSN)
 	if s.skip != "" {
 		t.Skip("no local MySQL:", s.skip)
 	}
@@ -80,5 +80,22 @@ func TestLocalFallback(t *testing.T) {
 	s.admin.Close()
 	if f := run(s, true); f.failed != "" || f.skipped != "" {
 		t.Fatalf("usable server stopped the test: %q %q", f.failed, f.skipped)
+	}
+}
+
+// TestImageRequiresDocker: an image named is a container required, so no
+// engine is a failure, never the local server in its place.
+func TestImageRequiresDocker(t *testing.T) {
+	s := findServer("", "leaf-local/mariadb:10.11", noDocker, LocalMySQLDSN)
+	if s.err == nil || s.admin != nil {
+		t.Fatalf("findServer = %+v, want an error", s)
+	}
+	for _, want := range []string{EnvMySQLImage, "leaf-local/mariadb:10.11", "no engine"} {
+		if !strings.Contains(s.err.Error(), want) {
+			t.Errorf("error %q does not mention %q", s.err, want)
+		}
+	}
+	if f := run(s, false); f.failed == "" {
+		t.Fatalf("no engine for the image named skipped (%q) instead of failing", f.skipped)
 	}
 }
