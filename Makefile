@@ -25,6 +25,24 @@ FUZZ_TARGETS ?=
 
 IMAGE ?= leaf:$(VERSION)
 
+# Base images (docs/containers.md): the public ones, or with IMAGES=local
+# the stand-ins make images builds from Debian's packages, for a machine
+# that reaches no registry; testcontainers' reaper, whose image cannot be
+# pulled there, is then off.
+ifeq ($(IMAGES),local)
+MYSQL_IMAGE   ?= leaf-local/mariadb:10.11
+GO_IMAGE      ?= leaf-local/golang:1.26
+RUNTIME_IMAGE ?= leaf-local/static:nonroot
+export TESTCONTAINERS_RYUK_DISABLED ?= true
+endif
+MYSQL_IMAGE   ?= mysql:8.4
+GO_IMAGE      ?= golang:1.26-bookworm
+RUNTIME_IMAGE ?= gcr.io/distroless/static-debian12:nonroot
+
+# The packages whose tests run against MySQL (storetest.MySQL), but the
+# fault suite's, whose scenarios kill and cut the servers they run on.
+MYSQL_PKGS ?= $(shell grep -rl --include='*_test.go' 'storetest\.MySQL' . | xargs -n1 dirname | sort -u | grep -vx './faults')
+
 # Compose validator: the `docker compose` plugin when it works, otherwise the
 # standalone `docker-compose` (Debian package docker-compose). `config -q`
 # only parses and validates the file; it needs no Docker engine.
@@ -34,7 +52,7 @@ COMPOSE ?= $(shell if docker compose version >/dev/null 2>&1; then echo 'docker 
 # promtool, from Debian's prometheus package, checks the files in deploy/.
 PROMTOOL ?= promtool
 
-.PHONY: all build run test bench fuzz lint tidy-check compose-check deploy-check docker clean
+.PHONY: all build run test bench fuzz lint tidy-check compose-check deploy-check docker images containers clean
 
 all: lint test build
 
@@ -185,7 +203,9 @@ compose-check:
 		exit 1; \
 	fi
 	$(COMPOSE) -f docker-compose.yml config -q
-	@echo "docker-compose.yml is valid ($(COMPOSE))"
+	$(COMPOSE) -f docker-compose.yml -f docker-compose.local.yml config -q
+	$(COMPOSE) -f docker-compose.galera.yml config -q
+	@echo "docker-compose.yml, with docker-compose.local.yml, and docker-compose.galera.yml are valid ($(COMPOSE))"
 
 # The files users deploy (deploy/): the alert rules checked and their unit
 # tests run by promtool, then the Go tests in deploy/, which have promtool
@@ -199,7 +219,28 @@ deploy-check:
 	CI=true PROMTOOL='$(PROMTOOL)' $(GO) test -count=1 ./deploy/...
 
 docker:
-	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+	docker build --force-rm --network=host --build-arg VERSION=$(VERSION) \
+		--build-arg GO_IMAGE=$(GO_IMAGE) --build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE) -t $(IMAGE) .
+
+# The stand-ins for the public images, from Debian's packages
+# (scripts/images.sh); each is built again only when its inputs change.
+images:
+	bash scripts/images.sh
+
+# What runs in containers (docs/containers.md): the tests of MYSQL_PKGS
+# against a container of MYSQL_IMAGE started by testcontainers-go (not a
+# local server: LEAF_TEST_MYSQL_DSN is dropped), then containers/: the
+# image built and run, the compose stacks brought up, restarted and a
+# Galera node killed under load. CI runs make containers IMAGES=local.
+containers: $(if $(filter local,$(IMAGES)),images)
+	env -u LEAF_TEST_MYSQL_DSN LEAF_TEST_MYSQL_IMAGE='$(MYSQL_IMAGE)' $(GO) test -count=1 $(TESTFLAGS) $(MYSQL_PKGS); \
+	status=$$?; \
+	left="$$(docker ps -aq --filter label=org.leafid.test=storetest)"; \
+	if [ -n "$$left" ]; then docker rm -f -v $$left >/dev/null; fi; \
+	exit $$status
+	LEAF_TEST_CONTAINERS=1 LEAF_TEST_IMAGES='$(IMAGES)' LEAF_TEST_MYSQL_IMAGE='$(MYSQL_IMAGE)' \
+	LEAF_TEST_GO_IMAGE='$(GO_IMAGE)' LEAF_TEST_RUNTIME_IMAGE='$(RUNTIME_IMAGE)' \
+		$(GO) test -count=1 -v -timeout 45m $(TESTFLAGS) ./containers/
 
 clean:
 	rm -rf $(BIN_DIR) coverage.out coverage.html *.coverprofile

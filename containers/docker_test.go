@@ -18,8 +18,11 @@ import (
 )
 
 // label marks what the tests make; TestMain removes what a test killed
-// before its cleanup left.
-const label = "org.leafid.test=containers"
+// before its cleanup left. Compose projects are named projectPrefix….
+const (
+	label         = "org.leafid.test=containers"
+	projectPrefix = "leafctp"
+)
 
 // images are the images the tests run, public or built here.
 type images struct {
@@ -66,17 +69,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// sweep removes every container, network and volume carrying the label.
+// sweep removes every container, network and volume carrying the label,
+// and those of the compose projects (named leafctp…).
 func sweep() {
 	for _, kind := range []string{"container", "network", "volume"} {
-		out, err := run(context.Background(), nil, "docker", kind, "ls", "-q", "--filter", "label="+label)
-		if err != nil {
-			continue
+		var ids []string
+		for _, filter := range []string{"label=" + label, "name=" + projectPrefix} {
+			out, err := run(context.Background(), nil, "docker", kind, "ls", "-aq", "--filter", filter)
+			if kind != "container" {
+				out, err = run(context.Background(), nil, "docker", kind, "ls", "-q", "--filter", filter)
+			}
+			if err == nil {
+				ids = append(ids, strings.Fields(out)...)
+			}
 		}
-		for _, id := range strings.Fields(out) {
-			args := []string{kind, "rm", "-f", id}
-			if kind == "network" {
+		for _, id := range ids {
+			args := []string{kind, "rm", "-f", "-v", id}
+			switch kind {
+			case "network":
 				args = []string{kind, "rm", id}
+			case "volume":
+				args = []string{kind, "rm", "-f", id}
 			}
 			_, _ = run(context.Background(), nil, "docker", args...)
 		}
@@ -129,10 +142,12 @@ func docker(t *testing.T, args ...string) string {
 }
 
 // name is a name for something a test makes, unique to this run.
-func name(what string) string {
+func name(what string) string { return "leafct-" + what + "-" + randomHex() }
+
+func randomHex() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	return "leafct-" + what + "-" + hex.EncodeToString(b)
+	return hex.EncodeToString(b)
 }
 
 // freePort is a port free on 127.0.0.1 now.
@@ -178,7 +193,7 @@ func leafImage(t *testing.T) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		start := time.Now()
-		_, buildErr = run(ctx, nil, "docker", "build", "-q", "--network=host",
+		_, buildErr = run(ctx, nil, "docker", "build", "-q", "--force-rm", "--network=host",
 			"--build-arg", "GO_IMAGE="+im.golang, "--build-arg", "RUNTIME_IMAGE="+im.runtime,
 			"--build-arg", "VERSION="+strings.TrimSpace(string(version)),
 			"-t", tag, repoRoot(t))
@@ -217,7 +232,7 @@ type project struct {
 
 func newProject(t *testing.T, env []string, files ...string) *project {
 	t.Helper()
-	p := &project{t: t, cmd: compose(t), name: strings.ReplaceAll(name("p"), "-", ""), env: env}
+	p := &project{t: t, cmd: compose(t), name: projectPrefix + randomHex(), env: env}
 	for _, f := range files {
 		p.files = append(p.files, filepath.Join(repoRoot(t), f))
 	}

@@ -99,7 +99,7 @@ func runLeaf(t *testing.T, img string, args ...string) (string, string) {
 			out, _ := run(context.Background(), nil, "docker", "logs", "--tail", "40", c)
 			t.Logf("%s logs:\n%s", c, out)
 		}
-		_, _ = run(context.Background(), nil, "docker", "rm", "-f", c)
+		_, _ = run(context.Background(), nil, "docker", "rm", "-f", "-v", c)
 	})
 	port := docker(t, "port", c, "8080/tcp")
 	port = port[strings.LastIndex(port, ":")+1:]

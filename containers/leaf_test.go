@@ -207,3 +207,25 @@ func (l *ledger) checkOnce(t *testing.T) {
 	}
 	t.Logf("%d ids, none twice", l.n)
 }
+
+// parseIDs reads an answer of one id (text) or of a batch (JSON ids).
+func parseIDs(body []byte) ([]int64, error) {
+	if id, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64); err == nil {
+		return []int64{id}, nil
+	}
+	var batch struct {
+		IDs []string `json:"ids"`
+	}
+	if err := json.Unmarshal(body, &batch); err != nil || len(batch.IDs) == 0 {
+		return nil, fmt.Errorf("%q holds no id", tail(string(body), 200))
+	}
+	out := make([]int64, len(batch.IDs))
+	for i, s := range batch.IDs {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an id", s)
+		}
+		out[i] = id
+	}
+	return out, nil
+}

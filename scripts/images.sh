@@ -80,7 +80,7 @@ if current "$MARIADB_IMAGE" "$mariadb_key"; then
 	log "$MARIADB_IMAGE is current"
 else
 	log "$MARIADB_IMAGE: Debian's mariadb-server and galera-4"
-	$DOCKER build -q --network=host --build-arg BASE="$DEBIAN_IMAGE" \
+	$DOCKER build -q --force-rm --network=host --build-arg BASE="$DEBIAN_IMAGE" \
 		--label "$LABEL=$mariadb_key" -t "$MARIADB_IMAGE" deploy/images/mariadb >/dev/null
 fi
 
@@ -100,7 +100,7 @@ else
 		--transform "s,^$(basename "$HOST_CAS")\$,ca-certificates.crt," "$(basename "$HOST_CAS")" \
 		-C "$(dirname "$GOROOT_DIR")" \
 		--transform "s,^$(basename "$GOROOT_DIR"),go," "$(basename "$GOROOT_DIR")" |
-		$DOCKER build -q --build-arg BASE="$DEBIAN_IMAGE" \
+		$DOCKER build -q --force-rm --build-arg BASE="$DEBIAN_IMAGE" \
 			--label "$LABEL=$golang_key" -t "$GOLANG_IMAGE" - >/dev/null
 fi
 

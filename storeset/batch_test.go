@@ -114,8 +114,11 @@ func TestBatchFirstLoads(t *testing.T) {
 			t.Errorf("late was not copied to a: %v", err)
 		}
 		// One by one: t00 past its jump, and late (missing in a, one try
-		// before the copy and one after).
-		if n, b := dbs[0].singles.Load(), dbs[0].batches.Load(); n > 3 || b > 4 {
+		// before the copy and one after). The batches are as many as the
+		// waves in which the calls reach the allocator: a few on a quiet
+		// machine, more on a busy one, where the 67 goroutines start
+		// spread out; one load per tag would be 67.
+		if n, b := dbs[0].singles.Load(), dbs[0].batches.Load(); n > 3 || b > 10 {
 			t.Errorf("store a: %d calls of one tag, %d batches for %d first loads; want them batched", n, b, len(tags))
 		}
 		if n := dbs[1].singles.Load() + dbs[1].batches.Load() + dbs[2].singles.Load() + dbs[2].batches.Load(); n != 0 {
