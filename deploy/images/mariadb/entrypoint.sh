@@ -62,7 +62,9 @@ if [[ ! -d $datadir/mysql ]]; then
 		echo "DELETE FROM mysql.global_priv WHERE User IN ('root', '') AND Host <> 'localhost';"
 		echo "FLUSH PRIVILEGES;"
 		pw=$(quote "$root_password")
-		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $pw;"
+		# root on the socket inside the container (the health check) needs
+		# no password; over TCP it does.
+		echo "ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD($pw);"
 		echo "CREATE USER 'root'@'%' IDENTIFIED BY $pw;"
 		echo "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
 		if [[ -n $db ]]; then
