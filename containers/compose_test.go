@@ -2,6 +2,7 @@ package containers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -73,10 +74,10 @@ func TestComposeGalera(t *testing.T) {
 
 	l := newLedger()
 	var (
-		ok, failed    [2]atomic.Int64
-		afterKill     [2]atomic.Int64
+		ok, afterKill [2]atomic.Int64
 		killed        atomic.Bool
-		lastErr       [2]atomic.Value
+		errMu         sync.Mutex
+		failures      = [2]map[string]int{{}, {}} // by status, or the error
 		wg            sync.WaitGroup
 		ctx, stopLoad = context.WithCancel(context.Background())
 	)
@@ -91,8 +92,9 @@ func TestComposeGalera(t *testing.T) {
 						ids, err := takeSome(ctx, b+route)
 						if err != nil {
 							if !errors.Is(err, context.Canceled) {
-								failed[i].Add(1)
-								lastErr[i].Store(err.Error())
+								errMu.Lock()
+								failures[i][failure(err)]++
+								errMu.Unlock()
 								time.Sleep(50 * time.Millisecond)
 							}
 							continue
@@ -122,11 +124,15 @@ func TestComposeGalera(t *testing.T) {
 	wg.Wait()
 
 	for i := range bases {
-		e, _ := lastErr[i].Load().(string)
-		t.Logf("leaf%d: %d calls answered (%d after the kill), %d failed (last: %s)",
-			i+1, ok[i].Load(), afterKill[i].Load(), failed[i].Load(), e)
+		t.Logf("leaf%d: %d calls answered (%d after the kill), failed: %v",
+			i+1, ok[i].Load(), afterKill[i].Load(), failures[i])
 		if afterKill[i].Load() == 0 {
 			t.Errorf("leaf%d answered nothing after its node was killed", i+1)
+		}
+		for f, n := range failures[i] {
+			if f != "503 unavailable" {
+				t.Errorf("leaf%d: %d calls failed with %s; only 503 unavailable (retry) is allowed", i+1, n, f)
+			}
 		}
 	}
 	l.checkOnce(t)
@@ -142,9 +148,34 @@ func takeSome(ctx context.Context, url string) ([]int64, error) {
 		return nil, err
 	}
 	if code != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %d %s", url, code, tail(string(body), 200))
+		var e struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(body, &e)
+		return nil, answerError{status: code, code: e.Error.Code, body: tail(string(body), 200)}
 	}
 	return parseIDs(body)
+}
+
+// answerError is an answer other than 200.
+type answerError struct {
+	status int
+	code   string
+	body   string
+}
+
+func (e answerError) Error() string { return fmt.Sprintf("%d %s", e.status, e.body) }
+
+// failure is how a failed call is counted: its status and error code, or
+// the transport's error.
+func failure(err error) string {
+	var a answerError
+	if errors.As(err, &a) {
+		return fmt.Sprintf("%d %s", a.status, a.code)
+	}
+	return err.Error()
 }
 
 // waitHealthy waits until container c's health check passes.
