@@ -75,10 +75,11 @@ func sweep() {
 	for _, kind := range []string{"container", "network", "volume"} {
 		var ids []string
 		for _, filter := range []string{"label=" + label, "name=" + projectPrefix} {
-			out, err := run(context.Background(), nil, "docker", kind, "ls", "-aq", "--filter", filter)
-			if kind != "container" {
-				out, err = run(context.Background(), nil, "docker", kind, "ls", "-q", "--filter", filter)
+			ls := []string{kind, "ls", "-q", "--filter", filter}
+			if kind == "container" {
+				ls = append(ls, "-a") // stopped ones too
 			}
+			out, err := run(context.Background(), nil, "docker", ls...)
 			if err == nil {
 				ids = append(ids, strings.Fields(out)...)
 			}
@@ -139,6 +140,17 @@ func docker(t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(out)
+}
+
+// logsOf is container c's log, both streams.
+func logsOf(t *testing.T, c string) string {
+	t.Helper()
+	cmd := exec.Command("docker", "logs", c)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("docker logs %s: %v", c, err)
+	}
+	return string(out)
 }
 
 // name is a name for something a test makes, unique to this run.

@@ -96,8 +96,7 @@ func runLeaf(t *testing.T, img string, args ...string) (string, string) {
 	docker(t, append(argv, img)...)
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := run(context.Background(), nil, "docker", "logs", "--tail", "40", c)
-			t.Logf("%s logs:\n%s", c, out)
+			t.Logf("%s logs:\n%s", c, tail(logsOf(t, c), 4000))
 		}
 		_, _ = run(context.Background(), nil, "docker", "rm", "-f", "-v", c)
 	})
@@ -129,13 +128,7 @@ func stop(t *testing.T, c string) {
 	if code := docker(t, "inspect", "-f", "{{.State.ExitCode}}", c); code != "0" {
 		t.Errorf("%s exited with %s after SIGTERM, want 0", c, code)
 	}
-	logs, err := run(context.Background(), nil, "docker", "logs", c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := run(context.Background(), nil, "sh", "-c", "docker logs "+c+" 2>&1")
-	logs += out
-	if !strings.Contains(logs, "handed back") {
+	if logs := logsOf(t, c); !strings.Contains(logs, "handed back") {
 		t.Errorf("%s: no hand-back in its log after SIGTERM:\n%s", c, tail(logs, 2000))
 	}
 }

@@ -49,7 +49,7 @@ func TestMariaDBImage(t *testing.T) {
 	t.Run("random root password, MARIADB_ spelling", func(t *testing.T) {
 		c, port := startDB(t, nil, "MARIADB_RANDOM_ROOT_PASSWORD=1")
 		waitHealthy(t, c, 2*time.Minute)
-		logs, _ := run(context.Background(), nil, "sh", "-c", "docker logs "+c+" 2>&1")
+		logs := logsOf(t, c)
 		m := regexp.MustCompile(`GENERATED ROOT PASSWORD: (\S+)`).FindStringSubmatch(logs)
 		if m == nil {
 			t.Fatalf("no generated password in the log:\n%s", tail(logs, 1500))
@@ -82,7 +82,7 @@ func TestMariaDBImage(t *testing.T) {
 		if code := docker(t, "wait", c); code == "0" {
 			t.Error("the image started with no password option")
 		}
-		logs, _ := run(context.Background(), nil, "sh", "-c", "docker logs "+c+" 2>&1")
+		logs := logsOf(t, c)
 		if !strings.Contains(logs, "MYSQL_ROOT_PASSWORD") {
 			t.Errorf("the refusal does not name the variables:\n%s", tail(logs, 800))
 		}
