@@ -100,6 +100,10 @@ func TestAdminTags(t *testing.T) {
 			wantSubstr: `"max_id":"9007199254740993","step":50,"description":"big"`},
 		{name: "create with max_id string", method: "POST", target: "/api/admin/tags",
 			body: `{"tag":"s","max_id":"9223372036854775000"}`, status: 201, wantSubstr: `"max_id":"9223372036854775000"`},
+		// The document declares a step as a number and a max_id as a
+		// string; the other form of each is accepted as well.
+		{name: "create step as digits", method: "POST", target: "/api/admin/tags",
+			body: `{"tag":"st","step":"50"}`, status: 201, wantSubstr: `"step":50`},
 		{name: "create with 256-character description", method: "POST", target: "/api/admin/tags",
 			body: `{"tag":"d","description":"` + strings.Repeat("é", 256) + `"}`, status: 201, wantSubstr: `"tag":"d"`},
 		{name: "create existing", method: "POST", target: "/api/admin/tags", body: `{"tag":"orders"}`, status: 409, code: "tag_exists"},

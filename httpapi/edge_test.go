@@ -282,6 +282,29 @@ func TestHead(t *testing.T) {
 			t.Fatalf("HEAD issued ids: %d segment, %d snowflake", v.seg.total(), v.snow.issued())
 		}
 	})
+	t.Run("OPTIONS is a 405 on every route, the admin ones without a token too", func(t *testing.T) {
+		v := newEnv(t, withUUIDs)
+		for p, allow := range map[string]string{
+			"/api/segment/get/orders":    "GET",
+			"/api/snowflake/get":         "GET",
+			"/healthz":                   "GET, HEAD",
+			"/api/admin/tags":            "GET, POST",
+			"/api/admin/tags/orders":     "GET, PATCH",
+			"/api/sequence/key/inbox/k1": "GET",
+		} {
+			rec := v.do(t, http.MethodOptions, p, nil)
+			if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != allow || !strings.Contains(rec.Body.String(), `"method_not_allowed"`) {
+				t.Errorf("OPTIONS %s: %d %s Allow %q, want 405 Allow %q", p, rec.Code, rec.Body, rec.Header().Get("Allow"), allow)
+			}
+			// Any other method a route does not answer says the same.
+			if rec := v.do(t, http.MethodPut, p, nil); rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != allow {
+				t.Errorf("PUT %s: %d Allow %q, want 405 Allow %q", p, rec.Code, rec.Header().Get("Allow"), allow)
+			}
+		}
+		if rec := v.do(t, http.MethodOptions, "/nope", nil); rec.Code != http.StatusNotFound {
+			t.Errorf("OPTIONS /nope: %d %s", rec.Code, rec.Body)
+		}
+	})
 }
 
 // failingBody fails the test if read.

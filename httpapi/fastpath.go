@@ -45,7 +45,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodOptions {
+		h.options(w, r)
+		return
+	}
 	h.Echo.ServeHTTP(w, r)
+}
+
+// options answers OPTIONS as any method a path does not answer: 405 with
+// Allow on a route, 404 elsewhere. Echo would answer 204 on every route,
+// the admin routes included, telling a caller without a token what they
+// answer; leaf answers no CORS preflight.
+func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
+	c := h.AcquireContext()
+	c.Reset(r, w)
+	h.Router().Find(r.Method, echo.GetPath(r), c)
+	err := echo.ErrNotFound
+	if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok && allow != "" {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		err = echo.ErrMethodNotAllowed
+	}
+	h.HTTPErrorHandler(err, c)
+	h.ReleaseContext(c)
 }
 
 // serve runs chain as echo's ServeHTTP would once its router had matched

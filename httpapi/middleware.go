@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,7 +29,14 @@ func (s *server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 // requests no route's chain took (no such path, a wrong method): it
 // renders the error and records the request, whose time before this
 // point echo does not give.
+//
+// Echo's Allow lists OPTIONS, which leaf answers on no path (fastpath.go):
+// it is left out.
 func (s *server) handleUnrouted(err error, c echo.Context) {
+	h := c.Response().Header()
+	if allow, ok := strings.CutPrefix(h.Get(echo.HeaderAllow), http.MethodOptions+", "); ok {
+		h.Set(echo.HeaderAllow, allow)
+	}
 	s.handleError(err, c)
 	s.record(c, 0)
 }

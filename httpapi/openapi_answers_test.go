@@ -194,6 +194,7 @@ type oaCase struct {
 	method, target string
 	body           string
 	token          string // a bearer token to send
+	plain          bool   // path is one of the document's x-plain-text
 	status         int
 	path           string
 	component      string
@@ -215,7 +216,7 @@ func (c oaCase) String() string {
 // operation of the document that no case here reaches with a success, or
 // an error status no case provokes.
 func TestOpenAPIAnswers(t *testing.T) {
-	doc := loadOpenAPI(t)
+	doc, plainDoc := loadOpenAPI(t), loadPlainOpenAPI(t)
 	// kin-openapi reads no HTML; the status page's schema is a string.
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 	on, off := startOAServer(t, true), startOAServer(t, false)
@@ -238,6 +239,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 		nextNoK  = "/api/sequence/next/{space}"
 		current  = "/api/sequence/current/{space}/{key}"
 		currNoK  = "/api/sequence/current/{space}"
+		key      = "/api/sequence/key/{space}/{key}"
+		keyNoK   = "/api/sequence/key/{space}"
 		routes   = "/api/sequence/routes/{space}"
 		spaces   = "/api/admin/sequences"
 		space    = "/api/admin/sequences/{space}"
@@ -258,18 +261,18 @@ func TestOpenAPIAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []oaCase{
-		{method: "GET", target: "/api/segment/get/orders", status: 200, path: seg},
-		{method: "GET", target: "/api/segment/get/orders?format=base62", status: 200, path: seg},
-		{method: "GET", target: "/api/segment/get/", status: 400, path: seg},
-		{method: "GET", target: "/api/segment/get/orders?format=hex", status: 400, path: seg},
-		{method: "GET", target: "/api/segment/get/nosuch", status: 404, path: seg},
-		{method: "GET", target: "/api/segment/get/exhausted", status: 410, path: seg},
-		{method: "GET", target: "/api/segment/get/misconfigured", status: 500, path: seg},
-		{method: "GET", target: "/api/segment/get/down", status: 503, path: seg},
-		{method: "GET", target: "/api/segment/get/fmt", status: 200, path: seg},
-		{method: "GET", target: "/api/segment/get/opq", status: 200, path: seg},
-		{method: "GET", target: "/api/segment/get/full", status: 409, path: seg},
-		{method: "GET", target: "/api/segment/get/fmt?format=base62", status: 400, path: seg},
+		{method: "GET", target: "/api/segment/get/orders", status: 200, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/orders?format=base62", status: 200, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/", status: 400, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/orders?format=hex", status: 400, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/nosuch", status: 404, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/exhausted", status: 410, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/misconfigured", status: 500, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/down", status: 503, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/fmt", status: 200, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/opq", status: 200, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/full", status: 409, path: seg, plain: true},
+		{method: "GET", target: "/api/segment/get/fmt?format=base62", status: 400, path: seg, plain: true},
 		{method: "HEAD", target: "/api/segment/get/orders", status: 405, component: "MethodNotAllowed"},
 		{method: "POST", target: "/api/segment/get/orders", status: 405, component: "MethodNotAllowed"},
 		{raw: "GET /api/segment/get/%zz HTTP/1.1\r\nHost: leaf\r\n\r\n", status: 400, component: "BadRequest"},
@@ -297,12 +300,12 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/segment/range/fmt?count=5", status: 409, path: rng},
 		{method: "GET", target: "/api/segment/range/opq?count=5", status: 409, path: rng},
 
-		{method: "GET", target: "/api/snowflake/get", status: 200, path: "/api/snowflake/get"},
-		{method: "GET", target: "/api/snowflake/get?format=base62", status: 200, path: "/api/snowflake/get"},
-		{method: "GET", target: "/api/snowflake/get?format=hex", status: 400, path: "/api/snowflake/get"},
-		{method: "GET", target: "/api/snowflake/get/any", status: 200, path: "/api/snowflake/get/{key}"},
-		{method: "GET", target: "/api/snowflake/get/any?format=base62", status: 200, path: "/api/snowflake/get/{key}"},
-		{method: "GET", target: "/api/snowflake/get/any?format=hex", status: 400, path: "/api/snowflake/get/{key}"},
+		{method: "GET", target: "/api/snowflake/get", status: 200, path: "/api/snowflake/get", plain: true},
+		{method: "GET", target: "/api/snowflake/get?format=base62", status: 200, path: "/api/snowflake/get", plain: true},
+		{method: "GET", target: "/api/snowflake/get?format=hex", status: 400, path: "/api/snowflake/get", plain: true},
+		{method: "GET", target: "/api/snowflake/get/any", status: 200, path: "/api/snowflake/get/{key}", plain: true},
+		{method: "GET", target: "/api/snowflake/get/any?format=base62", status: 200, path: "/api/snowflake/get/{key}", plain: true},
+		{method: "GET", target: "/api/snowflake/get/any?format=hex", status: 400, path: "/api/snowflake/get/{key}", plain: true},
 		{method: "GET", target: "/api/snowflake/batch?count=3", status: 200, path: "/api/snowflake/batch"},
 		{method: "GET", target: "/api/snowflake/batch?count=3&format=base62", status: 200, path: "/api/snowflake/batch"},
 		{method: "GET", target: "/api/snowflake/batch?count=x", status: 400, path: "/api/snowflake/batch"},
@@ -310,7 +313,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/snowflake/decode/x", status: 400, path: "/api/snowflake/decode/{id}"},
 		{method: "GET", target: "/api/snowflake/decode/", status: 400, path: "/api/snowflake/decode/{id}"},
 
-		{method: "GET", target: "/api/uuid/get", status: 200, path: "/api/uuid/get"},
+		{method: "GET", target: "/api/uuid/get", status: 200, path: "/api/uuid/get", plain: true},
 		{method: "GET", target: "/api/uuid/batch?count=3", status: 200, path: "/api/uuid/batch"},
 		{method: "GET", target: "/api/uuid/batch?count=0", status: 400, path: "/api/uuid/batch"},
 		{method: "GET", target: "/api/uuid/decode/019a9c2e-5b3f-7c41-8d2e-0123456789ab", status: 200, path: "/api/uuid/decode/{uuid}"},
@@ -372,7 +375,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: big, status: 413, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/orders", body: `{"step":5}`, status: 401, path: tag},
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"inv","format":"INV{date:200601}-{seq:4!}","reset":"month","time_zone":"Europe/Paris","step":50}`, status: 201, path: tags},
-		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"users","opaque":"53"}`, status: 201, path: tags},
+		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"users","opaque":53}`, status: 201, path: tags},
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"bad","format":"ORD-{date:20060102}"}`, status: 400, path: tags},
 		{method: "GET", target: "/api/admin/tags/fmt", token: oaAdmin, status: 200, path: tag},
 		{method: "GET", target: tags, token: oaAdmin, status: 200, path: tags},
@@ -387,25 +390,36 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/admin/segments", status: 401, path: "/api/admin/segments"},
 
 		// Per-key sequences.
-		{method: "GET", target: "/api/sequence/next/inbox/alice", status: 200, path: next},
+		{method: "GET", target: "/api/sequence/next/inbox/alice", status: 200, path: next, plain: true},
 		{method: "GET", target: "/api/sequence/next/inbox/%E4%BC%9A%E8%AF%9D%2F1?count=3", status: 200, path: next},
 		{method: "GET", target: "/api/sequence/next/inbox/alice?count=0", status: 400, path: next},
 		{method: "GET", target: "/api/sequence/next/inbox/alice?count=10001", status: 400, path: next},
-		{method: "GET", target: "/api/sequence/next/inbox/", status: 400, path: next},
-		{method: "GET", target: "/api/sequence/next/inbox/a%FFb", status: 400, path: next},
-		{method: "GET", target: "/api/sequence/next/inbox/" + strings.Repeat("k", 257), status: 400, path: next},
-		{method: "GET", target: "/api/sequence/next/" + strings.Repeat("s", 129) + "/k", status: 400, path: next},
-		{method: "GET", target: "/api/sequence/next/nosuch/k", status: 404, path: next},
+		{method: "GET", target: "/api/sequence/next/inbox/", status: 400, path: next, plain: true},
+		{method: "GET", target: "/api/sequence/next/inbox/a%FFb", status: 400, path: next, plain: true},
+		{method: "GET", target: "/api/sequence/next/inbox/" + strings.Repeat("k", 257), status: 400, path: next, plain: true},
+		{method: "GET", target: "/api/sequence/next/" + strings.Repeat("s", 129) + "/k", status: 400, path: next, plain: true},
+		{method: "GET", target: "/api/sequence/next/nosuch/k", status: 404, path: next, plain: true},
 		{method: "HEAD", target: "/api/sequence/next/inbox/alice", status: 405, component: "MethodNotAllowed"},
 		{method: "GET", target: "/api/sequence/next/inbox", status: 400, path: nextNoK},
 		{method: "GET", target: "/api/sequence/next/", status: 400, path: nextNoK},
-		{method: "GET", target: "/api/sequence/current/inbox/alice", status: 200, path: current},
-		{method: "GET", target: "/api/sequence/current/inbox/never", status: 200, path: current},
-		{method: "GET", target: "/api/sequence/current/inbox/alice?count=1", status: 400, path: current},
-		{method: "GET", target: "/api/sequence/current/nosuch/k", status: 404, path: current},
+		{method: "GET", target: "/api/sequence/current/inbox/alice", status: 200, path: current, plain: true},
+		{method: "GET", target: "/api/sequence/current/inbox/never", status: 200, path: current, plain: true},
+		{method: "GET", target: "/api/sequence/current/inbox/alice?count=1", status: 400, path: current, plain: true},
+		{method: "GET", target: "/api/sequence/current/nosuch/k", status: 404, path: current, plain: true},
 		{method: "GET", target: "/api/sequence/current/inbox", status: 400, path: currNoK},
+		{method: "GET", target: "/api/sequence/key/inbox/alice", status: 200, path: key},
+		{method: "GET", target: "/api/sequence/key/inbox/never", status: 200, path: key},
+		{method: "GET", target: "/api/sequence/key/inbox/%E4%BC%9A%E8%AF%9D%2F1", status: 200, path: key},
+		{method: "GET", target: "/api/sequence/key/inbox/alice?x=1", status: 400, path: key},
+		{method: "GET", target: "/api/sequence/key/inbox/", status: 400, path: key},
+		{method: "GET", target: "/api/sequence/key/nosuch/k", status: 404, path: key},
+		{method: "GET", target: "/api/sequence/key/inbox", status: 400, path: keyNoK},
+		{method: "GET", target: "/api/sequence/next/inbox/alice?count=1", status: 200, path: next},
+		{method: "GET", target: "/api/segment/batch/orders?count=1", status: 200, path: batch},
+		{method: "GET", target: "/api/snowflake/batch?count=1", status: 200, path: "/api/snowflake/batch"},
+		{method: "GET", target: "/api/uuid/batch?count=1", status: 200, path: "/api/uuid/batch"},
 		{method: "GET", target: "/api/sequence/routes/inbox", status: 200, path: routes},
-		{raw: "GET /api/sequence/next/inbox/alice HTTP/1.1\r\nHost: leaf\r\nLeaf-Routes-Version: 0000000000000000\r\n\r\n", status: 200, path: next},
+		{raw: "GET /api/sequence/next/inbox/alice HTTP/1.1\r\nHost: leaf\r\nLeaf-Routes-Version: 0000000000000000\r\n\r\n", status: 200, path: next, plain: true},
 		{method: "GET", target: "/api/sequence/routes/inbox?x=1", status: 200, path: routes},
 		{method: "GET", target: "/api/sequence/routes/", status: 400, path: routes},
 		{method: "GET", target: "/api/sequence/routes/" + strings.Repeat("s", 129), status: 400, path: routes},
@@ -415,9 +429,10 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: spaces, token: oaAdmin, status: 200, path: spaces},
 		{method: "GET", target: spaces, status: 401, path: spaces},
 		{method: "GET", target: spaces, token: oaAdmin, status: 503, path: spaces, setup: seqDown},
-		{method: "POST", target: spaces, token: oaAdmin, body: `{"space":"outbox","step":"100","sections":8}`, status: 201, path: spaces},
-		{method: "GET", target: "/api/sequence/next/outbox/k", status: 503, path: next},
-		{method: "GET", target: "/api/sequence/next/outbox/k", status: 200, path: next, setup: round},
+		{method: "POST", target: spaces, token: oaAdmin, body: `{"space":"outbox","step":100,"sections":8}`, status: 201, path: spaces},
+		{method: "GET", target: "/api/sequence/next/outbox/k", status: 503, path: next, plain: true},
+		{method: "GET", target: "/api/sequence/key/outbox/k", status: 503, path: key},
+		{method: "GET", target: "/api/sequence/next/outbox/k", status: 200, path: next, plain: true, setup: round},
 		{method: "POST", target: spaces, token: oaAdmin, body: `{"space":"inbox"}`, status: 409, path: spaces},
 		{method: "POST", target: spaces, token: oaAdmin, body: `{"space":"x","sections":0}`, status: 400, path: spaces},
 		{method: "POST", target: spaces, token: oaAdmin, body: `{"space":"` + strings.Repeat("s", 129) + `"}`, status: 400, path: spaces},
@@ -434,34 +449,42 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"ticks2","ordered":true,"opaque":63}`, status: 400, path: tags},
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"ticks2","ordered":"yes"}`, status: 400, path: tags},
 		{method: "PATCH", target: "/api/admin/tags/ticks", token: oaAdmin, body: `{"format":"T-{seq}"}`, status: 409, path: tag},
-		{method: "GET", target: "/api/segment/get/ticks", status: 200, path: seg, setup: round},
+		{method: "GET", target: "/api/segment/get/ticks", status: 200, path: seg, plain: true, setup: round},
 		{method: "GET", target: "/api/segment/batch/ticks?count=3", status: 200, path: batch},
 		{method: "GET", target: "/api/segment/range/ticks?count=3", status: 400, path: rng},
 
 		{method: "GET", target: "/nope", status: 404, component: "NotFound"},
+
+		// OPTIONS is a method like any other that no path answers.
+		{method: "OPTIONS", target: "/api/segment/get/orders", status: 405, component: "MethodNotAllowed"},
+		{method: "OPTIONS", target: "/api/admin/tags", status: 405, component: "MethodNotAllowed"},
+		{method: "OPTIONS", target: "/healthz", status: 405, component: "MethodNotAllowed"},
+		{method: "OPTIONS", target: "/nope", status: 404, component: "NotFound"},
 	}
 	// The server with every mode off and no admin token: the routes of a
 	// mode answer 404 not_found, and the admin paths are no routes.
 	offCases := []oaCase{
-		{method: "GET", target: "/api/segment/get/orders", status: 404, path: seg},
+		{method: "GET", target: "/api/segment/get/orders", status: 404, path: seg, plain: true},
 		{method: "GET", target: "/api/segment/batch/orders?count=1", status: 404, path: batch},
 		{method: "GET", target: "/api/segment/range/orders?count=1", status: 404, path: rng},
-		{method: "GET", target: "/api/snowflake/get", status: 404, path: "/api/snowflake/get"},
-		{method: "GET", target: "/api/snowflake/get/any", status: 404, path: "/api/snowflake/get/{key}"},
+		{method: "GET", target: "/api/snowflake/get", status: 404, path: "/api/snowflake/get", plain: true},
+		{method: "GET", target: "/api/snowflake/get/any", status: 404, path: "/api/snowflake/get/{key}", plain: true},
 		{method: "GET", target: "/api/snowflake/batch?count=1", status: 404, path: "/api/snowflake/batch"},
 		{method: "GET", target: "/api/snowflake/decode/1", status: 404, path: "/api/snowflake/decode/{id}"},
-		{method: "GET", target: "/api/uuid/get", status: 404, path: "/api/uuid/get"},
+		{method: "GET", target: "/api/uuid/get", status: 404, path: "/api/uuid/get", plain: true},
 		{method: "GET", target: "/api/uuid/batch?count=1", status: 404, path: "/api/uuid/batch"},
 		{method: "GET", target: "/api/admin/tags", token: oaAdmin, status: 404, path: tags},
 		{method: "POST", target: tags, token: oaAdmin, body: `{"tag":"x"}`, status: 404, path: tags},
 		{method: "GET", target: "/api/admin/tags/orders", token: oaAdmin, status: 404, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: `{"step":5}`, status: 404, path: tag},
 		{method: "GET", target: "/api/admin/segments", token: oaAdmin, status: 404, path: "/api/admin/segments"},
-		{method: "GET", target: "/api/sequence/next/inbox/k", status: 404, path: next},
+		{method: "GET", target: "/api/sequence/next/inbox/k", status: 404, path: next, plain: true},
 		{method: "GET", target: "/api/sequence/next/inbox/k?count=2", status: 404, path: next},
 		{method: "GET", target: "/api/sequence/next/inbox", status: 404, path: nextNoK},
-		{method: "GET", target: "/api/sequence/current/inbox/k", status: 404, path: current},
+		{method: "GET", target: "/api/sequence/current/inbox/k", status: 404, path: current, plain: true},
 		{method: "GET", target: "/api/sequence/current/inbox", status: 404, path: currNoK},
+		{method: "GET", target: "/api/sequence/key/inbox/k", status: 404, path: key},
+		{method: "GET", target: "/api/sequence/key/inbox", status: 404, path: keyNoK},
 		{method: "GET", target: "/api/sequence/routes/inbox", status: 404, path: routes},
 		{method: "GET", target: spaces, token: oaAdmin, status: 404, path: spaces},
 		{method: "GET", target: "/api/admin/sequences/inbox", token: oaAdmin, status: 404, path: space},
@@ -479,10 +502,14 @@ func TestOpenAPIAnswers(t *testing.T) {
 				if c.setup != nil {
 					defer c.setup(s)()
 				}
-				status := checkOpenAPIAnswer(t, doc, s, c)
-				reached[strings.ToLower(c.method)+" "+c.path] = true
+				d, op := doc, strings.ToLower(c.method)+" "+c.path
+				if c.plain {
+					d, op = plainDoc, "plain "+op
+				}
+				status := checkOpenAPIAnswer(t, d, s, c)
+				reached[op] = true
 				if status >= 200 && status < 300 {
-					succeeded[strings.ToLower(c.method)+" "+c.path] = true
+					succeeded[op] = true
 				} else {
 					provoked[status] = true
 				}
@@ -492,19 +519,24 @@ func TestOpenAPIAnswers(t *testing.T) {
 	run(on, cases)
 	run(off, offCases)
 
-	for _, op := range slices.Sorted(maps.Keys(operationsOf(doc))) {
-		method, path, _ := strings.Cut(op, " ")
-		key := strings.ToLower(method) + " " + path
-		if !successful(doc.Paths.Value(path).GetOperation(method)) {
-			// A form registered only to refuse (a sequence route without
-			// its key): some case must reach it.
-			if !reached[key] {
-				t.Errorf("no case reaches %s: add one to TestOpenAPIAnswers", op)
+	for _, d := range []struct {
+		doc    *openapi3.T
+		prefix string
+	}{{doc, ""}, {plainDoc, "plain "}} {
+		for _, op := range slices.Sorted(maps.Keys(operationsOf(d.doc))) {
+			method, path, _ := strings.Cut(op, " ")
+			key := d.prefix + strings.ToLower(method) + " " + path
+			if !successful(d.doc.Paths.Value(path).GetOperation(method)) {
+				// A form registered only to refuse (a sequence route
+				// without its key): some case must reach it.
+				if !reached[key] {
+					t.Errorf("no case reaches %s%s: add one to TestOpenAPIAnswers", d.prefix, op)
+				}
+				continue
 			}
-			continue
-		}
-		if !succeeded[key] {
-			t.Errorf("no case answers %s with a success: add one to TestOpenAPIAnswers", op)
+			if !succeeded[key] {
+				t.Errorf("no case answers %s%s with a success: add one to TestOpenAPIAnswers", d.prefix, op)
+			}
 		}
 	}
 	for _, status := range []int{400, 401, 404, 405, 408, 409, 410, 413, 500, 503} {

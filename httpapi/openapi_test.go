@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"os"
@@ -46,6 +47,37 @@ func loadOpenAPI(tb testing.TB) *openapi3.T {
 	}
 	if err := doc.Validate(context.Background()); err != nil {
 		tb.Fatalf("%s is not a valid OpenAPI document: %v", docFile, err)
+	}
+	return doc
+}
+
+// loadPlainOpenAPI loads the routes of the document's x-plain-text as a
+// document of their own: the same one with those as its paths, so that
+// their references resolve and kin-openapi validates them as any path.
+func loadPlainOpenAPI(tb testing.TB) *openapi3.T {
+	tb.Helper()
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(httpapi.OpenAPIDocument, &raw); err != nil {
+		tb.Fatalf("%s: %v", docFile, err)
+	}
+	var plain struct {
+		Paths json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw["x-plain-text"], &plain); err != nil || len(plain.Paths) == 0 {
+		tb.Fatalf("%s has no x-plain-text with paths: %v", docFile, err)
+	}
+	raw["paths"] = plain.Paths
+	delete(raw, "x-plain-text")
+	b, err := json.Marshal(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		tb.Fatalf("%s: x-plain-text does not load: %v", docFile, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		tb.Fatalf("%s: x-plain-text is not valid: %v", docFile, err)
 	}
 	return doc
 }
@@ -165,12 +197,14 @@ func routesOf(e *echo.Echo) map[string]bool {
 	return out
 }
 
-// operationsOf lists the document's operations as "METHOD /path/{param}".
-func operationsOf(doc *openapi3.T) map[string]bool {
+// operationsOf lists the documents' operations as "METHOD /path/{param}".
+func operationsOf(docs ...*openapi3.T) map[string]bool {
 	out := map[string]bool{}
-	for path, item := range doc.Paths.Map() {
-		for method := range item.Operations() {
-			out[method+" "+path] = true
+	for _, doc := range docs {
+		for path, item := range doc.Paths.Map() {
+			for method := range item.Operations() {
+				out[method+" "+path] = true
+			}
 		}
 	}
 	return out
@@ -179,11 +213,12 @@ func operationsOf(doc *openapi3.T) map[string]bool {
 // TestOpenAPIRoutes walks echo's router and the document both ways: every
 // route of the server (admin API mounted) is an operation of the
 // document, and every operation of the document is a route. The gRPC
-// paths (grpcPrefixes) are left out.
+// paths (grpcPrefixes) are left out. An operation is in the document's
+// paths or, for the plain-text id routes, in its x-plain-text.
 func TestOpenAPIRoutes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	v := newEnv(t, withUUIDs, func(c *envConfig) { c.StatusToken = "status-token" })
-	routes, ops := routesOf(v.e.Echo), operationsOf(doc)
+	routes, ops := routesOf(v.e.Echo), operationsOf(doc, loadPlainOpenAPI(t))
 	if len(routes) < 25 {
 		t.Fatalf("echo has %d routes: the walk found too few: %v", len(routes), routes)
 	}
@@ -222,7 +257,7 @@ func TestOpenAPIOperationsInHTTPAPIDoc(t *testing.T) {
 		t.Fatalf("%s does not say which paths answer HEAD", apiDoc)
 	}
 	head := doc[strings.LastIndex(doc[:i], "\n\n"):i]
-	for _, op := range slices.Sorted(maps.Keys(operationsOf(loadOpenAPI(t)))) {
+	for _, op := range slices.Sorted(maps.Keys(operationsOf(loadOpenAPI(t), loadPlainOpenAPI(t)))) {
 		method, path, _ := strings.Cut(op, " ")
 		if method == http.MethodHead {
 			if !strings.Contains(head, "`"+path+"`") {

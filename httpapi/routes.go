@@ -125,6 +125,7 @@ func (s *server) routes(e routes) {
 	}{
 		{"/api/sequence/next/", s.withRoutesVersion(s.sequenceNext)},
 		{"/api/sequence/current/", s.withRoutesVersion(s.sequenceCurrent)},
+		{"/api/sequence/key/", s.withRoutesVersion(s.sequenceKey)},
 	} {
 		e.GET(r.prefix+":space/:key", r.h)
 		e.GET(r.prefix+":space/", r.h)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -93,6 +94,21 @@ func (s *server) sequenceNext(c echo.Context) error {
 }
 
 func (s *server) sequenceCurrent(c echo.Context) error {
+	return s.current(c, false)
+}
+
+// sequenceKey is current as JSON, {"space":…,"key":…,"seq":"…"}, for
+// clients that read every answer as JSON (and would read a number above
+// 2^53 wrong).
+func (s *server) sequenceKey(c echo.Context) error {
+	return s.current(c, true)
+}
+
+// current answers the last number issued to a key, as plain text or as
+// JSON. Another owner is asked with current's path either way, so that an
+// owner of an earlier version answers it too; its plain-text answer is
+// then written as JSON here.
+func (s *server) current(c echo.Context, asJSON bool) error {
 	if s.parts.Sequences == nil {
 		return service.SequencesOff()
 	}
@@ -104,14 +120,43 @@ func (s *server) sequenceCurrent(c echo.Context) error {
 		return newError(http.StatusBadRequest, codeInvalidRequest, "current takes no query parameters")
 	}
 	req := c.Request()
-	v, ans, err := s.svc.SequenceCurrent(req.Context(), space, key, via{req})
+	var from service.Via = via{req}
+	if asJSON {
+		from = currentVia{via{req}, "/api/sequence/current/" + url.PathEscape(space) + "/" + url.PathEscape(key)}
+	}
+	v, ans, err := s.svc.SequenceCurrent(req.Context(), space, key, from)
 	switch {
 	case err != nil:
 		return err
+	case ans != nil && asJSON && ans.Status == http.StatusOK:
+		return c.JSONBlob(http.StatusOK, currentJSON(space, key, ans.Body))
 	case ans != nil:
 		return writeAnswer(c, ans)
+	case asJSON:
+		return c.JSONBlob(http.StatusOK, currentJSON(space, key, strconv.AppendInt(nil, v, 10)))
 	}
 	return writeID(c, v, decimalForm)
+}
+
+// currentVia is a request for a key's number as JSON, sent on to the
+// owner as current's.
+type currentVia struct {
+	via
+	target string
+}
+
+func (v currentVia) Target() string { return v.target }
+
+// currentJSON is a key's last number, seq (digits), as JSON.
+func currentJSON(space, key string, seq []byte) []byte {
+	b := make([]byte, 0, 40+len(space)+len(key)+len(seq))
+	b = append(b, `{"space":`...)
+	b = appendJSONString(b, space)
+	b = append(b, `,"key":`...)
+	b = appendJSONString(b, key)
+	b = append(b, `,"seq":`...)
+	b = appendJSONString(b, string(seq))
+	return append(b, '}')
 }
 
 // writeAnswer answers with the owner's answer to a forwarded request.

@@ -217,6 +217,18 @@ func TestSequenceForwarding(t *testing.T) {
 				t.Fatalf("key %s, call %d: %d %s", key, i, code, body)
 			}
 		}
+		// current and its JSON form, through either instance: the
+		// owner's number, forwarded as current's path and written as
+		// JSON by the instance asked.
+		for _, in := range []*instance{a, b} {
+			if code, body, _ := get(t, in.srv.URL+"/api/sequence/current/inbox/"+key); code != 200 || body != "4" {
+				t.Fatalf("current of %s: %d %s", key, code, body)
+			}
+			want := `{"space":"inbox","key":"` + key + `","seq":"4"}`
+			if code, body, _ := get(t, in.srv.URL+"/api/sequence/key/inbox/"+key); code != 200 || body != want {
+				t.Fatalf("the key %s as JSON: %d %s, want %s", key, code, body, want)
+			}
+		}
 	}
 	// Find a key a does not own, and send it to a as if forwarded.
 	var foreign string
