@@ -52,7 +52,7 @@ COMPOSE ?= $(shell if docker compose version >/dev/null 2>&1; then echo 'docker 
 # promtool, from Debian's prometheus package, checks the files in deploy/.
 PROMTOOL ?= promtool
 
-.PHONY: all build run test bench fuzz lint tidy-check compose-check deploy-check docker images containers clean
+.PHONY: all build run test bench fuzz lint tidy-check compose-check deploy-check docker images containers generated-clients clean
 
 all: lint test build
 
@@ -242,5 +242,15 @@ containers: $(if $(filter local,$(IMAGES)),images)
 	LEAF_TEST_GO_IMAGE='$(GO_IMAGE)' LEAF_TEST_RUNTIME_IMAGE='$(RUNTIME_IMAGE)' \
 		$(GO) test -count=1 -v -timeout 45m $(TESTFLAGS) ./containers/
 
+# The clients users generate from httpapi/openapi.json (docs/openapi.md):
+# ogen and oapi-codegen, pinned in generators/go/go.mod, and
+# openapi-typescript with openapi-fetch, pinned in
+# generators/typescript/package.json, each run against two leaf instances,
+# and the examples of docs/openapi.md that generate a client. The
+# generators come from the Go module proxy and the npm registry.
+generated-clients:
+	LEAF_TEST_GENERATORS=1 $(GO) test -count=1 -v -timeout 20m $(TESTFLAGS) ./generators/
+
 clean:
 	rm -rf $(BIN_DIR) coverage.out coverage.html *.coverprofile
+	rm -rf generators/go/ogen/leafapi generators/go/oapicodegen/leafapi generators/typescript/node_modules generators/typescript/dist generators/typescript/src/leaf-api.d.ts
