@@ -192,6 +192,7 @@ func covered(t *testing.T, doc map[string]bool, calls []call) {
 			t.Errorf("no call provoked and decoded a %d", s)
 		}
 	}
+	t.Logf("%d calls, of %d operations of %d; the errors %v", len(calls), len(reached), len(doc), slices.Sorted(maps.Keys(statuses)))
 }
 
 // startLeaf builds leaf, makes the tags and the space the programs use,
