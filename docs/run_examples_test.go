@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,7 +59,7 @@ func TestExamples(t *testing.T) {
 		}
 		t.Run(doc, func(t *testing.T) {
 			t.Parallel()
-			r := &docRun{t: t, tools: tools, port: freePort(t), dir: t.TempDir()}
+			r := &docRun{t: t, tools: tools, port: testkit.FreePort(t), dir: t.TempDir()}
 			for _, ex := range exs {
 				r.run(ex)
 			}
@@ -336,13 +335,4 @@ func (tc *toolchain) javaClasses(javac string) (string, error) {
 		}
 	})
 	return out, tc.javaErr
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

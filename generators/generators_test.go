@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,7 +273,7 @@ func lockStore(t *testing.T, file string) {
 // serve starts an instance with the sequence lease of an hour, so that
 // owners do not change during the test, and waits until it is ready.
 func serve(t *testing.T, dir, bin string, env []string, flags ...string) string {
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t))
 	var log testkit.SyncBuffer
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--sequence-lease", "1h"}, flags...)...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &log, &log
@@ -297,15 +296,6 @@ func serve(t *testing.T, dir, bin string, env []string, flags ...string) string 
 		t.Fatalf("leaf on %s exited:\n%s", addr, log.String())
 	}
 	return url
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // docMarker starts the line above each example of docs/openapi.md that

@@ -8,6 +8,7 @@ package testkit
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -107,4 +108,15 @@ func MustGet(tb testing.TB, url string) (int, string) {
 		tb.Fatalf("GET %s: %s", url, body)
 	}
 	return code, body
+}
+
+// FreePort is a port free on 127.0.0.1 now, for a server a test starts.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -72,6 +72,28 @@ func (r *Run) Fail(op string, format string, args ...any) {
 	fmt.Printf("FAIL %s: %s\n", op, fmt.Sprintf(format, args...))
 }
 
+// Answered checks what every call needs before its body: the client
+// returned no error, the status is the one wanted, and a HEAD answer has
+// no body. It reports a failure, or a HEAD answer's success, and returns
+// false when nothing is left to check.
+func (r *Run) Answered(op string, want int, last Raw, err error) bool {
+	switch {
+	case err != nil:
+		r.Fail(op, "the client failed: %v (the answer: %d %.200s)", err, last.Status, last.Body)
+		return false
+	case last.Status != want:
+		r.Fail(op, "status %d, want %d: %.200s", last.Status, want, last.Body)
+		return false
+	case last.Method == http.MethodHead && len(last.Body) != 0:
+		r.Fail(op, "a body to HEAD")
+		return false
+	case last.Method == http.MethodHead:
+		r.Ok(op, last.Status)
+		return false
+	}
+	return true
+}
+
 // Exit ends the program, with status 1 when a call failed.
 func (r *Run) Exit() {
 	if r.failed {

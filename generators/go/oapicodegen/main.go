@@ -180,18 +180,7 @@ func (p *prog) do(op string, want int) func(res any, err error) {
 	return func(res any, err error) {
 		raw := p.rec.Last
 		switch {
-		case err != nil:
-			p.Fail(op, "the client failed: %v (the answer: %d %.200s)", err, raw.Status, raw.Body)
-			return
-		case raw.Status != want:
-			p.Fail(op, "status %d, want %d: %.200s", raw.Status, want, raw.Body)
-			return
-		case raw.Method == http.MethodHead:
-			if len(raw.Body) != 0 {
-				p.Fail(op, "a body to HEAD")
-				return
-			}
-			p.Ok(op, raw.Status)
+		case !p.Answered(op, want, raw, err):
 			return
 		case !check.IsJSON(raw):
 			// metrics and the status page: the client keeps the text.
