@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -43,7 +44,8 @@ func (q *Sequencer) roundLocked(ctx context.Context) error {
 	}
 	var (
 		plans   []plan
-		errs    []error
+		takes   []*section
+		ordered []*section
 		settled = map[string]bool{}
 	)
 	for _, r := range v.rows {
@@ -51,9 +53,9 @@ func (q *Sequencer) roundLocked(ctx context.Context) error {
 		if s == nil {
 			continue // a space created since learn: the next round
 		}
-		p, err := q.settle(ctx, s, r, v, deadline)
-		if err != nil {
-			errs = append(errs, err)
+		p, take := q.settle(ctx, s, r, v, deadline)
+		if take {
+			takes = append(takes, s)
 		}
 		if p.s != nil {
 			plans = append(plans, p)
@@ -61,10 +63,14 @@ func (q *Sequencer) roundLocked(ctx context.Context) error {
 		if r.Section != OrderedSection {
 			settled[r.Space] = true
 		} else {
-			s.settled.Store(true)
+			ordered = append(ordered, s)
 		}
 	}
+	errs := q.takeAll(ctx, takes)
 	q.plans = plans
+	for _, s := range ordered {
+		s.settled.Store(true)
+	}
 	q.mu.RLock()
 	for name := range settled {
 		if sp := q.spaces[name]; sp != nil {
@@ -145,8 +151,10 @@ func (q *Sequencer) look(ctx context.Context) (view, error) {
 
 // settle brings one section in line with its row: it routes the
 // section's requests, keeps serving it or drops it, then hands it over,
-// takes it, or plans for the end of another member's lease of it.
-func (q *Sequencer) settle(ctx context.Context, s *section, r SectionRow, v view, deadline time.Time) (plan, error) {
+// says it is this member's to take now (take: the round takes every such
+// section at once, after settling them all, with takeAll), or plans for
+// the end of another member's lease of it.
+func (q *Sequencer) settle(ctx context.Context, s *section, r SectionRow, v view, deadline time.Time) (p plan, take bool) {
 	me := q.me()
 	mine := r.Holder == me.ID
 	winner := rendezvous(v.members, r.Space, r.Section)
@@ -160,17 +168,45 @@ func (q *Sequencer) settle(ctx context.Context, s *section, r SectionRow, v view
 		// failed): the renewals would keep it from the winner.
 		q.handOver(ctx, s, winner)
 	case !owned && winner.ID == me.ID && (!r.Live || mine):
-		_, err := q.take(ctx, s)
-		return plan{}, err
+		return plan{}, true
 	case r.Live && !mine:
 		// Another member's lease: should that member stop renewing it
 		// (killed, cut off the store), the heir takes the section the
 		// moment the lease runs out.
 		if heir := rendezvousWithout(v.members, r.Space, r.Section, r.Holder); heir.ID != "" {
-			return plan{s: s, at: v.at.Add(r.Left), heir: heir}, nil
+			return plan{s: s, at: v.at.Add(r.Left), heir: heir}, false
 		}
 	}
-	return plan{}, nil
+	return plan{}, false
+}
+
+// maxTakes bounds the sections a round takes at the same time.
+const maxTakes = 32
+
+// takeAll takes the sections, up to maxTakes at a time, so that a start
+// (every section of every space and ordered tag to take) costs the round
+// trips of one take, not of one take per section. The events are told in
+// the order of the sections, from the round's goroutine.
+func (q *Sequencer) takeAll(ctx context.Context, takes []*section) []error {
+	oks := make([]bool, len(takes))
+	errs := make([]error, len(takes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxTakes)
+	for i, s := range takes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			oks[i], errs[i] = q.acquire(ctx, s)
+		}()
+	}
+	wg.Wait()
+	for i, s := range takes {
+		if oks[i] {
+			q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
+		}
+	}
+	return errs
 }
 
 // route points the section's requests at the holder of its live lease,
@@ -278,6 +314,15 @@ func (q *Sequencer) atLeaseEnd(ctx context.Context) {
 // before a restart of the Sequencer's state) and starts serving it above
 // its max_seq. ok is false when the store refused: another holds it.
 func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
+	ok, err = q.acquire(ctx, s)
+	if ok {
+		q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
+	}
+	return ok, err
+}
+
+// acquire is take without its event: it may run beside other acquires.
+func (q *Sequencer) acquire(ctx context.Context, s *section) (ok bool, err error) {
 	s.mu.Lock()
 	owned := s.owned
 	s.mu.Unlock()
@@ -300,7 +345,6 @@ func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
 	none := ""
 	s.owner.Store(&none)
 	q.taken.Add(1)
-	q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
 	return true, nil
 }
 
