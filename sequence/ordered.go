@@ -2,7 +2,6 @@ package sequence
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 )
@@ -25,13 +24,13 @@ const OrderedSection = -1
 // TagRows raises the rows of ordered tags.
 type TagRows interface {
 	// RaiseRow raises the max_id of row (an ordered tag's own row, or the
-	// row of one of its periods) by the row's step, or by less where
-	// limit is reached: no number above limit is taken (0: no limit). It
+	// row of one of its periods) by the row's step, or by atLeast when
+	// that is more, and by less where limit is reached: no number above limit is taken (0: no limit). It
 	// returns the range taken, first..last, from the statement that
 	// raised it, and ErrFull, without a write, when every number up to
 	// limit was taken already. Its other errors are the segment store's
 	// (unknown tag, exhausted, store unavailable).
-	RaiseRow(ctx context.Context, row string, limit int64) (first, last int64, err error)
+	RaiseRow(ctx context.Context, row string, limit, atLeast int64) (first, last int64, err error)
 	// HandBack sets row's max_id back from end to first, only while it
 	// is still end, and says whether it did: the numbers first..end-1
 	// were taken by this owner and never issued.
@@ -163,26 +162,41 @@ func (q *Sequencer) NextRow(ctx context.Context, tag, row string, limit int64, n
 }
 
 // nextRow takes n numbers of row: base is the last number issued, max
-// the last of the ranges taken; full says that row has no number left
-// below the limit beyond max.
+// the end of the range in use; full says that row has no number left
+// below the limit beyond max and the range ahead. It waits on the
+// database only when the range in use and the range ahead (ahead.go) are
+// spent.
 func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit int64, n int) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.servingLocked(q); err != nil {
-		return nil, err
-	}
-	if q.opts.Tags == nil {
-		return nil, fmt.Errorf("%w: no store of tag rows", ErrUnavailable)
-	}
-	if row != s.row {
-		// Another period: what is left of the last one's range is never
-		// issued (its period is over, or the clock went back to it).
-		s.row, s.base, s.max, s.full = row, 0, 0, false
-	}
-	for s.max-s.base < int64(n) && !s.full {
-		if err := s.raiseRowLocked(ctx, q, limit); err != nil {
+	for {
+		if err := s.servingLocked(q); err != nil {
 			return nil, err
 		}
+		if q.opts.Tags == nil {
+			return nil, fmt.Errorf("%w: no store of tag rows", ErrUnavailable)
+		}
+		if row != s.row {
+			// Another period: what is left of the last one's ranges is
+			// never issued (its period is over, or the clock went back).
+			s.row, s.base, s.max, s.full = row, 0, 0, false
+			s.ahead.forget()
+		}
+		switch {
+		case s.max-s.base >= int64(n):
+		case s.ahead.last != 0:
+			s.useAheadLocked(q)
+			continue
+		case !s.full:
+			if s.ahead.loading == nil {
+				s.raiseRowAhead(q, limit)
+			}
+			if err := s.awaitLocked(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		break
 	}
 	if left := s.max - s.base; left < int64(n) {
 		return nil, &FullError{Row: row, Left: left, Limit: limit, Asked: n}
@@ -192,34 +206,13 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 		s.base++
 		out[i] = s.base
 	}
+	// A row whose ranges are single numbers (a step of 1: dense numbers
+	// at a write each) loads nothing ahead: its owner holds no number it
+	// has not issued, and a kill loses none.
+	if !s.full && s.ahead.size > 1 && s.ahead.due(s.max-s.base) {
+		s.raiseRowAhead(q, limit)
+	}
 	return out, nil
-}
-
-// raiseRowLocked takes the next range of the section's row, after the
-// ones held, or learns that the row is full.
-func (s *section) raiseRowLocked(ctx context.Context, q *Sequencer, limit int64) error {
-	first, last, err := q.opts.Tags.RaiseRow(ctx, s.row, limit)
-	switch {
-	case errors.Is(err, ErrFull):
-		s.full = true
-		return nil
-	case err != nil:
-		return fmt.Errorf("raise ordered tag %q: %w", s.row, err)
-	}
-	if s.max > 0 && first <= s.max {
-		// Only the owner raises the row: a range at or below what it took
-		// means the row went back in time.
-		s.dropLocked(q)
-		err := fmt.Errorf("%w: ordered tag %q: range from %d, not above the %d taken", ErrLeaseLost, s.row, first, s.max)
-		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	if first != s.max+1 {
-		s.base = first - 1 // the first range here, or the row moved on
-	}
-	s.max = last
-	// The raise took time: the lease may have come near its end.
-	return s.servingLocked(q)
 }
 
 // handBack returns to the row of an ordered tag the numbers taken and not

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 )
 
-// Round runs one round of ownership, in four steps: it learns the spaces
-// and ordered tags (learn), records this member's heartbeat and renews the
-// leases held here (renew), reads the sections' leases and the live
-// members (look), and settles every section by what it read (settle):
+// Round runs one round of ownership, in four steps, the two reads or
+// writes of each step at the same time: it learns the spaces and ordered
+// tags (learn), records this member's heartbeat and renews the leases held
+// here (renew), reads the sections' leases and the live members (look), and settles every section by what it read (settle):
 // routes its requests, drops it when lost, hands it over when another
 // live member wins it, takes it when this member wins it and its lease is
 // free, and plans what to do should another member's lease of it run out
@@ -87,41 +86,67 @@ func (q *Sequencer) roundLocked(ctx context.Context) error {
 // me is this member.
 func (q *Sequencer) me() Member { return Member{ID: q.opts.ID, Addr: q.opts.Addr} }
 
-// learn reads the spaces and the ordered tags, known here from then on,
-// and returns how many there are.
+// learn reads the spaces and the ordered tags, at the same time, known
+// here from then on, and returns how many there are.
 func (q *Sequencer) learn(ctx context.Context) (int, error) {
-	spaces, err := q.opts.Store.Spaces(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("read spaces: %w", err)
+	var (
+		spaces []Space
+		names  []string
+		tags   = q.opts.Ordered != nil && q.opts.Tags != nil
+	)
+	errSpaces, errTags := both(func() (err error) {
+		spaces, err = q.opts.Store.Spaces(ctx)
+		return err
+	}, func() (err error) {
+		if tags {
+			names, err = q.opts.Ordered.OrderedTags(ctx)
+		}
+		return err
+	})
+	if errSpaces != nil {
+		return 0, fmt.Errorf("read spaces: %w", errSpaces)
+	}
+	if errTags != nil {
+		return 0, fmt.Errorf("read ordered tags: %w", errTags)
 	}
 	for _, s := range spaces {
 		q.add(s)
 	}
-	n := len(spaces)
-	if q.opts.Ordered != nil && q.opts.Tags != nil {
-		names, err := q.opts.Ordered.OrderedTags(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("read ordered tags: %w", err)
-		}
-		for _, t := range names {
-			q.addOrdered(t)
-		}
-		n += len(names)
+	for _, t := range names {
+		q.addOrdered(t)
 	}
-	return n, nil
+	return len(spaces) + len(names), nil
 }
 
-// renew records this member's heartbeat, renews every lease it holds,
-// and returns the local deadline of those leases.
+// both runs f and g at the same time (two statements, two connections:
+// one round trip rather than two) and returns their errors.
+func both(f, g func() error) (errF, errG error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		errG = g()
+	}()
+	errF = f()
+	<-done
+	return errF, errG
+}
+
+// renew records this member's heartbeat and renews every lease it holds,
+// at the same time, and returns the local deadline of those leases.
 func (q *Sequencer) renew(ctx context.Context) (deadline time.Time, err error) {
-	if err := q.opts.Store.Heartbeat(ctx, q.me(), q.opts.Lease); err != nil {
-		return time.Time{}, fmt.Errorf("heartbeat: %w", err)
-	}
-	// Every lease renewed by the next statement runs out at the store's
-	// now plus the lease, and the store's now comes after t0.
+	// Every lease renewed by RenewSections runs out at the store's now
+	// plus the lease, and the store's now comes after t0.
 	t0 := q.opts.Now()
-	if err := q.opts.Store.RenewSections(ctx, q.opts.ID, q.opts.Lease); err != nil {
-		return time.Time{}, fmt.Errorf("renew leases: %w", err)
+	errBeat, errRenew := both(func() error {
+		return q.opts.Store.Heartbeat(ctx, q.me(), q.opts.Lease)
+	}, func() error {
+		return q.opts.Store.RenewSections(ctx, q.opts.ID, q.opts.Lease)
+	})
+	if errBeat != nil {
+		return time.Time{}, fmt.Errorf("heartbeat: %w", errBeat)
+	}
+	if errRenew != nil {
+		return time.Time{}, fmt.Errorf("renew leases: %w", errRenew)
 	}
 	return t0.Add(q.opts.Lease - q.opts.Margin), nil
 }
@@ -135,18 +160,25 @@ type view struct {
 	at time.Time
 }
 
-// look reads the sections' leases, then the live members.
+// look reads the sections' leases and the live members, at the same time,
+// after the heartbeat: this member is among them.
 func (q *Sequencer) look(ctx context.Context) (view, error) {
-	rows, err := q.opts.Store.Sections(ctx)
-	if err != nil {
-		return view{}, fmt.Errorf("read sections: %w", err)
+	var v view
+	errSections, errMember := both(func() (err error) {
+		v.rows, err = q.opts.Store.Sections(ctx)
+		v.at = q.opts.Now()
+		return err
+	}, func() (err error) {
+		v.members, err = q.opts.Store.Members(ctx)
+		return err
+	})
+	if errSections != nil {
+		return view{}, fmt.Errorf("read sections: %w", errSections)
 	}
-	at := q.opts.Now()
-	members, err := q.opts.Store.Members(ctx)
-	if err != nil {
-		return view{}, fmt.Errorf("read members: %w", err)
+	if errMember != nil {
+		return view{}, fmt.Errorf("read members: %w", errMember)
 	}
-	return view{rows: rows, members: members, at: at}, nil
+	return v, nil
 }
 
 // settle brings one section in line with its row: it routes the
@@ -178,35 +210,6 @@ func (q *Sequencer) settle(ctx context.Context, s *section, r SectionRow, v view
 		}
 	}
 	return plan{}, false
-}
-
-// maxTakes bounds the sections a round takes at the same time.
-const maxTakes = 32
-
-// takeAll takes the sections, up to maxTakes at a time, so that a start
-// (every section of every space and ordered tag to take) costs the round
-// trips of one take, not of one take per section. The events are told in
-// the order of the sections, from the round's goroutine.
-func (q *Sequencer) takeAll(ctx context.Context, takes []*section) []error {
-	oks := make([]bool, len(takes))
-	errs := make([]error, len(takes))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxTakes)
-	for i, s := range takes {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			oks[i], errs[i] = q.acquire(ctx, s)
-		}()
-	}
-	wg.Wait()
-	for i, s := range takes {
-		if oks[i] {
-			q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
-		}
-	}
-	return errs
 }
 
 // route points the section's requests at the holder of its live lease,
@@ -308,58 +311,6 @@ func (q *Sequencer) atLeaseEnd(ctx context.Context) {
 	if again {
 		q.Kick()
 	}
-}
-
-// take claims a section whose lease is free (or still this member's, from
-// before a restart of the Sequencer's state) and starts serving it above
-// its max_seq. ok is false when the store refused: another holds it.
-func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
-	ok, err = q.acquire(ctx, s)
-	if ok {
-		q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
-	}
-	return ok, err
-}
-
-// acquire is take without its event: it may run beside other acquires.
-func (q *Sequencer) acquire(ctx context.Context, s *section) (ok bool, err error) {
-	s.mu.Lock()
-	owned := s.owned
-	s.mu.Unlock()
-	if owned {
-		return true, nil
-	}
-	t0 := q.opts.Now()
-	maxSeq, ok, err := q.opts.Store.AcquireSection(ctx, s.space, s.index, q.me(), q.opts.Lease)
-	if err != nil {
-		s.refused.Store(&err)
-		return false, fmt.Errorf("take section %d of space %q: %w", s.index, s.space, err)
-	}
-	s.refused.Store(nil)
-	if !ok {
-		return false, nil
-	}
-	s.mu.Lock()
-	s.takeLocked(maxSeq, t0.Add(q.opts.Lease-q.opts.Margin))
-	s.mu.Unlock()
-	none := ""
-	s.owner.Store(&none)
-	q.taken.Add(1)
-	return true, nil
-}
-
-// handOver stops serving a section and clears its lease, so that the
-// member that wins it takes it at its next round; requests for it go
-// there from now on.
-func (q *Sequencer) handOver(ctx context.Context, s *section, winner Member) {
-	s.mu.Lock()
-	row, end, first := s.releaseLocked(q)
-	s.mu.Unlock()
-	s.owner.Store(&winner.Addr)
-	q.handBack(ctx, row, end, first)
-	err := q.opts.Store.ReleaseSection(ctx, s.space, s.index, q.opts.ID)
-	// A release that failed leaves the lease to run out.
-	q.opts.OnEvent(Event{Kind: "released", Space: s.space, Section: s.index, Err: err})
 }
 
 // rendezvous is the member that wins a section: the one with the highest

@@ -42,11 +42,16 @@ type section struct {
 	base int64
 	// max is the persisted max_seq: no number above it is issued.
 	max int64
+	// hi is the highest number issued to any key since the lease was
+	// taken, or base.
+	hi int64
 	// row is the leaf_alloc row an ordered tag numbers now (the tag's, or
 	// its period's); full says it has no number left below its limit
 	// beyond max.
 	row  string
 	full bool
+	// ahead is the range or raise loading in the background (ahead.go).
+	ahead ahead
 	// keys holds the last number issued to each key since the lease was
 	// taken. One plain map per section: about 60 bytes a key of 16 bytes
 	// (docs/sequences.md, "Memory").
@@ -54,36 +59,45 @@ type section struct {
 }
 
 // next takes n numbers for key and returns the first; they run to
-// first+n-1.
+// first+n-1. It waits on the database only when they pass max_seq and the
+// raise ahead (ahead.go) has not moved it far enough.
 func (s *section) next(ctx context.Context, q *Sequencer, key string, n int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.servingLocked(q); err != nil {
-		return 0, err
-	}
-	cur, seen := s.keys[key]
-	if !seen {
-		cur = s.base
-	}
-	if cur > math.MaxInt64-n {
-		return 0, fmt.Errorf("%w: key's next number would pass the int64 maximum", ErrExhausted)
-	}
-	last := cur + n
-	if last > s.max {
-		if err := s.raiseLocked(ctx, q, last); err != nil {
-			return 0, err
-		}
-		// The raise took time: the lease may have come near its end.
+	for {
 		if err := s.servingLocked(q); err != nil {
 			return 0, err
 		}
+		cur, seen := s.keys[key]
+		if !seen {
+			cur = s.base
+		}
+		if cur > math.MaxInt64-n {
+			return 0, fmt.Errorf("%w: key's next number would pass the int64 maximum", ErrExhausted)
+		}
+		last := cur + n
+		if last > s.max {
+			if s.ahead.loading == nil {
+				if err := s.raiseMaxAhead(q, last-s.max); err != nil {
+					return 0, err
+				}
+			}
+			if err := s.awaitLocked(ctx); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if !seen {
+			key = strings.Clone(key) // keep no request buffer alive
+			q.keysInMemory.Add(1)
+		}
+		s.keys[key] = last
+		s.hi = max(s.hi, last)
+		if s.ahead.due(s.max - s.hi) {
+			_ = s.raiseMaxAhead(q, 0) // a step at least: it cannot pass the maximum where this did not
+		}
+		return cur + 1, nil
 	}
-	if !seen {
-		key = strings.Clone(key) // keep no request buffer alive
-		q.keysInMemory.Add(1)
-	}
-	s.keys[key] = last
-	return cur + 1, nil
 }
 
 // current is the last number issued to key: since the lease was taken,
@@ -119,14 +133,29 @@ func (s *section) servingLocked(q *Sequencer) error {
 	return fmt.Errorf("%w: no instance serves section %d of space %q now; retry later", ErrUnavailable, s.index, s.space)
 }
 
-// raiseLocked raises max_seq to at least last, by whole steps.
-func (s *section) raiseLocked(ctx context.Context, q *Sequencer, last int64) error {
-	steps := (last - s.max + s.step - 1) / s.step
+// raiseMaxAhead raises max_seq in the background by whole steps: at least
+// need and what the rate just seen issues in aheadLoads raises' time.
+// Called with s.mu held and no load running.
+func (s *section) raiseMaxAhead(q *Sequencer, need int64) error {
+	need = max(need, s.ahead.want(q.opts.Now(), s.hi), 1)
+	steps := (need + s.step - 1) / s.step
 	if steps > (math.MaxInt64-s.max)/s.step {
 		return fmt.Errorf("%w: max_seq would pass the int64 maximum", ErrExhausted)
 	}
-	by := steps * s.step
-	got, err := q.opts.Store.RaiseMax(ctx, s.space, s.index, q.opts.ID, by)
+	from, by := s.max, steps*s.step
+	var got int64
+	s.load(q, func(ctx context.Context) (err error) {
+		got, err = q.opts.Store.RaiseMax(ctx, s.space, s.index, q.opts.ID, by)
+		return err
+	}, func(err error) {
+		s.ahead.err = s.raisedLocked(q, from, by, got, err)
+	})
+	return nil
+}
+
+// raisedLocked makes max_seq what a raise by by from from made it, got,
+// and returns the error callers waiting for it get.
+func (s *section) raisedLocked(q *Sequencer, from, by, got int64, err error) error {
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		s.dropLocked(q)
@@ -136,17 +165,22 @@ func (s *section) raiseLocked(ctx context.Context, q *Sequencer, last int64) err
 		return err
 	case err != nil:
 		return fmt.Errorf("%w: raise max_seq of section %d of space %q: %w", ErrUnavailable, s.index, s.space, err)
-	}
-	if got != s.max+by {
+	case got != from+by:
 		// Only the holder raises the row: another value means the row
 		// is not what this owner loaded (a database gone back in time).
 		// Serve nothing more from what is held here.
 		s.dropLocked(q)
-		err := fmt.Errorf("%w: max_seq of section %d of space %q is %d after a raise by %d from %d", ErrLeaseLost, s.index, s.space, got, by, s.max)
+		err := fmt.Errorf("%w: max_seq of section %d of space %q is %d after a raise by %d from %d", ErrLeaseLost, s.index, s.space, got, by, from)
 		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
+	// The raise took time: the lease may have come near its end, and then
+	// nothing up to the new max_seq is issued here.
+	if err := s.servingLocked(q); err != nil {
+		return err
+	}
 	s.max = got
+	s.ahead.began(q.opts.Now(), s.hi, by)
 	return nil
 }
 
@@ -154,7 +188,8 @@ func (s *section) raiseLocked(ctx context.Context, q *Sequencer, last int64) err
 // ordered tag starts with no range: its first id comes from a raise of its
 // row made now, above every range an earlier owner took.
 func (s *section) takeLocked(maxSeq int64, deadline time.Time) {
-	s.owned, s.deadline, s.base, s.max = true, deadline, maxSeq, maxSeq
+	s.owned, s.deadline, s.base, s.max, s.hi = true, deadline, maxSeq, maxSeq, maxSeq
+	s.ahead.forget()
 	if s.tag {
 		s.row, s.base, s.max, s.full = "", 0, 0, false
 		return
@@ -166,8 +201,19 @@ func (s *section) takeLocked(maxSeq int64, deadline time.Time) {
 // what an ordered tag took of its row and did not issue, end and first,
 // for handBack.
 func (s *section) releaseLocked(q *Sequencer) (row string, end, first int64) {
-	if s.owned && s.tag && s.base < s.max {
-		row, end, first = s.row, s.max+1, s.base+1
+	if s.owned && s.tag {
+		end, first = s.max+1, s.base+1
+		if a := &s.ahead; a.last != 0 {
+			if a.first != end {
+				first = a.first // the row moved on: only the range ahead is whole
+			}
+			end = a.last + 1
+		}
+		if first < end {
+			row = s.row
+		} else {
+			end, first = 0, 0
+		}
 	}
 	s.dropLocked(q)
 	return row, end, first
@@ -181,4 +227,5 @@ func (s *section) dropLocked(q *Sequencer) {
 	q.keysInMemory.Add(-int64(len(s.keys)))
 	q.dropped.Add(1)
 	s.owned, s.keys = false, nil
+	s.ahead.forget()
 }

@@ -294,16 +294,16 @@ func (q *Sequencer) Close(ctx context.Context) error {
 	var errs []error
 	q.each(func(s *section) {
 		s.mu.Lock()
-		owned := s.owned
+		_ = s.awaitLocked(ctx) // what a raise in flight takes is handed back too
 		row, end, first := s.releaseLocked(q)
 		s.mu.Unlock()
-		if owned {
-			q.handBack(ctx, row, end, first)
-			if err := q.opts.Store.ReleaseSection(ctx, s.space, s.index, q.opts.ID); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		q.handBack(ctx, row, end, first)
 	})
+	// Every lease at once, after the hand-backs: the next owner of an
+	// ordered tag raises its row after them.
+	if err := q.opts.Store.ReleaseSections(ctx, q.opts.ID); err != nil {
+		errs = append(errs, err)
+	}
 	if err := q.opts.Store.Leave(ctx, q.opts.ID); err != nil {
 		errs = append(errs, err)
 	}

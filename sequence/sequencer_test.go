@@ -82,10 +82,11 @@ func TestNextPerKey(t *testing.T) {
 	if err != nil || cur != 250 {
 		t.Fatalf("current of alice = %d, %v; want 250", cur, err)
 	}
-	// 250 numbers of alice's section at step 100: three raises there, and
-	// one for bob's unless he shares it.
-	if r := f.store.Raises(); r < 3 || r > 4 {
-		t.Fatalf("%d raises of max_seq, want 3 or 4", r)
+	// 250 numbers of alice's section at step 100: three raises there,
+	// maybe one more ahead of use (ahead.go), and one for bob's unless he
+	// shares it.
+	if r := f.store.Raises(); r < 3 || r > 5 {
+		t.Fatalf("%d raises of max_seq, want 3 to 5", r)
 	}
 	first, err := q.NextN(context.Background(), "inbox", "alice", 1000)
 	if err != nil || first != 251 {

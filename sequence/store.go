@@ -14,6 +14,20 @@ type Member struct {
 	Addr string
 }
 
+// SectionID names a section: of a space, or an ordered tag's lease
+// (Section OrderedSection).
+type SectionID struct {
+	Space   string
+	Section int
+}
+
+// Acquired is what AcquireSections answers for a section: OK when the
+// lease is the member's now, and then the section's max_seq.
+type Acquired struct {
+	MaxSeq int64
+	OK     bool
+}
+
 // SectionRow is a section's lease as the store has it.
 type SectionRow struct {
 	Space   string
@@ -55,9 +69,15 @@ type Store interface {
 	// out, was cleared, or is m's already, and answers the section's
 	// max_seq from the same statement. ok is false when another holds it.
 	AcquireSection(ctx context.Context, space string, section int, m Member, ttl time.Duration) (maxSeq int64, ok bool, err error)
+	// AcquireSections is AcquireSection for each of secs, in a number of
+	// statements that does not grow with theirs (up to a few hundred):
+	// one answer per section, in their order.
+	AcquireSections(ctx context.Context, secs []SectionID, m Member, ttl time.Duration) ([]Acquired, error)
 	// ReleaseSection clears holder's lease of a section, so that another
 	// may take it at once.
 	ReleaseSection(ctx context.Context, space string, section int, holder string) error
+	// ReleaseSections clears every lease holder holds, in one statement.
+	ReleaseSections(ctx context.Context, holder string) error
 	// RaiseMax raises the section's max_seq by by, only while holder holds
 	// it, and answers the new value from the same statement. It returns
 	// ErrLeaseLost when another holds the section, ErrExhausted when the

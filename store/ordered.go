@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -113,15 +114,16 @@ func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered boo
 	return r.Rows > 0, r.Ordered > 0, nil
 }
 
-// RaiseRow raises a row of an ordered tag by its step, or by less where
-// limit is reached (sequence.TagRows). Without a limit it is Allocate.
+// RaiseRow raises a row of an ordered tag by its step, or by atLeast where
+// that is more, and by less where limit is reached (sequence.TagRows).
+// Without a limit it is Allocate.
 // With one, the row is read, then raised from the max_id read by a
 // compare-and-set: only the tag's owner raises the row, so the set finds
 // it as read; another writer's raise in between only makes it read again.
 // A row already past limit is sequence.ErrFull, found by the read alone.
-func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, last int64, err error) {
+func (s *Store) RaiseRow(ctx context.Context, row string, limit, atLeast int64) (first, last int64, err error) {
 	if limit <= 0 {
-		a, err := s.Allocate(ctx, row, 0)
+		a, err := s.allocate(ctx, row, 0, math.MinInt64, atLeast)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -144,7 +146,7 @@ func (s *Store) RaiseRow(ctx context.Context, row string, limit int64) (first, l
 			if t.MaxID > limit {
 				return fmt.Errorf("%w: max_id %d is past %d", sequence.ErrFull, t.MaxID, limit)
 			}
-			by := min(t.Step, limit+1-t.MaxID)
+			by := min(max(t.Step, atLeast), limit+1-t.MaxID)
 			res, err := s.db.ExecContext(ctx, raiseRowTo, t.MaxID+by, row, t.MaxID)
 			if err != nil {
 				return err

@@ -22,19 +22,19 @@ import (
 // step is cut to the ids left, so the last ones are issued too; a row
 // already there is segment.ErrExhausted.
 func (s *Store) Allocate(ctx context.Context, tag string, step int64) (segment.Allocation, error) {
-	return s.allocate(ctx, tag, step, math.MinInt64)
+	return s.allocate(ctx, tag, step, math.MinInt64, 0)
 }
 
 // AllocateAbove is Allocate after raising max_id to at least floor, in the
 // same statement: the range starts at floor or above. It moves a row
 // forward past a database that went back in time.
 func (s *Store) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
-	return s.allocate(ctx, tag, step, floor)
+	return s.allocate(ctx, tag, step, floor, 0)
 }
 
 // allocate raises max_id to at least floor (math.MinInt64: no floor, Leaf's
-// own statement) and then by step.
-func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+// own statement) and then by step, or by atLeast where that is more.
+func (s *Store) allocate(ctx context.Context, tag string, step, floor, atLeast int64) (segment.Allocation, error) {
 	var a segment.Allocation
 	if err := s.takes(ctx); err != nil {
 		return a, err
@@ -58,7 +58,7 @@ func (s *Store) allocate(ctx context.Context, tag string, step, floor int64) (se
 		if err != nil {
 			return err
 		}
-		a, err = s.raise(ctx, tag, used, dbStep, floor)
+		a, err = s.raise(ctx, tag, max(used, atLeast), dbStep, floor)
 		return err
 	})
 	if err != nil {

@@ -108,6 +108,18 @@ func (s *Store) ReleaseSection(ctx context.Context, space string, section int, h
 	return nil
 }
 
+// ReleaseSections clears every lease of holder, in one statement.
+func (s *Store) ReleaseSections(ctx context.Context, holder string) error {
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		_, err := s.db.ExecContext(ctx, releaseSections, holder)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("release the sections of %q: %w", holder, err)
+	}
+	return nil
+}
+
 // RaiseMax raises a section's max_seq by by while holder holds it, and
 // answers the new value from the same statement.
 func (s *Store) RaiseMax(ctx context.Context, space string, section int, holder string, by int64) (int64, error) {

@@ -59,6 +59,9 @@ RETURNING max_seq`
 	releaseSection = `UPDATE leaf_seq_section SET holder = '', addr = '', expires_ms = 0
 WHERE space = ? AND HEX(space) = HEX(?) AND section = ? AND holder = ?`
 
+	// releaseSections clears every lease of a holder. Args: holder.
+	releaseSections = `UPDATE leaf_seq_section SET holder = '', addr = '', expires_ms = 0 WHERE holder = ? AND holder <> ''`
+
 	// raiseMax* raise max_seq while the holder holds the section, unless
 	// that passes the int64 maximum, and answer the new value.
 	// Args: by, space, space, section, holder, by.

@@ -212,7 +212,7 @@ func TestOrderedTags(t *testing.T) {
 			}
 		}
 		for i, want := range [][2]int64{{1, 10}, {11, 20}} {
-			first, last, err := s.RaiseRow(ctx, "orders", 0)
+			first, last, err := s.RaiseRow(ctx, "orders", 0, 0)
 			if err != nil || first != want[0] || last != want[1] {
 				t.Fatalf("raise %d = %d..%d, %v; want %v", i, first, last, err, want)
 			}
@@ -220,7 +220,7 @@ func TestOrderedTags(t *testing.T) {
 		// Up to a limit: a step, then what is left, then full without a
 		// write.
 		for i, want := range [][2]int64{{21, 30}, {31, 34}} {
-			first, last, err := s.RaiseRow(ctx, "orders", 34)
+			first, last, err := s.RaiseRow(ctx, "orders", 34, 0)
 			if err != nil || first != want[0] || last != want[1] {
 				t.Fatalf("raise %d up to 34 = %d..%d, %v; want %v", i, first, last, err, want)
 			}
@@ -229,7 +229,7 @@ func TestOrderedTags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.RaiseRow(ctx, "orders", 34); !errors.Is(err, sequence.ErrFull) {
+		if _, _, err := s.RaiseRow(ctx, "orders", 34, 0); !errors.Is(err, sequence.ErrFull) {
 			t.Fatalf("raise of a full row: %v, want ErrFull", err)
 		}
 		if after, err := s.Tag(ctx, "orders"); err != nil || after.MaxID != 35 || !after.UpdateTime.Equal(before.UpdateTime) {
@@ -238,7 +238,7 @@ func TestOrderedTags(t *testing.T) {
 		if done, err := s.HandBack(ctx, "orders", 35, 33); err != nil || !done {
 			t.Fatalf("hand back 33..34: %v, %v", done, err)
 		}
-		if first, last, err := s.RaiseRow(ctx, "orders", 34); err != nil || first != 33 || last != 34 {
+		if first, last, err := s.RaiseRow(ctx, "orders", 34, 0); err != nil || first != 33 || last != 34 {
 			t.Fatalf("raise after a hand back = %d..%d, %v; want 33..34", first, last, err)
 		}
 		// A plain tag made ordered keeps its row and gets its lease row.

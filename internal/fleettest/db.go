@@ -133,11 +133,15 @@ func (o *ownedRows) CreateOrderedTag(ctx context.Context, t segment.Tag) (segmen
 	return created, o.leaseLocked(t.Name)
 }
 
-// RaiseRow raises the row's max_id by its step, or by less up to limit, as
-// store.RaiseRow does.
-func (o *ownedRows) RaiseRow(ctx context.Context, row string, limit int64) (first, last int64, err error) {
+// RaiseRow raises the row's max_id by its step (or atLeast where more), or
+// by less up to limit, as store.RaiseRow does.
+func (o *ownedRows) RaiseRow(ctx context.Context, row string, limit, atLeast int64) (first, last int64, err error) {
 	if limit <= 0 {
-		a, err := o.db.Rows.Allocate(ctx, row, 0)
+		t, err := o.db.Rows.Tag(ctx, row)
+		if err != nil {
+			return 0, 0, err
+		}
+		a, err := o.db.Rows.Allocate(ctx, row, max(t.Step, atLeast))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -154,7 +158,7 @@ func (o *ownedRows) RaiseRow(ctx context.Context, row string, limit int64) (firs
 		case t.MaxID > limit:
 			err = fmt.Errorf("%w: max_id %d is past %d", sequence.ErrFull, t.MaxID, limit)
 		default:
-			by := min(t.Step, limit+1-t.MaxID)
+			by := min(max(t.Step, atLeast), limit+1-t.MaxID)
 			first, last = t.MaxID, t.MaxID+by-1
 			t.MaxID += by
 		}

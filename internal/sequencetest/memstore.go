@@ -223,6 +223,32 @@ func (m *MemStore) AcquireSection(_ context.Context, space string, section int, 
 	return r.maxSeq, true, nil
 }
 
+func (m *MemStore) AcquireSections(ctx context.Context, secs []sequence.SectionID, mb sequence.Member, ttl time.Duration) ([]sequence.Acquired, error) {
+	out := make([]sequence.Acquired, len(secs))
+	for i, id := range secs {
+		v, ok, err := m.AcquireSection(ctx, id.Space, id.Section, mb, ttl)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sequence.Acquired{MaxSeq: v, OK: ok}
+	}
+	return out, nil
+}
+
+func (m *MemStore) ReleaseSections(_ context.Context, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	for _, r := range m.sections {
+		if r.holder == holder {
+			r.holder, r.addr, r.expires = "", "", time.Time{}
+		}
+	}
+	return nil
+}
+
 func (m *MemStore) ReleaseSection(_ context.Context, space string, section int, holder string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -326,16 +352,16 @@ func (o *OrderedTags) EnsureOrdered(_ context.Context, tag string) error {
 	return nil
 }
 
-// RaiseRow raises a row by step, or less up to limit; a row not created
-// (a period's) starts at max_id 1.
-func (o *OrderedTags) RaiseRow(_ context.Context, row string, limit int64) (int64, int64, error) {
+// RaiseRow raises a row by step (or atLeast where more), or less up to
+// limit; a row not created (a period's) starts at max_id 1.
+func (o *OrderedTags) RaiseRow(_ context.Context, row string, limit, atLeast int64) (int64, int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	maxID, ok := o.rows[row]
 	if !ok {
 		maxID = 1
 	}
-	by := o.step
+	by := max(o.step, atLeast)
 	if limit > 0 {
 		if maxID > limit {
 			return 0, 0, sequence.ErrFull

@@ -1,0 +1,192 @@
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Loading ahead. An owner does not wait for the database when its numbers
+// run out: once aheadPercent of the numbers in use are issued, it takes
+// the next range of an ordered tag's row, or raises a section's max_seq,
+// in the background, so that a caller waits on a round trip only where
+// the numbers go faster than one raise takes. What is loaded ahead is
+// sized by the rate just seen: enough for aheadLoads raises' time, never
+// less than the configured step, never more than maxAhead. Near the
+// database a raise takes a millisecond and the size is the step; a round
+// trip away it grows with the traffic it has to cover.
+//
+// Order holds as it does without it: only the owner raises, one raise at
+// a time, each above the last; a range loaded ahead is issued only by the
+// owner that loaded it, only if the raise ended before its deadline, and
+// only after the numbers before it.
+
+const (
+	// aheadPercent of the numbers in use issued starts the next load.
+	aheadPercent = 10
+	// aheadLoads is how many raises' time a range sized by rate covers.
+	aheadLoads = 4
+	// maxAhead bounds a range sized by rate (the segment mode's MaxStep).
+	maxAhead = 1_000_000
+)
+
+// ahead is a section's load in the background and what it brought.
+type ahead struct {
+	gen     uint64        // counts forgets: a load begun before one keeps nothing
+	loading chan struct{} // closed when the load in flight ends; nil when none runs
+	err     error         // why the last load failed, until the next begins
+	took    time.Duration // how long a raise takes (see timed)
+	// first..last is the range of an ordered tag's row taken ahead of
+	// the one in use; last is 0 when none is.
+	first, last int64
+	// Since since, the numbers in use went from from, of size numbers.
+	since      time.Time
+	from, size int64
+}
+
+// forget drops what is loaded ahead and makes a load in flight keep
+// nothing it brings.
+func (a *ahead) forget() {
+	a.gen++
+	a.loading, a.err = nil, nil
+	a.first, a.last, a.from, a.size = 0, 0, 0, 0
+}
+
+// began notes that the numbers in use, size of them after from, begin to
+// be issued now.
+func (a *ahead) began(now time.Time, from, size int64) {
+	a.since, a.from, a.size = now, from, size
+}
+
+// due says whether the next load should begin, with left numbers left
+// before the end of those in use: aheadPercent of them are issued, and
+// none runs or waits to be used.
+func (a *ahead) due(left int64) bool {
+	return a.loading == nil && a.last == 0 && left <= a.size-a.size*aheadPercent/100
+}
+
+// want is how many numbers the next load should take at least, by the
+// rate seen since the numbers in use began: what that rate issues in
+// aheadLoads raises' time, at most maxAhead; 0 when nothing tells.
+func (a *ahead) want(now time.Time, issued int64) int64 {
+	d, n := now.Sub(a.since), issued-a.from
+	if d <= 0 || n <= 0 || a.took <= 0 || a.since.IsZero() {
+		return 0
+	}
+	return int64(min(math.Round(float64(n)*float64(a.took)*aheadLoads/float64(d)), maxAhead))
+}
+
+// timed notes that a raise took d. The estimate follows the database's
+// distance, but grows at most twofold a raise: one raise held up (a lock,
+// a stall) does not make the next range large; a distance that stays
+// does, in a few raises.
+func (a *ahead) timed(d time.Duration) {
+	if a.took > 0 {
+		d = min(d, 2*a.took)
+	}
+	a.took = d
+}
+
+// load runs raise in the background, with s.mu not held and bounded by
+// the lease, and then end with s.mu held, unless the section was
+// forgotten meanwhile. Called with s.mu held and no load running.
+func (s *section) load(q *Sequencer, raise func(context.Context) error, end func(error)) {
+	a := &s.ahead
+	ch, gen := make(chan struct{}), a.gen
+	a.loading, a.err = ch, nil
+	go func() {
+		defer close(ch)
+		ctx, cancel := context.WithTimeout(context.Background(), q.opts.Lease)
+		defer cancel()
+		began := q.opts.Now()
+		err := raise(ctx)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if a.loading == ch {
+			a.loading = nil
+		}
+		if a.gen != gen {
+			return // dropped, taken again, or another row: nothing of it is issued
+		}
+		a.timed(q.opts.Now().Sub(began))
+		end(err)
+	}()
+}
+
+// awaitLocked waits, with s.mu released meanwhile, for the load in flight
+// to end, bounded by ctx, and returns the error it ended with. Called
+// with s.mu held.
+func (s *section) awaitLocked(ctx context.Context) error {
+	ch := s.ahead.loading
+	if ch == nil {
+		return s.ahead.err
+	}
+	s.mu.Unlock()
+	var err error
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		err = fmt.Errorf("%w: waiting for a raise of %q: %w", ErrUnavailable, s.space, ctx.Err())
+	}
+	s.mu.Lock()
+	if err != nil {
+		return err
+	}
+	return s.ahead.err
+}
+
+// raiseRowAhead takes the next range of the section's row in the
+// background, sized by the rate just seen. Called with s.mu held and no
+// load running.
+func (s *section) raiseRowAhead(q *Sequencer, limit int64) {
+	row, atLeast := s.row, s.ahead.want(q.opts.Now(), s.base)
+	var first, last int64
+	s.load(q, func(ctx context.Context) (err error) {
+		first, last, err = q.opts.Tags.RaiseRow(ctx, row, limit, atLeast)
+		return err
+	}, func(err error) {
+		s.ahead.err = s.tookRowLocked(q, first, last, err)
+	})
+}
+
+// tookRowLocked keeps the range a raise of the row took as the range
+// ahead, or learns that the row is full, and returns the error callers
+// waiting for it get.
+func (s *section) tookRowLocked(q *Sequencer, first, last int64, err error) error {
+	switch {
+	case errors.Is(err, ErrFull):
+		s.full = true
+		return nil
+	case err != nil:
+		return fmt.Errorf("raise ordered tag %q: %w", s.row, err)
+	case s.max > 0 && first <= s.max:
+		// Only the owner raises the row: a range at or below what it took
+		// means the row went back in time.
+		s.dropLocked(q)
+		err := fmt.Errorf("%w: ordered tag %q: range from %d, not above the %d taken", ErrLeaseLost, s.row, first, s.max)
+		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	// The raise took time: the lease may have come near its end, and
+	// then what it took is never issued here.
+	if err := s.servingLocked(q); err != nil {
+		return err
+	}
+	s.ahead.first, s.ahead.last = first, last
+	return nil
+}
+
+// useAheadLocked makes the range taken ahead the one in use: after the
+// rest of the one in use when it follows it, else instead of it (the row
+// moved on, or this is the first range here).
+func (s *section) useAheadLocked(q *Sequencer) {
+	a := &s.ahead
+	if a.first != s.max+1 {
+		s.base = a.first - 1
+	}
+	s.max = a.last
+	a.first, a.last = 0, 0
+	a.began(q.opts.Now(), s.base, s.max-s.base)
+}

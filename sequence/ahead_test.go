@@ -1,0 +1,243 @@
+package sequence_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/internal/sequencetest"
+	"github.com/leafid/leaf/sequence"
+)
+
+// slowRows is an ordered tag's rows a round trip away: each raise takes
+// took on the test's clock, and a raise waits for gate while it is set.
+type slowRows struct {
+	*sequencetest.OrderedTags
+	f       *fixture
+	took    time.Duration
+	gate    atomic.Pointer[chan struct{}]
+	raising chan struct{} // told of each raise as it begins
+	asked   atomic.Int64  // the atLeast of the last raise
+}
+
+func (r *slowRows) RaiseRow(ctx context.Context, row string, limit, atLeast int64) (int64, int64, error) {
+	select {
+	case r.raising <- struct{}{}:
+	default:
+	}
+	if g := r.gate.Load(); g != nil {
+		select {
+		case <-*g:
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		}
+	}
+	r.f.clock.Add(r.took)
+	r.asked.Store(atLeast)
+	return r.OrderedTags.RaiseRow(ctx, row, limit, atLeast)
+}
+
+func (f *fixture) slowMember(t *testing.T, rows *slowRows) *sequence.Sequencer {
+	t.Helper()
+	q, err := sequence.New(sequence.Options{
+		Store: f.store, Ordered: rows.OrderedTags, Tags: rows, ID: "a", Addr: "a:8080", Lease: lease, Interval: -1, Now: f.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close(context.Background()) })
+	round(t, q)
+	return q
+}
+
+// TestOrderedLoadsAhead: once a tenth of an ordered tag's range is issued,
+// its owner takes the next range in the background; callers are served
+// from the range in use while that raise is held, and go on into the next
+// range with no gap.
+func TestOrderedLoadsAhead(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
+	rows.Create("orders", true)
+	q := f.slowMember(t, rows)
+	ctx := context.Background()
+	var last int64
+	issue := func(n int) {
+		t.Helper()
+		for range n {
+			ids, err := q.NextTag(ctx, "orders", 1)
+			if err != nil || ids[0] != last+1 {
+				t.Fatalf("after %d: %v, %v", last, ids, err)
+			}
+			last = ids[0]
+		}
+	}
+	issue(1)
+	<-rows.raising // the first range
+	gate := make(chan struct{})
+	rows.gate.Store(&gate)
+	issue(10) // a tenth of the range: the raise ahead begins
+	select {
+	case <-rows.raising:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no raise ahead after a tenth of the range")
+	}
+	issue(89) // the rest of the range, with the raise ahead held
+	if got := rows.Raises(); got != 1 {
+		t.Fatalf("%d raises done with the one ahead held, want 1", got)
+	}
+	go func() { time.Sleep(20 * time.Millisecond); close(gate) }()
+	issue(150) // waits for the raise ahead once, then goes on past it
+	if got := rows.MaxID("orders"); got <= last {
+		t.Fatalf("max_id %d at or below %d issued", got, last)
+	}
+}
+
+// TestOrderedAheadSizedByRate: a raise that takes long makes the range
+// ahead hold what the rate just seen issues in a few raises' time, so
+// that a busy tag a round trip away does not wait; near the database the
+// range stays the row's step.
+func TestOrderedAheadSizedByRate(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, took: 100 * time.Millisecond}
+	rows.Create("orders", true)
+	q := f.slowMember(t, rows)
+	ctx := context.Background()
+	if _, err := q.NextTag(ctx, "orders", 1); err != nil {
+		t.Fatal(err)
+	}
+	// 20 numbers in 10 ms: 2,000 a second, 800 in four raises of 100 ms.
+	f.clock.Add(10 * time.Millisecond)
+	if _, err := q.NextTag(ctx, "orders", 19); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return rows.Raises() == 2 })
+	if got := rows.asked.Load(); got != 800 {
+		t.Fatalf("raise ahead asked for %d, want 800", got)
+	}
+	if got := rows.MaxID("orders"); got != 1+100+800 {
+		t.Fatalf("max_id %d, want 901", got)
+	}
+}
+
+// TestOrderedAheadHandedBack: an owner that stops cleanly with a range
+// taken ahead hands back both what is left of the range in use and the
+// range ahead, so the next owner goes on with no gap.
+func TestOrderedAheadHandedBack(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 10), f: f}
+	rows.Create("orders", true)
+	q := f.slowMember(t, rows)
+	ctx := context.Background()
+	ids, err := q.NextTag(ctx, "orders", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return rows.Raises() == 2 })
+	if err := q.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows.MaxID("orders"); got != ids[4]+1 {
+		t.Fatalf("max_id %d after a clean stop at %d, want %d", got, ids[4], ids[4]+1)
+	}
+}
+
+// TestOrderedAheadPastDeadline: a range whose raise ends after the owner's
+// deadline is never issued; the caller waiting for it is told to retry.
+func TestOrderedAheadPastDeadline(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 10), f: f}
+	rows.Create("orders", true)
+	q := f.slowMember(t, rows)
+	rows.took = lease // the raise ends past the deadline
+	_, err := q.NextTag(context.Background(), "orders", 1)
+	if !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("a range raised past the deadline: %v, want ErrUnavailable", err)
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5 s")
+		}
+	}
+}
+
+// gatedMax holds each raise of max_seq while gate is set.
+type gatedMax struct {
+	*sequencetest.MemStore
+	gate atomic.Pointer[chan struct{}]
+}
+
+func (g *gatedMax) RaiseMax(ctx context.Context, space string, section int, holder string, by int64) (int64, error) {
+	if c := g.gate.Load(); c != nil {
+		select {
+		case <-*c:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return g.MemStore.RaiseMax(ctx, space, section, holder, by)
+}
+
+// TestKeyRaisesAhead: once a tenth of a step past max_seq's last raise is
+// issued, the owner raises max_seq again in the background; a hot key is
+// served from memory while that raise is held, and waits only when it has
+// passed the bound persisted.
+func TestKeyRaisesAhead(t *testing.T) {
+	f := newFixture(t, sequence.Space{Name: "inbox", Step: 100, Sections: 1})
+	store := &gatedMax{MemStore: f.store}
+	q, err := sequence.New(sequence.Options{Store: store, ID: "a", Addr: "a:8080", Lease: lease, Interval: -1, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close(context.Background()) })
+	round(t, q)
+	var last int64
+	issue := func(n int) {
+		t.Helper()
+		for range n {
+			if got := next(t, q, "inbox", "hot"); got != last+1 {
+				t.Fatalf("after %d: %d", last, got)
+			}
+			last++
+		}
+	}
+	issue(1)
+	if r := f.store.Raises(); r != 1 {
+		t.Fatalf("%d raises for the first number, want 1", r)
+	}
+	gate := make(chan struct{})
+	store.gate.Store(&gate)
+	issue(99) // the raise ahead begins after ten, and is held
+	if r := f.store.Raises(); r != 1 {
+		t.Fatalf("%d raises done with the one ahead held, want 1", r)
+	}
+	go func() { time.Sleep(20 * time.Millisecond); close(gate) }()
+	issue(150)
+	if got := f.store.MaxSeq("inbox", 0); got < last || got > last+200 {
+		t.Fatalf("max_seq %d with %d issued: not within two steps ahead", got, last)
+	}
+}
+
+// TestOrderedStepOneLoadsNothingAhead: a row of step 1 (dense numbers, a
+// write each) takes each number when it is asked for and holds none ahead,
+// so that an owner killed loses none.
+func TestOrderedStepOneLoadsNothingAhead(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 1), f: f}
+	rows.Create("inv", true)
+	q := f.slowMember(t, rows)
+	for i := int64(1); i <= 20; i++ {
+		ids, err := q.NextTag(context.Background(), "inv", 1)
+		if err != nil || ids[0] != i {
+			t.Fatalf("number %d: %v, %v", i, ids, err)
+		}
+		if got := rows.MaxID("inv"); got != i+1 {
+			t.Fatalf("max_id %d after %d issued: a number held ahead", got, i)
+		}
+	}
+}
