@@ -80,7 +80,7 @@ func (f *fakeSegments) EachTag(fn func(segment.TagStats)) segment.Totals {
 	var t segment.Totals
 	for tag, next := range f.next {
 		st := segment.TagStats{
-			Tag: tag, Issued: f.issued[tag], Loads: 2, LoadFailures: 1, Waits: 3,
+			Tag: tag, Issued: f.issued[tag], Loads: 2, LoadFailures: 1, Waits: 3, WaitedLoads: 2,
 			Step: 1000, Remaining: 1001 - next + 1000,
 		}
 		if e := f.edits[tag]; e != nil {
@@ -221,6 +221,7 @@ func TestRegister(t *testing.T) {
 		{"step", "leaf_segment_step", map[string]string{"tag": "orders"}, 1000},
 		{"remaining both halves", "leaf_segment_remaining", map[string]string{"tag": "orders"}, 995 + 1000},
 		{"waits", "leaf_segment_waits_total", map[string]string{"tag": "orders"}, 3},
+		{"waited loads", "leaf_segment_waited_loads_total", map[string]string{"tag": "orders"}, 2},
 		{"clock backwards", "leaf_snowflake_clock_backwards_total", nil, 2},
 		{"worker id", "leaf_snowflake_worker_id", nil, 7},
 		{"lease failures", "leaf_snowflake_lease_failures_total", nil, 3},
@@ -457,7 +458,7 @@ func exported(tb testing.TB, reg prometheus.Gatherer, want []string) {
 		wantSet[tag] = true
 	}
 	for _, name := range []string{"leaf_ids_issued_total", "leaf_segment_loads_total", "leaf_segment_step",
-		"leaf_segment_remaining", "leaf_segment_waits_total", "leaf_segment_regressions_total"} {
+		"leaf_segment_remaining", "leaf_segment_waits_total", "leaf_segment_waited_loads_total", "leaf_segment_regressions_total"} {
 		got := tagsOf(tb, reg, name)
 		for tag := range got {
 			if !wantSet[tag] {

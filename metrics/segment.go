@@ -24,6 +24,9 @@ var (
 	segWaitsDesc = prometheus.NewDesc("leaf_segment_waits_total",
 		"Requests that had to wait for a segment load, by biz tag.",
 		[]string{"tag"}, nil)
+	segWaitedLoadsDesc = prometheus.NewDesc("leaf_segment_waited_loads_total",
+		"Segment loads that requests had to wait for, by biz tag: one however many requests waited on it.",
+		[]string{"tag"}, nil)
 	segRegressionsDesc = prometheus.NewDesc("leaf_segment_regressions_total",
 		"Times a biz tag's row was found behind the highest max_id this process received, and moved forward.",
 		[]string{"tag"}, nil)
@@ -47,7 +50,8 @@ var (
 // segmentCollector exports the allocator's state at scrape time. Each tag
 // chosen (see select.go) has leaf_ids_issued_total{mode="segment",tag},
 // leaf_segment_loads_total{tag,result}, leaf_segment_step{tag},
-// leaf_segment_remaining{tag}, leaf_segment_waits_total{tag} and
+// leaf_segment_remaining{tag}, leaf_segment_waits_total{tag},
+// leaf_segment_waited_loads_total{tag} and
 // leaf_segment_regressions_total{tag}. All tags together have
 // leaf_segment_tags, leaf_segment_tags_failing, leaf_segment_tags_exported
 // and the leaf_segment_all_* counters.
@@ -71,7 +75,7 @@ func newSegmentCollector(src Sources) *segmentCollector {
 
 func (*segmentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{segIssuedDesc, segLoadsDesc, segStepDesc, segRemainingDesc, segWaitsDesc,
-		segRegressionsDesc, segTagsDesc, segFailingDesc, segExportedDesc, segAllIssuedDesc, segAllLoadsDesc,
+		segWaitedLoadsDesc, segRegressionsDesc, segTagsDesc, segFailingDesc, segExportedDesc, segAllIssuedDesc, segAllLoadsDesc,
 		segAllWaitsDesc, segAllRegressionsDesc} {
 		ch <- d
 	}
@@ -111,6 +115,7 @@ func (c *segmentCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(segStepDesc, prometheus.GaugeValue, float64(st.Step), st.Tag)
 		ch <- prometheus.MustNewConstMetric(segRemainingDesc, prometheus.GaugeValue, float64(st.Remaining), st.Tag)
 		ch <- prometheus.MustNewConstMetric(segWaitsDesc, prometheus.CounterValue, float64(st.Waits), st.Tag)
+		ch <- prometheus.MustNewConstMetric(segWaitedLoadsDesc, prometheus.CounterValue, float64(st.WaitedLoads), st.Tag)
 		ch <- prometheus.MustNewConstMetric(segRegressionsDesc, prometheus.CounterValue, float64(st.Regressions), st.Tag)
 	}
 	ch <- prometheus.MustNewConstMetric(segTagsDesc, prometheus.GaugeValue, float64(totals.Tags))

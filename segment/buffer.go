@@ -115,6 +115,7 @@ type bufferMore struct {
 
 	// Guarded by the buffer's mu.
 	lastLoad int64         // when the last load ended, as Allocator.since
+	curAt    int64         // when cur became the current segment, as Allocator.since
 	next     *seg          // the prefetched half, nil when empty
 	loading  chan struct{} // non-nil while a load runs; closed when it ends
 	lastErr  error
@@ -124,6 +125,8 @@ type bufferMore struct {
 	loads, failed uint32 // loads after the first, and failed loads
 	pos           int32  // index of cur in the two halves, for State
 	failures      int32  // consecutive failed loads
+	stalls        uint32 // loads that requests waited for
+	stalled       bool   // the load in flight has been waited for
 }
 
 // newBuffer returns tag's buffer over its first range. It keeps a copy of
@@ -142,7 +145,7 @@ func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *
 func (b *buffer) moreLocked() *bufferMore {
 	m := b.more.Load()
 	if m == nil {
-		m = &bufferMore{lastLoad: b.first.loadedAt}
+		m = &bufferMore{lastLoad: b.first.loadedAt, curAt: b.first.loadedAt}
 		m.retryAt.Store(math.MinInt64)
 		b.more.Store(m)
 	}
@@ -192,14 +195,16 @@ func (b *buffer) startLoadLocked(a *Allocator) {
 	m := b.moreLocked()
 	step := b.step
 	if m.failures == 0 { // an outage is not a slow segment: keep the step
-		step = nextStep(b.step, b.minStep, time.Duration(a.since(a.opts.Now())-m.lastLoad))
+		now := a.since(a.opts.Now())
+		step = nextStep(b.step, b.minStep, time.Duration(now-m.lastLoad))
+		step = max(step, rampStep(b.cur.Load().taken(), time.Duration(now-m.curAt), b.lastTook))
 	}
 	ch := make(chan struct{})
 	if !a.spawn(func() { b.load(a, step, ch) }) {
 		b.wantNext.Store(false) // closed: nothing will be loaded
 		return
 	}
-	m.loading = ch
+	m.loading, m.stalled = ch, false
 	b.wantNext.Store(false)
 }
 
@@ -251,7 +256,7 @@ func (b *buffer) advance(ctx context.Context, a *Allocator, s *seg) error {
 	if m != nil && m.next != nil {
 		m.retired += s.size
 		b.cur.Store(m.next)
-		m.next = nil
+		m.next, m.curAt = nil, a.since(a.opts.Now())
 		m.pos ^= 1
 		b.wantNext.Store(true)
 		b.mu.Unlock()
@@ -273,6 +278,10 @@ func (b *buffer) advance(ctx context.Context, a *Allocator, s *seg) error {
 		}
 	}
 	wait := m.loading
+	if !m.stalled {
+		m.stalled = true
+		m.stalls++
+	}
 	b.mu.Unlock()
 	m.waits.Add(1)
 	select {
@@ -314,11 +323,11 @@ func (s *seg) claim() int64 {
 
 // counts are a buffer's figures of its life, read with b.mu held.
 type counts struct {
-	issued, loads, failed, waits uint64
-	pos                          int32
-	loading                      bool
-	lastErr                      error
-	next                         *seg
+	issued, loads, failed, waits, stalls uint64
+	pos                                  int32
+	loading                              bool
+	lastErr                              error
+	next                                 *seg
 }
 
 // countsLocked reads b's counts. Called with b.mu held.
@@ -328,7 +337,7 @@ func (b *buffer) countsLocked() counts {
 		c.issued += m.retired
 		c.loads += uint64(m.loads)
 		c.failed = uint64(m.failed)
-		c.waits = m.waits.Load()
+		c.waits, c.stalls = m.waits.Load(), uint64(m.stalls)
 		c.pos, c.loading, c.lastErr, c.next = m.pos, m.loading != nil, m.lastErr, m.next
 	}
 	return c
@@ -350,6 +359,7 @@ func (b *buffer) state(a *Allocator) BufferState {
 		Loads:        c.loads,
 		LoadFailures: c.failed,
 		Waits:        c.waits,
+		WaitedLoads:  c.stalls,
 	}
 	if c.lastErr != nil {
 		st.LastError = c.lastErr.Error()

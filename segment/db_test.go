@@ -19,7 +19,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // slowClock advances an hour at every reading, so that every segment seems
-// to have lasted long and the step stays at the row's: many loads.
+// to have lasted long and the step stays near the row's: many loads. (A
+// load seems to take an hour too, so the ramp-up's floor, rampStep, lifts
+// some steps a little above the row's.)
 func slowClock() func() time.Time {
 	var hours atomic.Int64
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -64,7 +66,7 @@ func TestInstancesSharingADatabaseNeverRepeat(t *testing.T) {
 			for _, a := range allocs {
 				loads += state(t, a, "shared").Loads
 			}
-			if want := uint64(n / step); loads < want {
+			if want := uint64(n / (2 * step)); loads < want {
 				t.Fatalf("%d loads for %d ids: the step grew, the test does not force loads", loads, n)
 			}
 			t.Logf("%d distinct ids from %d instances, %d loads, no duplicate", n, instances, loads)

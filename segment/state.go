@@ -34,8 +34,9 @@ type BufferState struct {
 	// LastError is the last load's error, if that load failed.
 	LastError string
 	// Issued counts ids handed out; Loads and LoadFailures count loads;
-	// Waits counts requests that had to wait for a load.
-	Issued, Loads, LoadFailures, Waits uint64
+	// Waits counts requests that had to wait for a load, WaitedLoads the
+	// loads they waited for (one however many requests waited on it).
+	Issued, Loads, LoadFailures, Waits, WaitedLoads uint64
 	// HighMaxID is the highest max_id this process received for the tag;
 	// Regressions counts the times the row was found behind it and moved
 	// forward (see the package comment, "Fence").

@@ -16,9 +16,10 @@ import "sync"
 // halves' detail.
 type TagStats struct {
 	Tag string
-	// Issued, Loads, LoadFailures, Waits and Regressions are
-	// BufferState's, counted since the tag was first used by this process.
-	Issued, Loads, LoadFailures, Waits, Regressions uint64
+	// Issued, Loads, LoadFailures, Waits, WaitedLoads and Regressions
+	// are BufferState's, counted since the tag was first used by this
+	// process.
+	Issued, Loads, LoadFailures, Waits, WaitedLoads, Regressions uint64
 	// Remaining is the ids left in both halves.
 	Remaining int64
 	// Step is the step of the last load.
@@ -124,6 +125,7 @@ func (b *buffer) stats() TagStats {
 		Loads:        c.loads,
 		LoadFailures: c.failed,
 		Waits:        c.waits,
+		WaitedLoads:  c.stalls,
 		Step:         b.step,
 		Failing:      c.lastErr != nil,
 		Remaining:    int64(cur.size - cur.taken()),

@@ -20,7 +20,7 @@ func eachTag(a *segment.Allocator) (map[string]segment.TagStats, segment.Totals)
 // statsOf is what EachTag should say of a buffer that Snapshot describes.
 func statsOf(b segment.BufferState) segment.TagStats {
 	st := segment.TagStats{Tag: b.Tag, Issued: b.Issued, Loads: b.Loads, LoadFailures: b.LoadFailures,
-		Waits: b.Waits, Regressions: b.Regressions, Step: b.Step, Failing: b.LastError != ""}
+		Waits: b.Waits, WaitedLoads: b.WaitedLoads, Regressions: b.Regressions, Step: b.Step, Failing: b.LastError != ""}
 	for _, s := range b.Segments {
 		if s != nil {
 			st.Remaining += s.Remaining
