@@ -6,15 +6,18 @@
 //
 // For each delay it makes a database of its own on the server, creates a
 // plain tag, an ordered tag and a sequence space (64 sections) with the
-// leaf command line, starts leaf through the proxy and measures:
+// leaf command line (more ordered tags and spaces with -ordered-tags and
+// -spaces, which the start takes too), starts leaf through the proxy and
+// measures:
 //
 //   - the time from healthy to the first id of the ordered tag, and from
 //     then to the first number of a sequence key (the start's round trips);
 //   - the plain tag's first -duration of load from a fresh start of its
 //     buffer: wrk's p99, and the waits on the database the allocator
 //     counted (the ramp-up);
-//   - then, warm, -duration each of the plain tag, the ordered tag and one
-//     hot sequence key: requests per second and p99.
+//   - then, warm (after -warm of load not measured), -duration each of the
+//     plain tag, the ordered tag and one hot sequence key: requests per
+//     second and p99.
 //
 // Every figure of a delay is given beside the same figure at 0 ms from the
 // same run, as a ratio. The machine's two cores are shared by wrk, leaf,
@@ -26,6 +29,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"os"
@@ -43,8 +47,9 @@ const adminToken = "distance-bench"
 type config struct {
 	leaf, server, wrk string
 	delays            []time.Duration
-	duration          time.Duration
+	duration, warm    time.Duration
 	threads, conns    int
+	spaces, tags      int // sequence spaces and ordered tags created
 }
 
 // figures are one delay's measurements.
@@ -52,7 +57,7 @@ type figures struct {
 	delay                  time.Duration
 	firstOrdered, firstSeq time.Duration
 	rampP99                time.Duration
-	rampWaits              int64
+	rampWaits, rampLoads   int64
 	plain, ordered, hot    load
 }
 
@@ -69,8 +74,11 @@ func main() {
 	flag.StringVar(&cfg.wrk, "wrk", "wrk", "the wrk binary")
 	flag.StringVar(&delays, "delays", "0,5ms,20ms,100ms", "the delays the proxy holds each answer for")
 	flag.DurationVar(&cfg.duration, "duration", 6*time.Second, "each load's length")
+	flag.DurationVar(&cfg.warm, "warm", 3*time.Second, "the load, not measured, that warms each kind before its warm figure")
 	flag.IntVar(&cfg.threads, "threads", 2, "wrk's threads")
 	flag.IntVar(&cfg.conns, "connections", 64, "wrk's connections")
+	flag.IntVar(&cfg.spaces, "spaces", 1, "sequence spaces of 64 sections to create: the start takes them all")
+	flag.IntVar(&cfg.tags, "ordered-tags", 1, "ordered tags to create: the start takes them all")
 	flag.Parse()
 	for _, d := range strings.Split(delays, ",") {
 		v, err := time.ParseDuration(d)
@@ -100,11 +108,18 @@ func measure(cfg config, delay time.Duration, n int) (figures, error) {
 	}
 	defer exec1(cfg.server, "DROP DATABASE IF EXISTS "+db)
 	direct := strings.TrimSuffix(cfg.server, "/") + "/" + db
-	for _, args := range [][]string{
+	creates := [][]string{
 		{"tag", "add", "plain", "--step", "1000"},
 		{"tag", "add", "ordered", "--ordered", "--step", "1000"},
 		{"sequence", "add", "space"},
-	} {
+	}
+	for i := 2; i <= cfg.tags; i++ {
+		creates = append(creates, []string{"tag", "add", "ordered" + strconv.Itoa(i), "--ordered", "--step", "1000"})
+	}
+	for i := 2; i <= cfg.spaces; i++ {
+		creates = append(creates, []string{"sequence", "add", "space" + strconv.Itoa(i)})
+	}
+	for _, args := range creates {
 		if out, err := exec.Command(cfg.leaf, append(args, "--mysql-dsn", direct)...).CombinedOutput(); err != nil {
 			return f, fmt.Errorf("leaf %s: %v: %s", strings.Join(args, " "), err, out)
 		}
@@ -132,12 +147,15 @@ func measure(cfg config, delay time.Duration, n int) (figures, error) {
 // loads runs wrk: the plain tag's first load from a fresh buffer, then
 // each kind warm.
 func loads(cfg config, host string, f *figures) error {
-	ramp, err := runWrk(cfg, host+"/api/segment/get/plain")
+	ramp, err := runWrk(cfg, host+"/api/segment/get/plain", cfg.duration)
 	if err != nil {
 		return err
 	}
 	f.rampP99 = ramp.p99
 	if f.rampWaits, err = waits(host, "plain"); err != nil {
+		return err
+	}
+	if f.rampLoads, err = waitedLoads(host, "plain"); err != nil {
 		return err
 	}
 	for _, l := range []struct {
@@ -148,7 +166,10 @@ func loads(cfg config, host string, f *figures) error {
 		{"/api/segment/get/ordered", &f.ordered},
 		{"/api/sequence/next/space/hot", &f.hot},
 	} {
-		if *l.into, err = runWrk(cfg, host+l.path); err != nil {
+		if _, err = runWrk(cfg, host+l.path, cfg.warm); err != nil {
+			return err
+		}
+		if *l.into, err = runWrk(cfg, host+l.path, cfg.duration); err != nil {
 			return err
 		}
 	}
@@ -239,11 +260,32 @@ func waits(host, tag string) (int64, error) {
 	return 0, fmt.Errorf("no buffer of %s", tag)
 }
 
-// runWrk loads url for cfg.duration and reads wrk's requests per second
-// and 99th percentile.
-func runWrk(cfg config, url string) (load, error) {
+// waitedLoads is how many loads of the tag its callers waited for, as
+// leaf_segment_waited_loads_total says.
+func waitedLoads(host, tag string) (int64, error) {
+	resp, err := http.Get(host + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	series := `leaf_segment_waited_loads_total{tag="` + tag + `"} `
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /metrics", strings.TrimSpace(series))
+}
+
+// runWrk loads url for d and reads wrk's requests per second and 99th
+// percentile.
+func runWrk(cfg config, url string, d time.Duration) (load, error) {
 	out, err := exec.Command(cfg.wrk, "-t"+strconv.Itoa(cfg.threads), "-c"+strconv.Itoa(cfg.conns),
-		"-d"+cfg.duration.String(), "--latency", url).CombinedOutput()
+		"-d"+d.String(), "--latency", url).CombinedOutput()
 	if err != nil {
 		return load{}, fmt.Errorf("wrk: %v: %s", err, out)
 	}
@@ -281,11 +323,11 @@ func printTable(all []figures) {
 		return
 	}
 	base := all[0]
-	fmt.Println("| round trip | first ordered id after healthy | then the first sequence number | plain tag, first load: p99 / waits | plain, warm | ordered tag, warm | one hot sequence key, warm |")
+	fmt.Println("| round trip | first ordered id after healthy | then the first sequence number | plain tag, first load: p99 / requests that waited (loads waited for) | plain, warm | ordered tag, warm | one hot sequence key, warm |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, f := range all {
-		fmt.Printf("| %v | %.2f s | %.2f s | %v / %d | %s | %s | %s |\n", f.delay,
-			f.firstOrdered.Seconds(), f.firstSeq.Seconds(), f.rampP99.Round(100*time.Microsecond), f.rampWaits,
+		fmt.Printf("| %v | %.2f s | %.2f s | %v / %d (%d) | %s | %s | %s |\n", f.delay,
+			f.firstOrdered.Seconds(), f.firstSeq.Seconds(), f.rampP99.Round(100*time.Microsecond), f.rampWaits, f.rampLoads,
 			ratio(f.plain, base.plain, f == base), ratio(f.ordered, base.ordered, f == base), ratio(f.hot, base.hot, f == base))
 	}
 }
