@@ -14,9 +14,12 @@ import (
 // in the background, so that a caller waits on a round trip only where
 // the numbers go faster than one raise takes. What is loaded ahead is
 // sized by the rate just seen: enough for aheadLoads raises' time, never
-// less than the configured step, never more than maxAhead. Near the
-// database a raise takes a millisecond and the size is the step; a round
-// trip away it grows with the traffic it has to cover.
+// less than the configured step, never more than maxAhead. It grows only
+// when callers waited for a load begun ahead (the numbers outran it), and
+// shrinks back as the rate falls: near the database, where a raise takes
+// a millisecond, loads arrive in time and the size stays the step (what a
+// killed owner loses, the range in use and the one ahead, stays two
+// steps); a round trip away it grows with the traffic it has to cover.
 //
 // Order holds as it does without it: only the owner raises, one raise at
 // a time, each above the last; a range loaded ahead is issued only by the
@@ -30,6 +33,9 @@ const (
 	aheadLoads = 4
 	// maxAhead bounds a range sized by rate (the segment mode's MaxStep).
 	maxAhead = 1_000_000
+	// rateWindow is the shortest time a rate is read over, so that a
+	// burst (a forwarded batch) is not taken for a rate.
+	rateWindow = 10 * time.Millisecond
 )
 
 // ahead is a section's load in the background and what it brought.
@@ -38,6 +44,11 @@ type ahead struct {
 	loading chan struct{} // closed when the load in flight ends; nil when none runs
 	err     error         // why the last load failed, until the next begins
 	took    time.Duration // how long a raise takes (see timed)
+	// ahead: the load in flight was begun ahead of need (due); waited:
+	// a caller waited for such a load since the last began; by: the
+	// least the last load asked for beyond the step (next).
+	ahead, waited bool
+	by            int64
 	// first..last is the range of an ordered tag's row taken ahead of
 	// the one in use; last is 0 when none is.
 	first, last int64
@@ -67,15 +78,36 @@ func (a *ahead) due(left int64) bool {
 	return a.loading == nil && a.last == 0 && left <= a.size-a.size*aheadPercent/100
 }
 
-// want is how many numbers the next load should take at least, by the
-// rate seen since the numbers in use began: what that rate issues in
-// aheadLoads raises' time, at most maxAhead; 0 when nothing tells.
+// want is how many numbers a load should take to last aheadLoads raises'
+// time at the rate seen since the numbers in use began (read over
+// rateWindow at least), at most maxAhead; 0 when nothing tells.
 func (a *ahead) want(now time.Time, issued int64) int64 {
-	d, n := now.Sub(a.since), issued-a.from
-	if d <= 0 || n <= 0 || a.took <= 0 || a.since.IsZero() {
+	d, n := max(now.Sub(a.since), rateWindow), issued-a.from
+	if n <= 0 || a.took <= 0 || a.since.IsZero() {
 		return 0
 	}
 	return int64(min(math.Round(float64(n)*float64(a.took)*aheadLoads/float64(d)), maxAhead))
+}
+
+// next is the least the next load asks for beyond the step: what want
+// says once callers waited for a load begun ahead, else no more than the
+// last asked for, less when the rate fell.
+func (a *ahead) next(now time.Time, issued int64) int64 {
+	w := a.want(now, issued)
+	if a.waited {
+		a.by = max(a.by, w)
+	} else {
+		a.by = min(a.by, w)
+	}
+	a.waited = false
+	return a.by
+}
+
+// waiting notes that a caller waits for the load in flight.
+func (a *ahead) waiting() {
+	if a.ahead {
+		a.waited = true
+	}
 }
 
 // timed notes that a raise took d. The estimate follows the database's
@@ -92,16 +124,17 @@ func (a *ahead) timed(d time.Duration) {
 // load runs raise in the background, with s.mu not held and bounded by
 // the lease, and then end with s.mu held, unless the section was
 // forgotten meanwhile. Called with s.mu held and no load running.
-func (s *section) load(q *Sequencer, raise func(context.Context) error, end func(error)) {
+func (s *section) load(q *Sequencer, ahead bool, raise func(context.Context) error, end func(error)) {
 	a := &s.ahead
 	ch, gen := make(chan struct{}), a.gen
-	a.loading, a.err = ch, nil
+	a.loading, a.err, a.ahead = ch, nil, ahead
 	go func() {
 		defer close(ch)
 		ctx, cancel := context.WithTimeout(context.Background(), q.opts.Lease)
 		defer cancel()
 		began := q.opts.Now()
 		err := raise(ctx)
+		took := q.opts.Now().Sub(began)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if a.loading == ch {
@@ -110,7 +143,9 @@ func (s *section) load(q *Sequencer, raise func(context.Context) error, end func
 		if a.gen != gen {
 			return // dropped, taken again, or another row: nothing of it is issued
 		}
-		a.timed(q.opts.Now().Sub(began))
+		if err == nil {
+			a.timed(took)
+		}
 		end(err)
 	}()
 }
@@ -123,6 +158,7 @@ func (s *section) awaitLocked(ctx context.Context) error {
 	if ch == nil {
 		return s.ahead.err
 	}
+	s.ahead.waiting()
 	s.mu.Unlock()
 	var err error
 	select {
@@ -138,12 +174,13 @@ func (s *section) awaitLocked(ctx context.Context) error {
 }
 
 // raiseRowAhead takes the next range of the section's row in the
-// background, sized by the rate just seen. Called with s.mu held and no
+// background, sized by the rate just seen (ahead.next); ahead: begun
+// ahead of need, not for a caller waiting. Called with s.mu held and no
 // load running.
-func (s *section) raiseRowAhead(q *Sequencer, limit int64) {
-	row, atLeast := s.row, s.ahead.want(q.opts.Now(), s.base)
+func (s *section) raiseRowAhead(q *Sequencer, limit int64, ahead bool) {
+	row, atLeast := s.row, s.ahead.next(q.opts.Now(), s.base)
 	var first, last int64
-	s.load(q, func(ctx context.Context) (err error) {
+	s.load(q, ahead, func(ctx context.Context) (err error) {
 		first, last, err = q.opts.Tags.RaiseRow(ctx, row, limit, atLeast)
 		return err
 	}, func(err error) {

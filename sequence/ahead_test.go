@@ -94,30 +94,42 @@ func TestOrderedLoadsAhead(t *testing.T) {
 	}
 }
 
-// TestOrderedAheadSizedByRate: a raise that takes long makes the range
-// ahead hold what the rate just seen issues in a few raises' time, so
-// that a busy tag a round trip away does not wait; near the database the
-// range stays the row's step.
+// TestOrderedAheadSizedByRate: once callers waited for a range loaded
+// ahead (the numbers outran a raise that takes long), the next range holds
+// what the rate just seen issues in a few raises' time, so that a busy tag
+// a round trip away does not wait again; while loads arrive in time the
+// range stays the row's step (TestOrderedLoadsAhead).
 func TestOrderedAheadSizedByRate(t *testing.T) {
 	f := newFixture(t)
 	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, took: 100 * time.Millisecond}
 	rows.Create("orders", true)
 	q := f.slowMember(t, rows)
 	ctx := context.Background()
-	if _, err := q.NextTag(ctx, "orders", 1); err != nil {
-		t.Fatal(err)
+	take := func(n int) {
+		t.Helper()
+		if _, err := q.NextTag(ctx, "orders", n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(1)
+	gate := make(chan struct{})
+	rows.gate.Store(&gate)
+	take(19) // the raise ahead begins, at the step, and is held
+	take(80)
+	go func() { time.Sleep(20 * time.Millisecond); close(gate) }()
+	take(1) // waits for it
+	if got := rows.asked.Load(); got != 0 {
+		t.Fatalf("the first raise ahead asked for %d, want 0 (the step)", got)
 	}
 	// 20 numbers in 10 ms: 2,000 a second, 800 in four raises of 100 ms.
 	f.clock.Add(10 * time.Millisecond)
-	if _, err := q.NextTag(ctx, "orders", 19); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return rows.Raises() == 2 })
+	take(19)
+	waitFor(t, func() bool { return rows.Raises() == 3 })
 	if got := rows.asked.Load(); got != 800 {
-		t.Fatalf("raise ahead asked for %d, want 800", got)
+		t.Fatalf("the raise ahead after a wait asked for %d, want 800", got)
 	}
-	if got := rows.MaxID("orders"); got != 1+100+800 {
-		t.Fatalf("max_id %d, want 901", got)
+	if got := rows.MaxID("orders"); got != 1+100+100+800 {
+		t.Fatalf("max_id %d, want 1001", got)
 	}
 }
 

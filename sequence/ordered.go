@@ -189,7 +189,7 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 			continue
 		case !s.full:
 			if s.ahead.loading == nil {
-				s.raiseRowAhead(q, limit)
+				s.raiseRowAhead(q, limit, false)
 			}
 			if err := s.awaitLocked(ctx); err != nil {
 				return nil, err
@@ -210,7 +210,7 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 	// at a write each) loads nothing ahead: its owner holds no number it
 	// has not issued, and a kill loses none.
 	if !s.full && s.ahead.size > 1 && s.ahead.due(s.max-s.base) {
-		s.raiseRowAhead(q, limit)
+		s.raiseRowAhead(q, limit, true)
 	}
 	return out, nil
 }

@@ -78,7 +78,7 @@ func (s *section) next(ctx context.Context, q *Sequencer, key string, n int64) (
 		last := cur + n
 		if last > s.max {
 			if s.ahead.loading == nil {
-				if err := s.raiseMaxAhead(q, last-s.max); err != nil {
+				if err := s.raiseMaxAhead(q, last-s.max, false); err != nil {
 					return 0, err
 				}
 			}
@@ -94,7 +94,7 @@ func (s *section) next(ctx context.Context, q *Sequencer, key string, n int64) (
 		s.keys[key] = last
 		s.hi = max(s.hi, last)
 		if s.ahead.due(s.max - s.hi) {
-			_ = s.raiseMaxAhead(q, 0) // a step at least: it cannot pass the maximum where this did not
+			_ = s.raiseMaxAhead(q, 0, true) // a step at least: it cannot pass the maximum where this did not
 		}
 		return cur + 1, nil
 	}
@@ -134,17 +134,18 @@ func (s *section) servingLocked(q *Sequencer) error {
 }
 
 // raiseMaxAhead raises max_seq in the background by whole steps: at least
-// need and what the rate just seen issues in aheadLoads raises' time.
-// Called with s.mu held and no load running.
-func (s *section) raiseMaxAhead(q *Sequencer, need int64) error {
-	need = max(need, s.ahead.want(q.opts.Now(), s.hi), 1)
+// need and what the rate just seen asks for (ahead.next); ahead: begun
+// ahead of need, not for a caller waiting. Called with s.mu held and no
+// load running.
+func (s *section) raiseMaxAhead(q *Sequencer, need int64, ahead bool) error {
+	need = max(need, s.ahead.next(q.opts.Now(), s.hi), 1)
 	steps := (need + s.step - 1) / s.step
 	if steps > (math.MaxInt64-s.max)/s.step {
 		return fmt.Errorf("%w: max_seq would pass the int64 maximum", ErrExhausted)
 	}
 	from, by := s.max, steps*s.step
 	var got int64
-	s.load(q, func(ctx context.Context) (err error) {
+	s.load(q, ahead, func(ctx context.Context) (err error) {
 		got, err = q.opts.Store.RaiseMax(ctx, s.space, s.index, q.opts.ID, by)
 		return err
 	}, func(err error) {
