@@ -13,8 +13,9 @@
 //   - the time from healthy to the first id of the ordered tag, and from
 //     then to the first number of a sequence key (the start's round trips);
 //   - the plain tag's first -duration of load from a fresh start of its
-//     buffer: wrk's p99, and the waits on the database the allocator
-//     counted (the ramp-up);
+//     buffer, timed by this command's own client (ramp.go): p99, p99.9,
+//     the requests over 100 ms, and the waits on the database the
+//     allocator counted (the ramp-up);
 //   - then, warm (after -warm of load not measured), -duration each of the
 //     plain tag, the ordered tag and one hot sequence key: requests per
 //     second and p99.
@@ -56,7 +57,7 @@ type config struct {
 type figures struct {
 	delay                  time.Duration
 	firstOrdered, firstSeq time.Duration
-	rampP99                time.Duration
+	ramp                   ramp
 	rampWaits, rampLoads   int64
 	plain, ordered, hot    load
 }
@@ -147,11 +148,8 @@ func measure(cfg config, delay time.Duration, n int) (figures, error) {
 // loads runs wrk: the plain tag's first load from a fresh buffer, then
 // each kind warm.
 func loads(cfg config, host string, f *figures) error {
-	ramp, err := runWrk(cfg, host+"/api/segment/get/plain", cfg.duration)
-	if err != nil {
-		return err
-	}
-	f.rampP99 = ramp.p99
+	f.ramp = rampLoad(host+"/api/segment/get/plain", cfg.conns, cfg.duration, 100*time.Millisecond)
+	var err error
 	if f.rampWaits, err = waits(host, "plain"); err != nil {
 		return err
 	}
@@ -323,11 +321,12 @@ func printTable(all []figures) {
 		return
 	}
 	base := all[0]
-	fmt.Println("| round trip | first ordered id after healthy | then the first sequence number | plain tag, first load: p99 / requests that waited (loads waited for) | plain, warm | ordered tag, warm | one hot sequence key, warm |")
+	fmt.Println("| round trip | first ordered id after healthy | then the first sequence number | plain tag, first load: p99 / p99.9 / requests over 100 ms / requests that waited (loads waited for) | plain, warm | ordered tag, warm | one hot sequence key, warm |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, f := range all {
-		fmt.Printf("| %v | %.2f s | %.2f s | %v / %d (%d) | %s | %s | %s |\n", f.delay,
-			f.firstOrdered.Seconds(), f.firstSeq.Seconds(), f.rampP99.Round(100*time.Microsecond), f.rampWaits, f.rampLoads,
+		fmt.Printf("| %v | %.2f s | %.2f s | %v / %v / %d of %d / %d (%d) | %s | %s | %s |\n", f.delay,
+			f.firstOrdered.Seconds(), f.firstSeq.Seconds(), f.ramp.p99.Round(100*time.Microsecond), f.ramp.p999.Round(100*time.Microsecond),
+			f.ramp.over, f.ramp.requests, f.rampWaits, f.rampLoads,
 			ratio(f.plain, base.plain, f == base), ratio(f.ordered, base.ordered, f == base), ratio(f.hot, base.hot, f == base))
 	}
 }
