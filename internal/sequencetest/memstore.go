@@ -192,6 +192,12 @@ func (m *MemStore) Sections(context.Context) ([]sequence.SectionRow, error) {
 }
 
 func (m *MemStore) RenewSections(_ context.Context, holder string, ttl time.Duration) error {
+	return m.eachHeld(holder, func(r *sectionRow) { r.expires = m.now().Add(ttl) })
+}
+
+// eachHeld calls f with every section row holder holds, unless the store
+// fails.
+func (m *MemStore) eachHeld(holder string, f func(*sectionRow)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
@@ -199,7 +205,7 @@ func (m *MemStore) RenewSections(_ context.Context, holder string, ttl time.Dura
 	}
 	for _, r := range m.sections {
 		if r.holder == holder {
-			r.expires = m.now().Add(ttl)
+			f(r)
 		}
 	}
 	return nil
@@ -236,17 +242,7 @@ func (m *MemStore) AcquireSections(ctx context.Context, secs []sequence.SectionI
 }
 
 func (m *MemStore) ReleaseSections(_ context.Context, holder string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return m.fail
-	}
-	for _, r := range m.sections {
-		if r.holder == holder {
-			r.holder, r.addr, r.expires = "", "", time.Time{}
-		}
-	}
-	return nil
+	return m.eachHeld(holder, func(r *sectionRow) { r.holder, r.addr, r.expires = "", "", time.Time{} })
 }
 
 func (m *MemStore) ReleaseSection(_ context.Context, space string, section int, holder string) error {
