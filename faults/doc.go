@@ -15,6 +15,9 @@
 //
 //   - TestChurn: three instances on one database, one of them killed with
 //     SIGKILL and restarted every 2 s, under load.
+//   - TestDenseChurn: the owner of an ordered tag and of a capped tag
+//     killed with SIGKILL and restarted every 3 s, under load: the numbers
+//     skipped stay within two steps a kill.
 //   - TestDatabaseCut, TestDatabaseBlackhole: the database behind a proxy
 //     that closes every connection, or holds them and forwards nothing.
 //   - TestStaleFailover: a failover to a copy of the database that missed
