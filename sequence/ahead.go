@@ -61,7 +61,7 @@ type ahead struct {
 // nothing it brings.
 func (a *ahead) forget() {
 	a.gen++
-	a.loading, a.err = nil, nil
+	a.loading, a.err, a.waited = nil, nil, false // a release's wait is no caller's
 	a.first, a.last, a.from, a.size = 0, 0, 0, 0
 }
 

@@ -50,15 +50,6 @@ func (q *Sequencer) takeAll(ctx context.Context, takes []*section) []error {
 // before a restart of the Sequencer's state) and starts serving it above
 // its max_seq. ok is false when the store refused: another holds it.
 func (q *Sequencer) take(ctx context.Context, s *section) (ok bool, err error) {
-	ok, err = q.acquire(ctx, s)
-	if ok {
-		q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
-	}
-	return ok, err
-}
-
-// acquire is take without its event.
-func (q *Sequencer) acquire(ctx context.Context, s *section) (ok bool, err error) {
 	s.mu.Lock()
 	owned := s.owned
 	s.mu.Unlock()
@@ -67,7 +58,10 @@ func (q *Sequencer) acquire(ctx context.Context, s *section) (ok bool, err error
 	}
 	t0 := q.opts.Now()
 	maxSeq, ok, err := q.opts.Store.AcquireSection(ctx, s.space, s.index, q.me(), q.opts.Lease)
-	return q.acquired(s, Acquired{MaxSeq: maxSeq, OK: ok}, err, t0)
+	if ok, err = q.acquired(s, Acquired{MaxSeq: maxSeq, OK: ok}, err, t0); ok {
+		q.opts.OnEvent(Event{Kind: "taken", Space: s.space, Section: s.index})
+	}
+	return ok, err
 }
 
 // acquired serves s from a take the store answered with a and err, begun
