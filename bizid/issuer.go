@@ -175,7 +175,8 @@ func (is *Issuer) CurrentKeyID() (string, bool) { return is.current, is.current 
 // Lookup returns the compiled tag when name is formatted or opaque, and
 // nil for a plain tag or a name without a row. A plain tag's answer is
 // one map read once it is known. The row of a period of a formatted tag
-// (tag@KEY) is no tag: its answer is a *PeriodRowError.
+// (tag@KEY) is no tag, whether or not the period has begun: its answer is
+// a *PeriodRowError.
 func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
 	if v, ok := is.tags.Load(name); ok {
 		if t := v.(*Tag); t != plain {
@@ -189,7 +190,8 @@ func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
 	}
 	switch kind {
 	case NoRow:
-		return nil, nil
+		// A period not begun has no row yet; its name is no tag all the same.
+		return nil, is.periodRow(ctx, name)
 	case Plain:
 		if err := is.periodRow(ctx, name); err != nil {
 			return nil, err

@@ -2,8 +2,8 @@ package bizid
 
 import "context"
 
-// periodRow returns a *PeriodRowError when name, which has a row of its
-// own and no settings, is the row of a period of a formatted tag: the
+// periodRow returns a *PeriodRowError when name, which has no settings,
+// is the row of a period of a formatted tag (made or still to be made): the
 // Issuer never answers it as a tag of its own, so that none of the
 // period's numbers goes out but as the tag's texts.
 func (is *Issuer) periodRow(ctx context.Context, name string) error {

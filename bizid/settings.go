@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	_ "time/tzdata" // a tag's zone is found on a machine without a zone database too
 )
 
 // Settings are what a formatted or opaque tag stores beside its
@@ -87,6 +88,9 @@ func (s Settings) Validate() error {
 	}
 	if _, err := ParseReset(string(s.Reset)); err != nil {
 		return err
+	}
+	if s.TimeZone == "Local" {
+		return fmt.Errorf("%w: time zone Local is each machine's own zone, so instances in other zones would issue other dates and periods at the same instant: give an IANA name such as Asia/Shanghai, or UTC", ErrInvalidFormat)
 	}
 	loc, err := s.Location()
 	if err != nil {

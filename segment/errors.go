@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors of segment mode. The store returns them too, so callers compare
@@ -78,3 +79,22 @@ func (e *NotMigratedError) Error() string {
 	}
 	return fmt.Sprintf("the database is not migrated (%s); run `leaf migrate`", e.Detail)
 }
+
+// ExistsError is ErrTagExists naming the row a new tag's name collides
+// with: Existing is Name itself, or a name that differs from it only in
+// case (tag names are unique whatever their case), or one the column's
+// collation takes for it.
+type ExistsError struct{ Name, Existing string }
+
+func (e *ExistsError) Error() string {
+	switch {
+	case e.Existing == e.Name:
+		return fmt.Sprintf("%v: %q", ErrTagExists, e.Name)
+	case strings.EqualFold(e.Existing, e.Name):
+		return fmt.Sprintf("%v: %q collides with the tag %q (tag names are unique whatever their case)", ErrTagExists, e.Name, e.Existing)
+	}
+	return fmt.Sprintf("%v: %q collides with the tag %q (leaf_alloc's collation takes the two names for one)", ErrTagExists, e.Name, e.Existing)
+}
+
+// Is makes an ExistsError ErrTagExists.
+func (e *ExistsError) Is(target error) bool { return target == ErrTagExists }

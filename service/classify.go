@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
@@ -82,6 +83,7 @@ func Classify(err error) (code, message string) {
 		le *Error
 		pr *bizid.PeriodRowError
 		nd *segment.NotDurableError
+		ee *segment.ExistsError
 	)
 	if errors.As(err, &le) {
 		return le.Code, le.Message
@@ -130,6 +132,8 @@ func Classify(err error) (code, message string) {
 		return InvalidID, err.Error()
 	case errors.Is(err, segment.ErrUnknownTag):
 		return UnknownTag, fmt.Sprintf("biz tag %q does not exist", tag)
+	case errors.As(err, &ee) && ee.Existing != ee.Name:
+		return TagExists, fmt.Sprintf("biz tag %q already exists as %q: %s", ee.Name, ee.Existing, existsWhy(ee))
 	case errors.Is(err, segment.ErrTagExists):
 		return TagExists, fmt.Sprintf("biz tag %q already exists", tag)
 
@@ -183,4 +187,12 @@ func Classify(err error) (code, message string) {
 		return Unavailable, "the request timed out; retry later"
 	}
 	return Internal, "internal error"
+}
+
+// existsWhy says why a new tag's name collides with another's.
+func existsWhy(e *segment.ExistsError) string {
+	if strings.EqualFold(e.Name, e.Existing) {
+		return "tag names are unique whatever their case"
+	}
+	return "the database's collation takes the two names for one"
 }

@@ -22,6 +22,10 @@ func TestClassify(t *testing.T) {
 	}{
 		{"unknown tag", service.WithTag("orders", segment.ErrUnknownTag), service.UnknownTag, `"orders" does not exist`},
 		{"tag exists", service.WithTag("orders", segment.ErrTagExists), service.TagExists, `"orders" already exists`},
+		{"case twin", service.WithTag("Orders", &segment.ExistsError{Name: "Orders", Existing: "orders"}), service.TagExists,
+			`"Orders" already exists as "orders": tag names are unique whatever their case`},
+		{"collation twin", service.WithTag("ordérs", &segment.ExistsError{Name: "ordérs", Existing: "orders"}), service.TagExists,
+			`"ordérs" already exists as "orders": the database's collation`},
 		{"invalid tag", fmt.Errorf("%w: empty", segment.ErrInvalidTag), service.InvalidTag, "empty"},
 		{"invalid step", service.WithTag("orders", segment.ErrInvalidStep), service.InvalidRequest, segment.ErrInvalidStep.Error()},
 		{"invalid id", snowflake.ErrInvalidID, service.InvalidID, ""},

@@ -57,7 +57,7 @@ func (s *Service) SegmentID(ctx context.Context, tag string, want Want, via Via)
 		case err == nil:
 			return ID{N: id}, nil
 		case !errors.Is(err, segment.ErrNotPlain):
-			return ID{}, WithTag(tag, err)
+			return ID{}, s.plainError(ctx, tag, err)
 		}
 	}
 	if bt, err := s.bizTag(ctx, tag); err != nil {
@@ -83,7 +83,7 @@ func (s *Service) SegmentIDs(ctx context.Context, tag string, n int, want Want, 
 		case err == nil:
 			return IDs{Nums: ids}, checkCount(len(ids), n)
 		case !errors.Is(err, segment.ErrNotPlain):
-			return IDs{}, WithTag(tag, err)
+			return IDs{}, s.plainError(ctx, tag, err)
 		}
 	}
 	if bt, err := s.bizTag(ctx, tag); err != nil {
@@ -115,7 +115,7 @@ func (s *Service) SegmentRange(ctx context.Context, tag string, n int, use strin
 		case err == nil:
 			return start, count, nil
 		case !errors.Is(err, segment.ErrNotPlain):
-			return 0, 0, WithTag(tag, err)
+			return 0, 0, s.plainError(ctx, tag, err)
 		}
 	}
 	bt, err := s.bizTag(ctx, tag)
@@ -137,6 +137,21 @@ func (s *Service) SegmentRange(ctx context.Context, tag string, n int, use strin
 func (s *Service) special(tag string) bool {
 	sp, ok := s.cfg.Segments.(interface{ Special(tag string) bool })
 	return ok && sp.Special(tag)
+}
+
+// plainError is the allocator's error for tag as answered. A name
+// without a row that is the row of a period of a formatted tag, not begun
+// yet, is refused as that row is once the period has begun: never as a
+// tag that does not exist.
+func (s *Service) plainError(ctx context.Context, tag string, err error) error {
+	if errors.Is(err, segment.ErrUnknownTag) {
+		if _, _, ok := bizid.SplitRowName(tag); ok {
+			if _, perr := s.bizTag(ctx, tag); perr != nil {
+				return perr
+			}
+		}
+	}
+	return WithTag(tag, err)
 }
 
 // bizTag is the formatted or opaque tag of name, nil for another kind or

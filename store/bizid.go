@@ -168,11 +168,8 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 			return err
 		}
 		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
-			if isDuplicateKey(err) {
-				return segment.ErrTagExists
-			}
-			return unstorable(err)
+		if err := s.insertNewTag(ctx, tx, t); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, insertSettings, t.Name, set.Format, string(set.Reset), set.TimeZone, set.OpaqueBits, set.KeyID); err != nil {
 			if isDuplicateKey(err) {

@@ -52,11 +52,8 @@ func (s *Store) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Ta
 			return err
 		}
 		defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
-		if _, err := tx.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
-			if isDuplicateKey(err) {
-				return segment.ErrTagExists
-			}
-			return unstorable(err)
+		if err := s.insertNewTag(ctx, tx, t); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, insertOrderedTag, t.Name); err != nil {
 			if isDuplicateKey(err) {

@@ -143,7 +143,8 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 }
 
 // CreateTag inserts a tag after t.Validate and returns it as stored. It
-// returns segment.ErrTagExists when the name is taken, and
+// returns a *segment.ExistsError (segment.ErrTagExists) when the name,
+// or one that differs from it only in case, is taken, and
 // segment.ErrInvalidTag for the name of a row of a period of a formatted
 // tag (tag@KEY): those rows are the tag's to make. Whether the row was
 // created is the INSERT's own answer; the row is read back only to show it.
@@ -157,13 +158,15 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 		if err := s.notPeriodRow(ctx, t.Name); err != nil {
 			return err
 		}
-		if _, err := s.db.ExecContext(ctx, insertTag, t.Name, t.MaxID, t.Step, nullString(t.Description)); err != nil {
-			if isDuplicateKey(err) {
-				return segment.ErrTagExists
-			}
-			return unstorable(err)
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			return err
 		}
-		return nil
+		defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
+		if err := s.insertNewTag(ctx, tx, t); err != nil {
+			return err
+		}
+		return tx.Commit()
 	})
 	if err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)

@@ -40,6 +40,39 @@ func TestExactTagName(t *testing.T) {
 	})
 }
 
+// TestTagNamesUniqueWhateverCase: a new tag whose name differs from a
+// row's only in case is refused on every store (SQLite compares bytes,
+// MySQL's usual collations ignore case), by every way of creating a tag,
+// and the refusal names the row it collides with.
+func TestTagNamesUniqueWhateverCase(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := b.store(t)
+		ctx := context.Background()
+		createTag(t, s, "orders", 1, 10)
+		createTag(t, s, "Überweisung", 1, 10)
+		creates := map[string]func(name string) error{
+			"plain": func(name string) error {
+				_, err := s.CreateTag(ctx, segment.Tag{Name: name, MaxID: 1, Step: 10})
+				return err
+			},
+			"ordered": func(name string) error {
+				_, err := s.CreateOrderedTag(ctx, segment.Tag{Name: name, MaxID: 1, Step: 10})
+				return err
+			},
+		}
+		for kind, create := range creates {
+			for name, existing := range map[string]string{"ORDERS": "orders", "Orders": "orders", "orders": "orders", "überweisung": "Überweisung"} {
+				err := create(name)
+				var ee *segment.ExistsError
+				if !errors.As(err, &ee) || ee.Existing != existing || !errors.Is(err, segment.ErrTagExists) {
+					t.Errorf("%s %q: %v; want it refused as %q", kind, name, err, existing)
+				}
+			}
+		}
+		createTag(t, s, "orders-2", 1, 10) // a name of its own still is one
+	})
+}
+
 // TestLatin1Table: Leaf's script run on a server whose default character
 // set is latin1 leaves a table that cannot store most of Unicode. What it
 // cannot store is the client's input error, and what it cannot hold does

@@ -119,6 +119,7 @@ func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, err
 		created segment.Tag
 		errs    []error
 		ok      bool
+		exists  error = fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
 	)
 	for _, m := range s.members {
 		c, err := m.st.CreateTag(ctx, t)
@@ -128,13 +129,14 @@ func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, err
 				created, ok = c, true
 			}
 		case errors.Is(err, segment.ErrTagExists):
+			exists = err // the store's refusal names the row it found
 		default:
 			errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
 		}
 	}
 	if !ok {
 		if len(errs) == 0 {
-			return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
+			return segment.Tag{}, exists
 		}
 		return segment.Tag{}, errors.Join(errs...)
 	}

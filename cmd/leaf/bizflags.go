@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,5 +50,41 @@ func (d *periodGraceFlag) Set(s string) error {
 		return valueError{v.String(), fmt.Errorf("want at least %v, well past the clock differences of a fleet", bizid.MinGrace)}
 	}
 	*d = periodGraceFlag(v)
+	return nil
+}
+
+// givenText is a flag of a tag's settings that counts once given, even
+// empty (--format=): the admin API refuses a setting given empty, and so
+// does the command line, where a flag left out is no setting at all.
+type givenText struct{ to **string }
+
+func (f givenText) String() string {
+	if f.to == nil || *f.to == nil {
+		return ""
+	}
+	return **f.to
+}
+
+func (f givenText) Set(s string) error {
+	*f.to = &s
+	return nil
+}
+
+// givenInt is givenText for a number (--opaque=0 is given, and refused).
+type givenInt struct{ to **int64 }
+
+func (f givenInt) String() string {
+	if f.to == nil || *f.to == nil {
+		return ""
+	}
+	return strconv.FormatInt(**f.to, 10)
+}
+
+func (f givenInt) Set(s string) error {
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return valueError{s, fmt.Errorf("want a whole number of bits (63 or 53)")}
+	}
+	*f.to = &v
 	return nil
 }

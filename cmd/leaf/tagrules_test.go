@@ -41,6 +41,11 @@ func TestTagRulesOneWay(t *testing.T) {
 			service.TagSettings{Format: str("A-{seq}"), Opaque: bits(63)}, true},
 		{"opaque without a key", []string{"--opaque", "63"}, segment.Tag{}, false, service.TagSettings{Opaque: bits(63)}, false},
 		{"opaque of 64 bits", []string{"--opaque", "64"}, segment.Tag{}, false, service.TagSettings{Opaque: bits(64)}, true},
+		{"a format given empty", []string{"--format="}, segment.Tag{}, false, service.TagSettings{Format: str("")}, false},
+		{"opaque given 0", []string{"--opaque=0"}, segment.Tag{}, false, service.TagSettings{Opaque: bits(0)}, true},
+		{"a zone given empty", []string{"--time-zone="}, segment.Tag{}, false, service.TagSettings{TimeZone: str("")}, false},
+		{"the machine's own zone", []string{"--format", "A-{date:20060102}-{seq}", "--time-zone", "Local"}, segment.Tag{}, false,
+			service.TagSettings{Format: str("A-{date:20060102}-{seq}"), TimeZone: str("Local")}, false},
 		{"max_id past 53 bits", []string{"--opaque", "53", "--max-id", "9007199254740992"}, segment.Tag{MaxID: 1 << 53}, false,
 			service.TagSettings{Opaque: bits(53)}, true},
 	} {

@@ -50,20 +50,16 @@ type tagAddArgs struct {
 // LEAF_OPAQUE_KEY).
 func parseTagAdd(args []string, getenv func(string) string, stderr io.Writer) (tagAddArgs, *storeFlags, error) {
 	a := tagAddArgs{t: segment.Tag{Step: segment.DefaultStep, MaxID: 1}}
-	var (
-		format, reset, zone string
-		opaque              int64
-		keys                opaqueKeysFlag
-	)
+	var keys opaqueKeysFlag
 	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&a.ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good")
 		fs.Int64Var(&a.t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
 		fs.Int64Var(&a.t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
 		fs.StringVar(&a.t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
-		fs.StringVar(&format, "format", "", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
-		fs.StringVar(&reset, "reset", "", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
-		fs.StringVar(&zone, "time-zone", "", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
-		fs.Int64Var(&opaque, "opaque", 0, "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
+		fs.Var(givenText{&a.g.Format}, "format", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
+		fs.Var(givenText{&a.g.Reset}, "reset", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
+		fs.Var(givenText{&a.g.TimeZone}, "time-zone", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
+		fs.Var(givenInt{&a.g.Opaque}, "opaque", "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
 		fs.Var(&keys, "opaque-key", "the fleet's opaque `keys`, as leaf serve's; read from LEAF_OPAQUE_KEY when not given")
 	})
 	if err != nil {
@@ -76,16 +72,7 @@ func parseTagAdd(args []string, getenv func(string) string, stderr io.Writer) (t
 		return a, nil, fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
 	}
 	a.t.Name = rest[0]
-	for _, m := range []struct {
-		v  string
-		to **string
-	}{{format, &a.g.Format}, {reset, &a.g.Reset}, {zone, &a.g.TimeZone}} {
-		if m.v != "" {
-			*m.to = &m.v
-		}
-	}
-	if opaque != 0 {
-		a.g.Opaque = &opaque
+	if a.g.Opaque != nil {
 		if a.keyID, err = opaqueKeyID(&keys, getenv); err != nil {
 			return a, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/leafid/leaf/segment"
@@ -105,8 +106,9 @@ func (s *MemStore) FindTags(ctx context.Context, names []string) ([]string, erro
 	return out, nil
 }
 
-// CreateTag adds t after t.Validate and returns it as stored, or
-// segment.ErrTagExists when a row has its name.
+// CreateTag adds t after t.Validate and returns it as stored, or a
+// *segment.ExistsError when a row has its name or one that differs from
+// it only in case.
 func (s *MemStore) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, error) {
 	if err := t.Validate(); err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
@@ -116,8 +118,10 @@ func (s *MemStore) CreateTag(_ context.Context, t segment.Tag) (segment.Tag, err
 	if s.fail != nil {
 		return segment.Tag{}, s.fail
 	}
-	if _, ok := s.rows[t.Name]; ok {
-		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
+	for name := range s.rows {
+		if strings.EqualFold(name, t.Name) { // the stores' rule: unique whatever the case
+			return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, &segment.ExistsError{Name: t.Name, Existing: name})
+		}
 	}
 	t.UpdateTime = s.nowLocked()
 	s.rows[t.Name] = &t
