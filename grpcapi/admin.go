@@ -62,26 +62,12 @@ func settings(format, reset, timeZone *string, opaque *int32) service.TagSetting
 	return g
 }
 
-func (s *adminServer) tagsOff() error {
-	if err := s.svc.Tags().Off(); err != nil {
-		return withCode(service.Classify(err))
-	}
-	return nil
-}
-
 func (s *adminServer) CreateTag(ctx context.Context, req *connect.Request[leafv1.CreateTagRequest]) (*connect.Response[leafv1.CreateTagResponse], error) {
-	if err := s.tagsOff(); err != nil {
-		return nil, err
-	}
 	m := req.Msg
-	t := segment.Tag{Name: m.GetTag(), Step: segment.DefaultStep, MaxID: 1, Description: m.GetDescription()}
-	if m.Step != nil {
-		t.Step = m.GetStep()
-	}
-	if m.MaxId != nil {
-		t.MaxID = m.GetMaxId()
-	}
-	created, err := s.svc.Tags().Create(ctx, t, m.GetOrdered(), settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
+	created, err := s.svc.Tags().Create(ctx, service.NewTag{
+		Name: m.GetTag(), Step: m.Step, MaxID: m.MaxId, Description: m.GetDescription(),
+		Ordered: m.GetOrdered(), Settings: settings(m.Format, m.Reset_, m.TimeZone, m.Opaque),
+	})
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -89,9 +75,6 @@ func (s *adminServer) CreateTag(ctx context.Context, req *connect.Request[leafv1
 }
 
 func (s *adminServer) ListTags(ctx context.Context, req *connect.Request[leafv1.ListTagsRequest]) (*connect.Response[leafv1.ListTagsResponse], error) {
-	if err := s.tagsOff(); err != nil {
-		return nil, err
-	}
 	tags, err := s.svc.Tags().List(ctx)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
@@ -104,13 +87,7 @@ func (s *adminServer) ListTags(ctx context.Context, req *connect.Request[leafv1.
 }
 
 func (s *adminServer) GetTag(ctx context.Context, req *connect.Request[leafv1.GetTagRequest]) (*connect.Response[leafv1.GetTagResponse], error) {
-	if err := s.tagsOff(); err != nil {
-		return nil, err
-	}
 	name := req.Msg.GetTag()
-	if err := segment.ValidateTag(name); err != nil {
-		return nil, withCode(service.Classify(err))
-	}
 	t, err := s.svc.Tags().Get(ctx, name)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
@@ -119,14 +96,8 @@ func (s *adminServer) GetTag(ctx context.Context, req *connect.Request[leafv1.Ge
 }
 
 func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1.UpdateTagRequest]) (*connect.Response[leafv1.UpdateTagResponse], error) {
-	if err := s.tagsOff(); err != nil {
-		return nil, err
-	}
 	m := req.Msg
 	name := m.GetTag()
-	if err := segment.ValidateTag(name); err != nil {
-		return nil, withCode(service.Classify(err))
-	}
 	u := segment.TagUpdate{Step: m.Step, Description: m.Description, MaxID: m.MaxId}
 	t, err := s.svc.Tags().Update(ctx, name, u, settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
 	if err != nil {
@@ -147,10 +118,10 @@ func (s *adminServer) RevealId(ctx context.Context, req *connect.Request[leafv1.
 }
 
 func (s *adminServer) ListSegments(ctx context.Context, req *connect.Request[leafv1.ListSegmentsRequest]) (*connect.Response[leafv1.ListSegmentsResponse], error) {
-	seg := s.svc.Parts().Segments
-	if seg == nil {
-		return nil, withCode(service.Classify(service.ModeOff("segment")))
+	if err := s.svc.Off(service.ModeSegment); err != nil {
+		return nil, withCode(service.Classify(err))
 	}
+	seg := s.svc.Parts().Segments
 	snap := seg.Snapshot()
 	out := &leafv1.ListSegmentsResponse{Buffers: make([]*leafv1.Buffer, 0, len(snap))}
 	for _, b := range snap {

@@ -43,7 +43,8 @@ func TestRooms(t *testing.T) {
 // TestEdgesDecideNoKind: neither edge decides what kind a tag is, nor who
 // serves it: they import no business ids, and name none of the errors by
 // which the allocator and the Sequencer send a request elsewhere. The
-// service decides; a new kind of tag touches it and the two codecs.
+// service decides; a new kind of tag touches it and the two codecs. Nor
+// do they repeat the service's rules of modes, names and defaults.
 func TestEdgesDecideNoKind(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -72,6 +73,14 @@ func TestEdgesDecideNoKind(t *testing.T) {
 			for _, name := range []string{"ErrNotPlain", "ErrSpecial", "NotOwnerError", ".Special(tag", ".Ordered(ctx", ".Lookup(ctx", ".NextOrdered("} {
 				if strings.Contains(string(src), name) {
 					t.Errorf("%s names %s: deciding a tag's kind or owner is the service's", f, name)
+				}
+			}
+			// Nor do they repeat a rule of the service: whether a mode is
+			// on, whether a name is a tag's, a new tag's defaults.
+			for _, name := range []string{"ModeOff(", "ValidateTag(", "DefaultStep", "Tags().Off()", "Parts().Segments == nil", "Parts().Snowflake == nil", "Parts().UUIDs == nil",
+				"parts.Sequences == nil", "Parts().Sequences == nil", "SequencesOff()", "sequence.ValidateSpace(", "sequence.ValidateKey("} {
+				if strings.Contains(string(src), name) {
+					t.Errorf("%s names %s: the rule is the service's; ask it (Service.Off, Service.SegmentCall, Service.SequenceCall, TagAdmin.Named, service.NewTag)", f, name)
 				}
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
-	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/uuidv7"
 )
@@ -23,14 +22,6 @@ type idServer struct {
 func checkCount(n int32, limit int) error {
 	if n < 1 || int(n) > limit {
 		return fail(service.InvalidCount, "count must be a whole number from 1 to %d", limit)
-	}
-	return nil
-}
-
-// validTag checks a call's tag, as the HTTP routes do.
-func validTag(tag string) error {
-	if err := segment.ValidateTag(tag); err != nil {
-		return withCode(service.Classify(err))
 	}
 	return nil
 }
@@ -103,10 +94,10 @@ func (s *idServer) GetSegmentRange(ctx context.Context, req *connect.Request[lea
 // segmentsOn answers, before a call's count is read, a call for segment
 // mode where it is off, and a tag that is not valid.
 func (s *idServer) segmentsOn(tag string) error {
-	if s.svc.Parts().Segments == nil {
-		return withCode(service.Classify(service.ModeOff("segment")))
+	if err := s.svc.SegmentCall(tag); err != nil {
+		return withCode(service.Classify(err))
 	}
-	return validTag(tag)
+	return nil
 }
 
 func (s *idServer) GetSnowflakeId(ctx context.Context, req *connect.Request[leafv1.GetSnowflakeIdRequest]) (*connect.Response[leafv1.GetSnowflakeIdResponse], error) {
@@ -118,8 +109,8 @@ func (s *idServer) GetSnowflakeId(ctx context.Context, req *connect.Request[leaf
 }
 
 func (s *idServer) BatchSnowflakeIds(ctx context.Context, req *connect.Request[leafv1.BatchSnowflakeIdsRequest]) (*connect.Response[leafv1.BatchSnowflakeIdsResponse], error) {
-	if s.svc.Parts().Snowflake == nil {
-		return nil, withCode(service.Classify(service.ModeOff("snowflake")))
+	if err := s.svc.Off(service.ModeSnowflake); err != nil {
+		return nil, withCode(service.Classify(err))
 	}
 	if err := checkCount(req.Msg.GetCount(), service.MaxCount); err != nil {
 		return nil, err
@@ -154,8 +145,8 @@ func (s *idServer) GetUuid(ctx context.Context, req *connect.Request[leafv1.GetU
 }
 
 func (s *idServer) BatchUuids(ctx context.Context, req *connect.Request[leafv1.BatchUuidsRequest]) (*connect.Response[leafv1.BatchUuidsResponse], error) {
-	if s.svc.Parts().UUIDs == nil {
-		return nil, withCode(service.Classify(service.ModeOff("uuid")))
+	if err := s.svc.Off(service.ModeUUID); err != nil {
+		return nil, withCode(service.Classify(err))
 	}
 	if err := checkCount(req.Msg.GetCount(), service.MaxCount); err != nil {
 		return nil, err

@@ -17,30 +17,18 @@ type sequenceServer struct {
 	log *slog.Logger
 }
 
-func (s *sequenceServer) sequencesOn() error {
-	if s.svc.Parts().Sequences == nil {
-		return withCode(service.Classify(service.SequencesOff()))
-	}
-	return nil
-}
-
-// spaceKey checks a call's space and key, as the HTTP routes do.
-func spaceKey(space, key string) error {
-	if err := sequence.ValidateSpace(space); err != nil {
-		return withCode(service.Classify(err))
-	}
-	if err := sequence.ValidateKey(key); err != nil {
+// sequenceCall answers, before a call's count is read, a call where
+// sequences are off, then a space or key that cannot be one.
+func (s *sequenceServer) sequenceCall(space, key string) error {
+	if err := s.svc.SequenceCall(space, key); err != nil {
 		return withCode(service.Classify(err))
 	}
 	return nil
 }
 
 func (s *sequenceServer) Next(ctx context.Context, req *connect.Request[leafv1.NextRequest]) (*connect.Response[leafv1.NextResponse], error) {
-	if err := s.sequencesOn(); err != nil {
-		return nil, err
-	}
 	space, key := req.Msg.GetSpace(), req.Msg.GetKey()
-	if err := spaceKey(space, key); err != nil {
+	if err := s.sequenceCall(space, key); err != nil {
 		return nil, err
 	}
 	n := 1
@@ -68,11 +56,8 @@ func (s *sequenceServer) Next(ctx context.Context, req *connect.Request[leafv1.N
 }
 
 func (s *sequenceServer) Current(ctx context.Context, req *connect.Request[leafv1.CurrentRequest]) (*connect.Response[leafv1.CurrentResponse], error) {
-	if err := s.sequencesOn(); err != nil {
-		return nil, err
-	}
 	space, key := req.Msg.GetSpace(), req.Msg.GetKey()
-	if err := spaceKey(space, key); err != nil {
+	if err := s.sequenceCall(space, key); err != nil {
 		return nil, err
 	}
 	v, ans, err := s.svc.SequenceCurrent(ctx, space, key, target(service.SequenceTarget("current", space, key, 1)))

@@ -83,9 +83,6 @@ func readSettings(body jsonObject) (service.TagSettings, error) {
 }
 
 func (s *server) adminCreateTag(c echo.Context) error {
-	if err := s.svc.Tags().Off(); err != nil {
-		return err
-	}
 	body, err := readObject(c, fieldTag, fieldStep, fieldMaxID, fieldDescription, fieldOrdered,
 		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
 	if err != nil {
@@ -99,24 +96,24 @@ func (s *server) adminCreateTag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t := segment.Tag{Step: segment.DefaultStep, MaxID: 1}
-	if t.Name, _, err = body.string(fieldTag); err != nil {
+	n := service.NewTag{Ordered: ordered, Settings: set}
+	if n.Name, _, err = body.string(fieldTag); err != nil {
 		return err
 	}
 	if v, ok, err := body.int64(fieldStep); err != nil {
 		return err
 	} else if ok {
-		t.Step = v
+		n.Step = &v
 	}
 	if v, ok, err := body.int64(fieldMaxID); err != nil {
 		return err
 	} else if ok {
-		t.MaxID = v
+		n.MaxID = &v
 	}
-	if t.Description, _, err = body.string(fieldDescription); err != nil {
+	if n.Description, _, err = body.string(fieldDescription); err != nil {
 		return err
 	}
-	created, err := s.svc.Tags().Create(c.Request().Context(), t, ordered, set)
+	created, err := s.svc.Tags().Create(c.Request().Context(), n)
 	if err != nil {
 		return err
 	}
@@ -124,9 +121,6 @@ func (s *server) adminCreateTag(c echo.Context) error {
 }
 
 func (s *server) adminListTags(c echo.Context) error {
-	if err := s.svc.Tags().Off(); err != nil {
-		return err
-	}
 	tags, err := s.svc.Tags().List(c.Request().Context())
 	if err != nil {
 		return err
@@ -141,9 +135,6 @@ func (s *server) adminListTags(c echo.Context) error {
 }
 
 func (s *server) adminGetTag(c echo.Context) error {
-	if err := s.svc.Tags().Off(); err != nil {
-		return err
-	}
 	name, err := pathTag(c)
 	if err != nil {
 		return err
@@ -156,11 +147,11 @@ func (s *server) adminGetTag(c echo.Context) error {
 }
 
 func (s *server) adminUpdateTag(c echo.Context) error {
-	if err := s.svc.Tags().Off(); err != nil {
-		return err
-	}
 	name, err := pathTag(c)
 	if err != nil {
+		return err
+	}
+	if err := s.svc.Tags().Named(name); err != nil {
 		return err
 	}
 	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription,
@@ -256,8 +247,8 @@ func toBufferJSON(b segment.BufferState) bufferJSON {
 }
 
 func (s *server) adminSegments(c echo.Context) error {
-	if s.parts.Segments == nil {
-		return service.ModeOff("segment")
+	if err := s.svc.Off(service.ModeSegment); err != nil {
+		return err
 	}
 	snap := s.parts.Segments.Snapshot()
 	out := struct {

@@ -58,6 +58,9 @@ func (s *server) segmentGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.svc.SegmentCall(tag); err != nil {
+		return err
+	}
 	form, err := singleForm(c)
 	if err != nil {
 		return err
@@ -78,6 +81,9 @@ func (s *server) segmentGet(c echo.Context) error {
 func (s *server) segmentBatch(c echo.Context) error {
 	tag, err := pathTag(c)
 	if err != nil {
+		return err
+	}
+	if err := s.svc.SegmentCall(tag); err != nil {
 		return err
 	}
 	n, form, err := batchQuery(c, MaxCount)
@@ -115,6 +121,9 @@ func (s *server) segmentBatch(c echo.Context) error {
 func (s *server) segmentRange(c echo.Context) error {
 	tag, err := pathTag(c)
 	if err != nil {
+		return err
+	}
+	if err := s.svc.SegmentCall(tag); err != nil {
 		return err
 	}
 	q, err := query(c)
@@ -177,8 +186,8 @@ type decodedID struct {
 }
 
 func (s *server) snowflakeDecode(c echo.Context) error {
-	if s.parts.Snowflake == nil {
-		return service.ModeOff("snowflake")
+	if err := s.svc.Off(service.ModeSnowflake); err != nil {
+		return err
 	}
 	raw, err := parseID(c)
 	if err != nil {

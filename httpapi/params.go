@@ -143,9 +143,9 @@ func pathParam(c echo.Context, name string) (string, error) {
 	return u, nil
 }
 
-// pathTag reads and validates the :tag parameter. Any name a row of
-// leaf_alloc can have is reachable, percent-encoded where a URL path
-// needs it ("/" as %2F, "%" as %25).
+// pathTag reads the :tag parameter; the service judges the name. Any
+// name a row of leaf_alloc can have is reachable, percent-encoded where a
+// URL path needs it ("/" as %2F, "%" as %25).
 func pathTag(c echo.Context) (string, error) {
 	tag, err := pathParam(c, "tag")
 	switch {
@@ -153,9 +153,6 @@ func pathTag(c echo.Context) (string, error) {
 		return "", fmt.Errorf(`%w: a tag is one path segment; send a "/" in it as %%2F`, segment.ErrInvalidTag)
 	case err != nil:
 		return "", fmt.Errorf("%w: the tag is not validly percent-encoded", segment.ErrInvalidTag)
-	}
-	if err := segment.ValidateTag(tag); err != nil {
-		return "", err
 	}
 	return tag, nil
 }

@@ -22,33 +22,28 @@ const HeaderForwarded = service.HeaderForwarded
 // Config.ForwardTimeout is 0.
 const DefaultForwardTimeout = service.DefaultForwardTimeout
 
-// pathSpaceKey reads the :space and :key parameters.
-func pathSpaceKey(c echo.Context, withKey bool) (string, string, error) {
+// pathSpaceKey reads the :space and :key parameters, and asks the
+// service whether they can be a space's and a key's.
+func (s *server) pathSpaceKey(c echo.Context, withKey bool) (string, string, error) {
 	space, err := pathParam(c, "space")
 	if err != nil {
 		return "", "", fmt.Errorf("%w: the space is one path segment, percent-encoded", sequence.ErrInvalidSpace)
 	}
-	if err := sequence.ValidateSpace(space); err != nil {
-		return "", "", err
-	}
 	if !withKey {
-		return space, "", nil
+		return space, "", s.svc.SpaceCall(space)
 	}
 	key, err := pathParam(c, "key")
 	if err != nil {
 		return "", "", fmt.Errorf(`%w: the key is one path segment; send a "/" in it as %%2F`, sequence.ErrInvalidKey)
 	}
-	if err := sequence.ValidateKey(key); err != nil {
-		return "", "", err
-	}
-	return space, key, nil
+	return space, key, s.svc.SequenceCall(space, key)
 }
 
 func (s *server) sequenceNext(c echo.Context) error {
-	if s.parts.Sequences == nil {
-		return service.SequencesOff()
+	if err := s.svc.Off(service.ModeSequences); err != nil {
+		return err
 	}
-	space, key, err := pathSpaceKey(c, true)
+	space, key, err := s.pathSpaceKey(c, true)
 	if err != nil {
 		return err
 	}
@@ -109,10 +104,10 @@ func (s *server) sequenceKey(c echo.Context) error {
 // owner of an earlier version answers it too; its plain-text answer is
 // then written as JSON here.
 func (s *server) current(c echo.Context, asJSON bool) error {
-	if s.parts.Sequences == nil {
-		return service.SequencesOff()
+	if err := s.svc.Off(service.ModeSequences); err != nil {
+		return err
 	}
-	space, key, err := pathSpaceKey(c, true)
+	space, key, err := s.pathSpaceKey(c, true)
 	if err != nil {
 		return err
 	}
@@ -235,7 +230,7 @@ func (s *server) adminGetSpace(c echo.Context) error {
 	if err := s.svc.SpacesOff(); err != nil {
 		return err
 	}
-	name, _, err := pathSpaceKey(c, false)
+	name, _, err := s.pathSpaceKey(c, false)
 	if err != nil {
 		return err
 	}

@@ -30,13 +30,13 @@ type routesJSON struct {
 }
 
 func (s *server) sequenceRoutes(c echo.Context) error {
-	if s.parts.Sequences == nil {
-		return service.SequencesOff()
+	if err := s.svc.Off(service.ModeSequences); err != nil {
+		return err
 	}
 	if !s.svc.TellsRoutes() {
 		return newError(http.StatusNotFound, codeNotFound, "this server tells no routing tables")
 	}
-	space, _, err := pathSpaceKey(c, false)
+	space, _, err := s.pathSpaceKey(c, false)
 	if err != nil {
 		return err
 	}

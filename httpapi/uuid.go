@@ -18,8 +18,8 @@ func (s *server) uuidGet(c echo.Context) error {
 }
 
 func (s *server) uuidBatch(c echo.Context) error {
-	if s.parts.UUIDs == nil {
-		return service.ModeOff("uuid")
+	if err := s.svc.Off(service.ModeUUID); err != nil {
+		return err
 	}
 	q, err := query(c)
 	if err != nil {

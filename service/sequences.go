@@ -98,6 +98,25 @@ type NewSpace struct {
 	Sections *int64
 }
 
+// SpaceCall is the check of a call for a space that both edges answer
+// before they read the rest of it: sequences off, then a name that cannot
+// be a space's.
+func (s *Service) SpaceCall(space string) error {
+	if err := s.Off(ModeSequences); err != nil {
+		return err
+	}
+	return sequence.ValidateSpace(space)
+}
+
+// SequenceCall is SpaceCall for a call for a key of the space, and then
+// the key's name.
+func (s *Service) SequenceCall(space, key string) error {
+	if err := s.SpaceCall(space); err != nil {
+		return err
+	}
+	return sequence.ValidateKey(key)
+}
+
 // SpacesOff is the error of an admin call for spaces where they are off,
 // nil where they are on: for an edge to answer it before it reads a
 // request's body.

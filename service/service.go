@@ -184,6 +184,52 @@ func (s *Service) Forwards() int64 {
 	return s.fwd.Forwards()
 }
 
+// Mode is a kind of id an instance serves or not (leaf serve's
+// --segment, --snowflake and --uuid).
+type Mode string
+
+// The modes.
+const (
+	ModeSegment   Mode = "segment"
+	ModeSnowflake Mode = "snowflake"
+	ModeUUID      Mode = "uuid"
+	ModeSequences Mode = "sequences"
+)
+
+// Off is the error of a call for m where this instance does not serve it
+// (ModeOff), nil where it does. An edge asks it before it reads the rest of
+// a call, so that both answer a mode that is off first.
+func (s *Service) Off(m Mode) error {
+	on := false
+	switch m {
+	case ModeSegment:
+		on = s.cfg.Segments != nil
+	case ModeSnowflake:
+		on = s.cfg.Snowflake != nil
+	case ModeUUID:
+		on = s.cfg.UUIDs != nil
+	case ModeSequences:
+		if s.cfg.Sequences == nil {
+			return SequencesOff()
+		}
+		return nil
+	}
+	if on {
+		return nil
+	}
+	return ModeOff(string(m))
+}
+
+// SegmentCall is the check of a call for a segment tag that both edges
+// answer before they read its count: segment mode off, then a name that
+// cannot be a tag's.
+func (s *Service) SegmentCall(tag string) error {
+	if err := s.Off(ModeSegment); err != nil {
+		return err
+	}
+	return segment.ValidateTag(tag)
+}
+
 // ModeOff is the error of a call for a mode that is off ("segment",
 // "snowflake", "uuid").
 func ModeOff(mode string) error {

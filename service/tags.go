@@ -70,6 +70,16 @@ func (a *TagAdmin) Off() error {
 	return nil
 }
 
+// Named is the check of an admin call for the tag name, before anything
+// else of the call is read: administration off, then a name that cannot be
+// a tag's. Get and Update make it; an edge that reads a body asks it first.
+func (a *TagAdmin) Named(name string) error {
+	if err := a.Off(); err != nil {
+		return err
+	}
+	return segment.ValidateTag(name)
+}
+
 // settingsOff reports whether settings cannot be kept here.
 func (a *TagAdmin) settingsOff() error {
 	if a.Settings == nil || a.Issuer == nil {
@@ -96,11 +106,36 @@ func bizOff() error {
 	return Errorf(InvalidRequest, "formatted and opaque tags are not enabled on this server (they need segment mode on)")
 }
 
-// Create creates t: ordered, or formatted or opaque when settings are
-// given, else plain, by the rule of NewTagSettings. t's zero step and
-// max_id are not defaults here: the edges fill them (segment.DefaultStep,
-// 1) before.
-func (a *TagAdmin) Create(ctx context.Context, t segment.Tag, ordered bool, g TagSettings) (TagView, error) {
+// NewTag is an admin call's new tag as given: Step and MaxID nil when
+// the call left them out (segment.DefaultStep and 1, the same defaults
+// on every edge), Settings the members of a formatted or opaque tag given.
+type NewTag struct {
+	Name        string
+	Step, MaxID *int64
+	Description string
+	Ordered     bool
+	Settings    TagSettings
+}
+
+// tag is n's row, with the defaults of what was left out.
+func (n NewTag) tag() segment.Tag {
+	t := segment.Tag{Name: n.Name, Step: segment.DefaultStep, MaxID: 1, Description: n.Description}
+	if n.Step != nil {
+		t.Step = *n.Step
+	}
+	if n.MaxID != nil {
+		t.MaxID = *n.MaxID
+	}
+	return t
+}
+
+// Create creates n: ordered, or formatted or opaque when settings are
+// given, else plain, by the rule of NewTagSettings.
+func (a *TagAdmin) Create(ctx context.Context, n NewTag) (TagView, error) {
+	if err := a.Off(); err != nil {
+		return TagView{}, err
+	}
+	t, ordered, g := n.tag(), n.Ordered, n.Settings
 	if g.given() {
 		if err := a.settingsOff(); err != nil {
 			return TagView{}, err
@@ -170,6 +205,9 @@ func (a *TagAdmin) createSpecial(ctx context.Context, t segment.Tag, set bizid.S
 // non-digit, or a formatted tag's new zone (bizid.CheckChange says what
 // may change).
 func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate, g TagSettings) (TagView, error) {
+	if err := a.Named(name); err != nil {
+		return TagView{}, err
+	}
 	set, err := g.settings()
 	if err != nil {
 		return TagView{}, err
@@ -250,6 +288,9 @@ func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.
 
 // Get returns tag name with its settings.
 func (a *TagAdmin) Get(ctx context.Context, name string) (TagView, error) {
+	if err := a.Named(name); err != nil {
+		return TagView{}, err
+	}
 	t, err := a.Rows.Tag(ctx, name)
 	if err != nil {
 		return TagView{}, WithTag(name, err)
@@ -259,6 +300,9 @@ func (a *TagAdmin) Get(ctx context.Context, name string) (TagView, error) {
 
 // List returns every tag with its settings.
 func (a *TagAdmin) List(ctx context.Context) ([]TagView, error) {
+	if err := a.Off(); err != nil {
+		return nil, err
+	}
 	tags, err := a.Rows.Tags(ctx)
 	if err != nil {
 		return nil, err

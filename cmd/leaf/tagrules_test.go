@@ -68,7 +68,9 @@ func TestTagRulesOneWay(t *testing.T) {
 				t.Fatal(err)
 			}
 			admin := service.TagAdmin{Rows: rows, Settings: bizidtest.New(rows), Issuer: is, Ordered: noOrdered{}}
-			_, apiErr := admin.Create(context.Background(), tag, tc.ordered, tc.g)
+			_, apiErr := admin.Create(context.Background(), service.NewTag{
+				Name: tag.Name, Step: &tag.Step, MaxID: &tag.MaxID, Ordered: tc.ordered, Settings: tc.g,
+			})
 			if apiErr == nil {
 				t.Fatal("the admin API took it")
 			}
