@@ -15,8 +15,9 @@ import (
 	"testing"
 )
 
-// The limits of the house (STYLE.md, "Files that say what they hold"): a
-// file past a few hundred lines usually holds two jobs, and a function
+// The limits of the code (docs/testing.md): a package is read from its
+// file list, so a file says what it holds; one past a few hundred lines
+// usually holds two jobs, and a function
 // past a screen two steps. A file's lines are counted as wc -l counts
 // them; a function's from its func keyword to its closing brace, its doc
 // comment left out.
@@ -54,7 +55,7 @@ func TestFileAndFunctionLengths(t *testing.T) {
 			used[key] = true
 			continue
 		}
-		t.Errorf("%s: %d lines, more than %d: split it by job (STYLE.md), or if it is a flat table that reads best whole, say why in its comment and in exceptions", o.key, o.lines, o.limit)
+		t.Errorf("%s: %d lines, more than %d: split it by job (docs/testing.md), or if it is a flat table that reads best whole, say why in its comment and in exceptions", o.key, o.lines, o.limit)
 	}
 	for key, why := range exceptions {
 		if !used[key] {

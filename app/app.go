@@ -90,7 +90,7 @@ func (a *Server) Open(ctx context.Context) error {
 	if err := a.listen(); err != nil {
 		return err
 	}
-	e := a.newEdges()
+	e := a.newWiring()
 	a.openSegments(e)
 	if err := a.openSequences(e); err != nil {
 		return err
@@ -107,7 +107,7 @@ func (a *Server) Open(ctx context.Context) error {
 
 // openUUIDs serves UUIDs, which need no store and no coordination: they
 // are always on.
-func (a *Server) openUUIDs(e *edges) {
+func (a *Server) openUUIDs(e *wiring) {
 	uuids := uuidv7.New(uuidv7.Options{})
 	e.svc.UUIDs, e.domain.UUIDs = uuids, uuids
 }
@@ -174,8 +174,8 @@ func (a *Server) Sequencer() *sequence.Sequencer  { return a.seq }
 func (a *Server) Allocator() *segment.Allocator   { return a.alloc }
 func (a *Server) Generator() *snowflake.Generator { return a.gen }
 
-// Stores are the stores the server opened, in the configured order.
-func (a *Server) Stores() []*store.Store {
+// OpenedStores are the stores the server opened, in the configured order.
+func (a *Server) OpenedStores() []*store.Store {
 	out := make([]*store.Store, len(a.stores))
 	for i, s := range a.stores {
 		out[i] = s.st

@@ -22,7 +22,7 @@ const pruneEvery = time.Hour
 // allocator issues (or the Sequencer, for those served by one owner). They
 // live in one store: the store, or the home store of a set, whose rows
 // the set's allocator numbers there (storeset's home.go).
-func (a *Server) openIssuer(e *edges) error {
+func (a *Server) openIssuer(e *wiring) error {
 	if !a.cfg.Segment {
 		return nil
 	}
@@ -49,7 +49,7 @@ type homeSettings struct {
 }
 
 func (h homeSettings) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.Settings) (segment.Tag, error) {
-	if err := FreeInSet(ctx, h.set, t.Name); err != nil {
+	if err := CheckFreeInSet(ctx, h.set, t.Name); err != nil {
 		return segment.Tag{}, err
 	}
 	return h.Store.CreateSpecialTag(ctx, t, set)

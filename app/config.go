@@ -10,8 +10,8 @@ import (
 // environment read (docs/cli.md tells each), already checked. Zero fields
 // are not defaults here: the command line fills them.
 type Config struct {
-	// Stores is where the ids live: one store, or a set of them.
-	Stores
+	// StoreConfig is where the ids live: one store, or a set of them.
+	StoreConfig
 	// Addr is the listen address, host:port or :port.
 	Addr string
 	// Migrate applies the pending migrations before serving.

@@ -18,11 +18,11 @@ import (
 	"github.com/leafid/leaf/service"
 )
 
-// edges is what the parts of the app serve, gathered while open starts
+// wiring is what the parts of the app serve, gathered while open starts
 // them: the service's configuration, the HTTP API's, the sources of the
 // domain metrics and the registry they are exposed from. The service is
 // made once at the end (openServer), and both edges serve it.
-type edges struct {
+type wiring struct {
 	reg    *prometheus.Registry
 	svc    service.Config
 	api    httpapi.Config
@@ -41,13 +41,13 @@ func (a *Server) listen() error {
 // Addr is the address the app listens on, once open.
 func (a *Server) Addr() string { return a.ln.Addr().String() }
 
-// newEdges is the configuration of the edges before any part adds to it:
+// newWiring is the configuration of the edges before any part adds to it:
 // the instance, the tokens, and the readiness checks of the lifecycle, the
 // schema and the stores.
-func (a *Server) newEdges() *edges {
+func (a *Server) newWiring() *wiring {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	e := &edges{
+	e := &wiring{
 		reg: reg,
 		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags, StoresDurable: a.storesDurable,
 			StoreRestartJumps: a.storesJumped},
@@ -80,7 +80,7 @@ func (a *Server) newEdges() *edges {
 // openServer registers the domain metrics and makes the server of both
 // edges from what the parts offered, with TLS when --tls-cert is given.
 // It serves nothing yet: run does.
-func (a *Server) openServer(e *edges) error {
+func (a *Server) openServer(e *wiring) error {
 	if err := metrics.Register(e.reg, e.domain); err != nil {
 		return err
 	}

@@ -16,14 +16,14 @@ import (
 
 // openSegments starts the segment allocator, with --segment, and serves
 // its ids and the administration of its tags.
-func (a *Server) openSegments(e *edges) {
+func (a *Server) openSegments(e *wiring) {
 	if !a.cfg.Segment {
 		return
 	}
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
 	e.svc.Segments, e.domain.Segments = a.alloc, a.alloc
-	e.svc.Tags = tagAdmin{TagRows: a.tagStore(), alloc: a.alloc}
+	e.svc.Tags = announcedRows{TagRows: a.tagStore(), alloc: a.alloc}
 }
 
 // closeSegments stops the allocator's loads, then hands back what its
@@ -89,10 +89,10 @@ func (a *Server) handBack() {
 	}
 }
 
-// tagAdmin is the store's tag administration, telling the allocator of a
+// announcedRows is the store's tag administration, telling the allocator of a
 // created tag so that it is served here at once, before the next read of
 // the tag list, and the Sequencer of an ordered tag.
-type tagAdmin struct {
+type announcedRows struct {
 	service.TagRows
 	alloc *segment.Allocator
 	seq   *sequence.Sequencer // nil: no ordered tags
@@ -100,11 +100,11 @@ type tagAdmin struct {
 	set   *storeset.Stores    // nil: one store
 }
 
-func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+func (t announcedRows) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
 	if t.seq == nil || t.st == nil {
 		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on", sequence.ErrUnavailable)
 	}
-	if err := FreeInSet(ctx, t.set, tag.Name); err != nil {
+	if err := CheckFreeInSet(ctx, t.set, tag.Name); err != nil {
 		return segment.Tag{}, err
 	}
 	created, err := t.st.CreateOrderedTag(ctx, tag)
@@ -115,7 +115,7 @@ func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segmen
 	return created, err
 }
 
-func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
 	created, err := t.TagRows.CreateTag(ctx, tag)
 	if err == nil {
 		t.alloc.Added(created.Name)
@@ -123,10 +123,10 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 	return created, err
 }
 
-// FreeInSet refuses a name that a store of the set has: a tag that lives in
+// CheckFreeInSet refuses a name that a store of the set has: a tag that lives in
 // the home store alone (ordered, formatted, opaque) must have no row of its
 // name in another store, which would number it in its class.
-func FreeInSet(ctx context.Context, set *storeset.Stores, name string) error {
+func CheckFreeInSet(ctx context.Context, set *storeset.Stores, name string) error {
 	if set == nil {
 		return nil
 	}

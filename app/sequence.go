@@ -13,7 +13,7 @@ import (
 // them, their spaces and, with the segment allocator, the strictly
 // increasing (ordered) tags. They live in one store: the store, or the
 // home store of a set.
-func (a *Server) openSequences(e *edges) error {
+func (a *Server) openSequences(e *wiring) error {
 	if !a.cfg.Sequences {
 		return nil
 	}
@@ -25,7 +25,7 @@ func (a *Server) openSequences(e *edges) error {
 	e.svc.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
 	if a.cfg.Segment {
 		e.svc.Ordered = a.seq
-		e.svc.Tags = tagAdmin{TagRows: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
+		e.svc.Tags = announcedRows{TagRows: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
 	}
 	return nil
 }

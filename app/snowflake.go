@@ -13,7 +13,7 @@ import (
 
 // openSnowflake starts the snowflake generator, with --snowflake, and
 // serves its ids; its readiness check fails while it cannot issue.
-func (a *Server) openSnowflake(ctx context.Context, e *edges) error {
+func (a *Server) openSnowflake(ctx context.Context, e *wiring) error {
 	if !a.cfg.Snowflake {
 		return nil
 	}

@@ -14,13 +14,13 @@ import (
 	"github.com/leafid/leaf/store"
 )
 
-// Stores is where the ids live: one store (a MySQL database, with the
+// StoreConfig is where the ids live: one store (a MySQL database, with the
 // nodes of its synchronous cluster, or an SQLite file), or several
 // independent stores serving one number space (Set). The command line
 // reads it from --mysql-dsn and --mysql-addrs, --sqlite-path, --store and
 // --store-addrs, and --store-timeout; every command that opens a store
 // opens it by these methods.
-type Stores struct {
+type StoreConfig struct {
 	// MySQLDSN is the DSN of the one MySQL store; empty for SQLite.
 	MySQLDSN string
 	// MySQLAddrs are the nodes of its cluster, used in turn instead of the
@@ -49,11 +49,11 @@ type StoreEntry struct {
 }
 
 // Several reports whether the stores are a set.
-func (s Stores) Several() bool { return len(s.Set) > 0 }
+func (s StoreConfig) Several() bool { return len(s.Set) > 0 }
 
 // MySQLConfig is the parsed DSN of the one MySQL store; nil for SQLite,
 // or for a DSN that does not parse.
-func (s Stores) MySQLConfig() *mysql.Config {
+func (s StoreConfig) MySQLConfig() *mysql.Config {
 	if s.MySQLDSN == "" {
 		return nil
 	}
@@ -69,7 +69,7 @@ func (s Stores) MySQLConfig() *mysql.Config {
 const mysqlUnknownDatabase = 1049
 
 // Open opens the one store.
-func (s Stores) Open(ctx context.Context, opts store.Options) (*store.Store, error) {
+func (s StoreConfig) Open(ctx context.Context, opts store.Options) (*store.Store, error) {
 	opts.Timeout = s.Timeout
 	if s.MySQLDSN == "" {
 		return store.OpenSQLite(ctx, s.SQLitePath, opts)
@@ -81,7 +81,7 @@ func (s Stores) Open(ctx context.Context, opts store.Options) (*store.Store, err
 // OpenExisting opens the one store for a command that only reads: an
 // SQLite file that does not exist is an error, not an empty database left
 // behind.
-func (s Stores) OpenExisting(ctx context.Context) (*store.Store, error) {
+func (s StoreConfig) OpenExisting(ctx context.Context) (*store.Store, error) {
 	if s.MySQLDSN == "" && s.SQLitePath != ":memory:" {
 		if _, err := os.Stat(s.SQLitePath); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", s.SQLitePath)
@@ -105,7 +105,7 @@ func openMySQL(ctx context.Context, dsn string, cfg *mysql.Config, opts store.Op
 
 // Kind names the one store's kind, "mysql" or "sqlite", without an
 // address.
-func (s Stores) Kind() string {
+func (s StoreConfig) Kind() string {
 	if s.MySQLDSN == "" {
 		return "sqlite"
 	}
@@ -113,7 +113,7 @@ func (s Stores) Kind() string {
 }
 
 // Describe names the one store for logs, without the DSN's password.
-func (s Stores) Describe() []any {
+func (s StoreConfig) Describe() []any {
 	if s.MySQLDSN == "" {
 		return []any{"store", "sqlite", "path", s.SQLitePath}
 	}
@@ -130,7 +130,7 @@ func (s Stores) Describe() []any {
 
 // Where names the one store st for a person, as in "created orders in
 // mysql leaf@tcp(db:3306)/leaf": the node in use, never the password.
-func (s Stores) Where(st *store.Store) string {
+func (s StoreConfig) Where(st *store.Store) string {
 	cfg := s.MySQLConfig()
 	if cfg == nil {
 		return "sqlite " + s.SQLitePath
@@ -144,7 +144,7 @@ func (s Stores) Where(st *store.Store) string {
 
 // SetKind names the kind of each store of the set for the status page:
 // "3 stores: a (mysql), b (sqlite), c (mysql)", no address.
-func (s Stores) SetKind() string {
+func (s StoreConfig) SetKind() string {
 	kinds := make([]string, len(s.Set))
 	for i, e := range s.Set {
 		kinds[i] = fmt.Sprintf("%s (%s)", e.Name, e.Kind())

@@ -36,7 +36,7 @@ func (t target) Forwarded() bool { return false }
 // numbers: leaf.v1's ids are int64, so a formatted tag's texts are refused
 // before any is issued; the HTTP API serves them.
 func numbers(tag string) service.Want {
-	return service.Want{IfText: service.Errorf(service.NotNumeric, "biz tag %q is formatted: its ids are texts, which the HTTP API serves (GET /api/segment/get/{tag})", tag)}
+	return service.Want{TextsRefused: service.Errorf(service.NotNumeric, "biz tag %q is formatted: its ids are texts, which the HTTP API serves (GET /api/segment/get/{tag})", tag)}
 }
 
 func (s *idServer) GetSegmentId(ctx context.Context, req *connect.Request[leafv1.GetSegmentIdRequest]) (*connect.Response[leafv1.GetSegmentIdResponse], error) {

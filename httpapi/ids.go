@@ -48,7 +48,7 @@ func forwardTarget(u *url.URL) string {
 // want is what a route can answer with: texts only in decimal form.
 func want(tag string, form idForm) service.Want {
 	if form != decimalForm {
-		return service.Want{IfText: textForm(tag)}
+		return service.Want{TextsRefused: textForm(tag)}
 	}
 	return service.Want{}
 }

@@ -20,11 +20,11 @@ type Via interface {
 	Forwarded() bool
 }
 
-// Want is what the caller can answer with. IfText, when not nil, is the
+// Want is what the caller can answer with. TextsRefused, when not nil, is the
 // error to answer for a formatted tag, whose ids are texts, before any is
 // issued: the caller can only carry numbers.
 type Want struct {
-	IfText error
+	TextsRefused error
 }
 
 // ID is one id of a segment tag: N; Text, for a formatted tag; or, when
@@ -177,8 +177,8 @@ func (s *Service) bizID(ctx context.Context, tag string, bt *bizid.Tag, want Wan
 		}
 		return ID{N: id.N}, nil
 	}
-	if want.IfText != nil {
-		return ID{}, want.IfText
+	if want.TextsRefused != nil {
+		return ID{}, want.TextsRefused
 	}
 	id, err := s.cfg.Biz.Next(ctx, bt)
 	if err != nil {
@@ -190,8 +190,8 @@ func (s *Service) bizID(ctx context.Context, tag string, bt *bizid.Tag, want Wan
 
 // bizIDs is bizID for a batch.
 func (s *Service) bizIDs(ctx context.Context, tag string, bt *bizid.Tag, n int, want Want, via Via) (IDs, error) {
-	if bt.Formatted() && want.IfText != nil {
-		return IDs{}, want.IfText
+	if bt.Formatted() && want.TextsRefused != nil {
+		return IDs{}, want.TextsRefused
 	}
 	ids, err := s.cfg.Biz.NextN(ctx, bt, n)
 	if err != nil {

@@ -80,17 +80,17 @@ func (a *TagAdmin) Named(name string) error {
 	return segment.ValidateTag(name)
 }
 
-// settingsOff reports whether settings cannot be kept here.
-func (a *TagAdmin) settingsOff() error {
+// refuseSettings refuses settings where they cannot be kept here.
+func (a *TagAdmin) refuseSettings() error {
 	if a.Settings == nil || a.Issuer == nil {
 		return bizOff()
 	}
 	return nil
 }
 
-// ownerOff refuses settings that make a tag served by one owner at a time
+// refuseOwned refuses settings that make a tag served by one owner at a time
 // (ordered, or a capped format) where this server serves no such tags.
-func (a *TagAdmin) ownerOff(set bizid.Settings) error {
+func (a *TagAdmin) refuseOwned(set bizid.Settings) error {
 	if a.Ordered != nil || !set.Owned() {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (a *TagAdmin) Create(ctx context.Context, n NewTag) (TagView, error) {
 	}
 	t, ordered, g := n.tag(), n.Ordered, n.Settings
 	if g.given() {
-		if err := a.settingsOff(); err != nil {
+		if err := a.refuseSettings(); err != nil {
 			return TagView{}, err
 		}
 	}
@@ -186,7 +186,7 @@ func (a *TagAdmin) withKey(set *bizid.Settings) error {
 
 // createSpecial creates a formatted or opaque tag.
 func (a *TagAdmin) createSpecial(ctx context.Context, t segment.Tag, set bizid.Settings) (TagView, error) {
-	if err := a.ownerOff(set); err != nil {
+	if err := a.refuseOwned(set); err != nil {
 		return TagView{}, err
 	}
 	created, err := a.Settings.CreateSpecialTag(ctx, t, set)
@@ -239,7 +239,7 @@ func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate,
 // updateSettings applies the settings an update gave: settings for a
 // plain tag, or a formatted tag's new zone.
 func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.Settings, g TagSettings) error {
-	if err := a.settingsOff(); err != nil {
+	if err := a.refuseSettings(); err != nil {
 		return err
 	}
 	old, kind, err := a.Settings.LookupTag(ctx, name)
@@ -276,7 +276,7 @@ func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.
 	if err := next.Validate(); err != nil {
 		return err
 	}
-	if err := a.ownerOff(next); err != nil {
+	if err := a.refuseOwned(next); err != nil {
 		return err
 	}
 	if err := a.Settings.SetTagSettings(ctx, old, had, next); err != nil {

@@ -151,7 +151,7 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
-		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+		if err := s.refusePeriodRow(ctx, t.Name); err != nil {
 			return err
 		}
 		if set.Formatted() && set.Reset != bizid.Never {
@@ -206,7 +206,7 @@ func (s *Store) SetTagSettings(ctx context.Context, old bizid.Settings, had bool
 			return err
 		}
 		if !had {
-			if err := s.notPeriodRow(ctx, set.Tag); err != nil {
+			if err := s.refusePeriodRow(ctx, set.Tag); err != nil {
 				return err
 			}
 			if set.Formatted() && set.Reset != bizid.Never {

@@ -44,7 +44,7 @@ func (s *Store) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Ta
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
 	err := s.call(ctx, false, func(ctx context.Context) error {
-		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+		if err := s.refusePeriodRow(ctx, t.Name); err != nil {
 			return err
 		}
 		tx, err := s.db.BeginTxx(ctx, nil)

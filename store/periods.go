@@ -139,10 +139,10 @@ func (s *Store) periodRows(ctx context.Context, names []string) (map[string]bizi
 	return out, nil
 }
 
-// notPeriodRow refuses, within a call, a new tag or settings named like
+// refusePeriodRow refuses, within a call, a new tag or settings named like
 // the row of a period of a formatted tag: its rows are made by that tag
 // and issued only as its texts.
-func (s *Store) notPeriodRow(ctx context.Context, name string) error {
+func (s *Store) refusePeriodRow(ctx context.Context, name string) error {
 	rows, err := s.periodRows(ctx, []string{name})
 	if err != nil {
 		return err

@@ -155,7 +155,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 	// Not retried after a broken connection: the INSERT may have run, and
 	// a second one would call the caller's own new tag taken.
 	err := s.call(ctx, false, func(ctx context.Context) error {
-		if err := s.notPeriodRow(ctx, t.Name); err != nil {
+		if err := s.refusePeriodRow(ctx, t.Name); err != nil {
 			return err
 		}
 		tx, err := s.db.BeginTxx(ctx, nil)

@@ -198,7 +198,7 @@ func TestServeDurabilityChanges(t *testing.T) {
 	if _, err := root.Exec("SET GLOBAL innodb_flush_log_at_trx_commit = 1"); err != nil {
 		t.Fatal(err)
 	}
-	a.Stores()[0].CheckDurability(context.Background()) // as the minute's reading does
+	a.OpenedStores()[0].CheckDurability(context.Background()) // as the minute's reading does
 	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/orders"); code != http.StatusOK {
 		t.Errorf("get = %d %s once durable, want an id", code, body)
 	}

@@ -47,9 +47,9 @@ func newApp(args []string, getenv func(string) string, stderr io.Writer) (*serve
 // app is the configuration of the server, as the flags read it.
 func (c *serveConfig) app() app.Config {
 	return app.Config{
-		Stores:  c.storeFlags.config(),
-		Addr:    c.addr,
-		Migrate: c.migrate, Segment: c.segment, Snowflake: c.snowflake, Sequences: c.sequences,
+		StoreConfig: c.storeFlags.config(),
+		Addr:        c.addr,
+		Migrate:     c.migrate, Segment: c.segment, Snowflake: c.snowflake, Sequences: c.sequences,
 		WorkerID: c.workerID, EpochMs: c.epochMs, Layout: c.layout, Holder: c.holder,
 		AdminToken: c.adminToken, StatusToken: c.statusToken, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
 		RefreshTags: c.refreshTags, FailoverJump: c.failoverJump,

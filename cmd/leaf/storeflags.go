@@ -80,9 +80,9 @@ func (f *storeFlags) validate() error {
 }
 
 // config is the stores the flags name, as the app and every command open
-// them (app.Stores).
-func (f *storeFlags) config() app.Stores {
-	return app.Stores{
+// them (app.StoreConfig).
+func (f *storeFlags) config() app.StoreConfig {
+	return app.StoreConfig{
 		MySQLDSN: f.mysqlDSN, MySQLAddrs: f.mysqlAddrs.addrs, MySQLAddrsGiven: f.mysqlAddrs.given,
 		SQLitePath: f.sqlitePath, Timeout: f.storeTimeout, Set: f.stores,
 	}

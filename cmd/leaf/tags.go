@@ -146,7 +146,7 @@ func tagAddHome(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Se
 	if err != nil {
 		return err
 	}
-	if err := app.FreeInSet(ctx, stores, t.Name); err != nil {
+	if err := app.CheckFreeInSet(ctx, stores, t.Name); err != nil {
 		return createError(where, err)
 	}
 	return createTagIn(ctx, home, where+" (the home store of the set)", t, set, special, ordered, stdout)

@@ -202,16 +202,16 @@ func (s settingsAdmin) CreateSpecialTag(ctx context.Context, t segment.Tag, set 
 	return created, o.leaseLocked(t.Name)
 }
 
-// tagAdmin is leaf serve's: a tag created is told to the allocator, an
+// announcedRows is leaf serve's: a tag created is told to the allocator, an
 // ordered one to the Sequencer.
-type tagAdmin struct {
+type announcedRows struct {
 	*segmenttest.MemStore
 	db    *DB
 	alloc *segment.Allocator
 	seq   *sequence.Sequencer
 }
 
-func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
 	created, err := t.MemStore.CreateTag(ctx, tag)
 	if err == nil {
 		t.alloc.Added(created.Name)
@@ -219,7 +219,7 @@ func (t tagAdmin) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, 
 	return created, err
 }
 
-func (t tagAdmin) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
+func (t announcedRows) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
 	created, err := t.db.owned.CreateOrderedTag(ctx, tag)
 	if err == nil {
 		t.alloc.MarkNotPlain(created.Name)

@@ -251,7 +251,7 @@ func (fl *Fleet) instance(tb testing.TB, name string, worker int64, ln net.Liste
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
 	ordered := orderedTags{Sequencer: q, l: fl.Ledger}
-	tags := tagAdmin{MemStore: db.Rows, db: db, alloc: alloc, seq: q}
+	tags := announcedRows{MemStore: db.Rows, db: db, alloc: alloc, seq: q}
 	svc := service.New(service.Config{
 		Segments: alloc, Snowflake: gen, UUIDs: uuidv7.New(uuidv7.Options{}), Tags: tags,
 		Biz: is, BizTags: settingsAdmin{Store: db.Settings, db: db}, OnCreate: alloc.Added,
