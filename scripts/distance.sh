@@ -9,6 +9,7 @@
 #   MYSQL_DSN  server DSN without a database (default root@tcp(127.0.0.1:3306)/)
 #   DELAYS     comma-separated delays (default 0,5ms,20ms,100ms)
 #   DURATION   each load's length (default 6s)
+#   PLAIN_STEP the plain tag's step, its first range (default 1000)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -19,4 +20,5 @@ cd bench
 go run ./cmd/distance -leaf ../bin/leaf \
 	-mysql "${MYSQL_DSN:-root@tcp(127.0.0.1:3306)/}" \
 	-delays "${DELAYS:-0,5ms,20ms,100ms}" \
-	-duration "${DURATION:-6s}"
+	-duration "${DURATION:-6s}" \
+	-plain-step "${PLAIN_STEP:-1000}"

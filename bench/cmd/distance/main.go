@@ -51,6 +51,7 @@ type config struct {
 	duration, warm    time.Duration
 	threads, conns    int
 	spaces, tags      int // sequence spaces and ordered tags created
+	plainStep         int // the plain tag's step
 }
 
 // figures are one delay's measurements.
@@ -80,6 +81,7 @@ func main() {
 	flag.IntVar(&cfg.conns, "connections", 64, "wrk's connections")
 	flag.IntVar(&cfg.spaces, "spaces", 1, "sequence spaces of 64 sections to create: the start takes them all")
 	flag.IntVar(&cfg.tags, "ordered-tags", 1, "ordered tags to create: the start takes them all")
+	flag.IntVar(&cfg.plainStep, "plain-step", 1000, "the plain tag's step: its first range")
 	flag.Parse()
 	for _, d := range strings.Split(delays, ",") {
 		v, err := time.ParseDuration(d)
@@ -110,7 +112,7 @@ func measure(cfg config, delay time.Duration, n int) (figures, error) {
 	defer exec1(cfg.server, "DROP DATABASE IF EXISTS "+db)
 	direct := strings.TrimSuffix(cfg.server, "/") + "/" + db
 	creates := [][]string{
-		{"tag", "add", "plain", "--step", "1000"},
+		{"tag", "add", "plain", "--step", strconv.Itoa(cfg.plainStep)},
 		{"tag", "add", "ordered", "--ordered", "--step", "1000"},
 		{"sequence", "add", "space"},
 	}
