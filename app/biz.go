@@ -32,10 +32,7 @@ func (a *Server) openIssuer(e *wiring) error {
 		return err
 	}
 	e.svc.Biz, e.svc.OnCreate = is, a.alloc.Added
-	e.svc.BizTags = st
-	if a.set != nil {
-		e.svc.BizTags = homeSettings{Store: st, set: a.set}
-	}
+	_, e.svc.BizTags = TagRows(st, a.set)
 	return nil
 }
 

@@ -9,8 +9,6 @@ import (
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
-	"github.com/leafid/leaf/service"
-	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
 
@@ -23,7 +21,8 @@ func (a *Server) openSegments(e *wiring) {
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
 	e.svc.Segments, e.domain.Segments = a.alloc, a.alloc
-	e.svc.Tags = announcedRows{TagRows: a.tagStore(), alloc: a.alloc}
+	rows, _ := TagRows(a.homeStore(), a.set)
+	e.svc.Tags = announcedRows{tagRows: rows, alloc: a.alloc}
 }
 
 // closeSegments stops the allocator's loads, then hands back what its
@@ -89,25 +88,21 @@ func (a *Server) handBack() {
 	}
 }
 
-// announcedRows is the store's tag administration, telling the allocator of a
-// created tag so that it is served here at once, before the next read of
-// the tag list, and the Sequencer of an ordered tag.
+// announcedRows are the tag rows (TagRows) of leaf serve's admin calls,
+// telling the allocator of a created tag so that it is served here at
+// once, before the next read of the tag list, and the Sequencer of an
+// ordered tag.
 type announcedRows struct {
-	service.TagRows
+	tagRows
 	alloc *segment.Allocator
 	seq   *sequence.Sequencer // nil: no ordered tags
-	st    *store.Store        // where ordered tags live: the store, or the home store of the set
-	set   *storeset.Stores    // nil: one store
 }
 
 func (t announcedRows) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
-	if t.seq == nil || t.st == nil {
+	if t.seq == nil {
 		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on", sequence.ErrUnavailable)
 	}
-	if err := CheckFreeInSet(ctx, t.set, tag.Name); err != nil {
-		return segment.Tag{}, err
-	}
-	created, err := t.st.CreateOrderedTag(ctx, tag)
+	created, err := t.tagRows.CreateOrderedTag(ctx, tag)
 	if err == nil {
 		t.alloc.MarkNotPlain(created.Name)
 		t.seq.AddedOrdered(ctx, created.Name)
@@ -116,7 +111,7 @@ func (t announcedRows) CreateOrderedTag(ctx context.Context, tag segment.Tag) (s
 }
 
 func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
-	created, err := t.TagRows.CreateTag(ctx, tag)
+	created, err := t.tagRows.CreateTag(ctx, tag)
 	if err == nil {
 		t.alloc.Added(created.Name)
 	}

@@ -25,7 +25,8 @@ func (a *Server) openSequences(e *wiring) error {
 	e.svc.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
 	if a.cfg.Segment {
 		e.svc.Ordered = a.seq
-		e.svc.Tags = announcedRows{TagRows: a.tagStore(), alloc: a.alloc, seq: a.seq, st: a.homeStore(), set: a.set}
+		rows, _ := TagRows(a.homeStore(), a.set)
+		e.svc.Tags = announcedRows{tagRows: rows, alloc: a.alloc, seq: a.seq}
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/leafid/leaf/migrations"
 	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -146,15 +145,6 @@ func (s openStore) attrs() []any {
 // segmentStore is where the allocator takes its ranges: the store, or the
 // set of stores.
 func (a *Server) segmentStore() segment.Store {
-	if a.set != nil {
-		return a.set
-	}
-	return a.stores[0].st
-}
-
-// tagStore administers the tags: of the store, or of every store of the
-// set.
-func (a *Server) tagStore() service.TagRows {
 	if a.set != nil {
 		return a.set
 	}

@@ -49,7 +49,8 @@ func TestTagsOfASet(t *testing.T) {
 	set, home, other := setOfTwo(t)
 	alloc := segment.New(set, segment.Options{RefreshInterval: -1})
 	t.Cleanup(func() { _ = alloc.Close() })
-	rows := announcedRows{TagRows: set, alloc: alloc}
+	tags, settings := TagRows(home, set)
+	rows := announcedRows{tagRows: tags, alloc: alloc}
 
 	if _, err := rows.CreateTag(ctx, segment.Tag{Name: "plain", MaxID: 1, Step: 10}); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,6 @@ func TestTagsOfASet(t *testing.T) {
 		t.Errorf("an ordered tag without sequences: %v; want sequence.ErrUnavailable", err)
 	}
 
-	settings := homeSettings{Store: home, set: set}
 	format := bizid.Settings{Format: "F-{seq}", Reset: bizid.Never}
 	if _, err := settings.CreateSpecialTag(ctx, segment.Tag{Name: "plain", MaxID: 1, Step: 10}, format); !errors.Is(err, segment.ErrTagExists) {
 		t.Errorf("a formatted tag named as a plain one: %v; want ErrTagExists", err)

@@ -8,11 +8,17 @@ import (
 	"github.com/leafid/leaf/sequence"
 )
 
+// OrderedLookup tells the ordered tags: the Sequencer that serves them,
+// or a store's rows where none is served (leaf tag add).
+type OrderedLookup interface {
+	// Ordered says whether tag is ordered.
+	Ordered(ctx context.Context, tag string) (bool, error)
+}
+
 // OrderedTags serves the segment tags whose ids strictly increase across
 // the fleet, each from one owner (sequence.Sequencer implements it).
 type OrderedTags interface {
-	// Ordered says whether tag is ordered.
-	Ordered(ctx context.Context, tag string) (bool, error)
+	OrderedLookup
 	// NextTag returns n increasing ids of an ordered tag, or a
 	// *sequence.NotOwnerError naming the owner.
 	NextTag(ctx context.Context, tag string, n int) ([]int64, error)

@@ -55,7 +55,7 @@ type TagAdmin struct {
 	Issuer   SettingsIssuer
 	// Ordered tells ordered tags; nil refuses them (the instance runs
 	// without sequences).
-	Ordered OrderedTags
+	Ordered OrderedLookup
 	// OnCreate, when set, is called with the name of a tag created with
 	// settings (the allocator's Added).
 	OnCreate func(tag string)

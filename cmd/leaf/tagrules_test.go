@@ -96,3 +96,18 @@ func (noOrdered) Ordered(context.Context, string) (bool, error) { return false, 
 func (noOrdered) NextTag(context.Context, string, int) ([]int64, error) {
 	return nil, errors.New("no ordered tags")
 }
+
+// TestTagAddAsTheAPI: leaf tag add creates a tag through the service's
+// tag administration, as the admin API does, so a refusal reads the same
+// both ways: a name that differs from a tag's only in case names that tag.
+func TestTagAddAsTheAPI(t *testing.T) {
+	db := t.TempDir() + "/leaf.db"
+	if _, _, err := runSplit(t, env{}, "tag", "add", "orders", "--sqlite-path", db); err != nil {
+		t.Fatal(err)
+	}
+	_, api := service.Classify(service.WithTag("Orders", &segment.ExistsError{Name: "Orders", Existing: "orders"}))
+	_, _, err := runSplit(t, env{}, "tag", "add", "Orders", "--sqlite-path", db)
+	if !errors.Is(err, segment.ErrTagExists) || !strings.HasSuffix(err.Error(), api) {
+		t.Errorf("tag add Orders beside orders: %v; want the API's %q", err, api)
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,11 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
-	"github.com/leafid/leaf/store"
 )
 
 func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -24,17 +21,30 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	// The rule of the admin API, checked before the store is opened: a bad
 	// command line creates no database file and applies no migration.
-	set, special, err := service.NewTagSettings(a.t, a.ordered, a.g, a.keyID)
+	_, special, err := service.NewTagSettings(a.t, a.ordered, a.g, a.keyID())
 	if err != nil {
 		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(a.t.Name), ruleError(err))
 	}
-	if sf.several() {
-		if special || a.ordered {
-			return tagAddHome(ctx, sf, a.t, set, special, a.ordered, stdout, stderr)
-		}
-		return tagAddStores(ctx, sf, a.t, stdout, stderr)
+	// An ordered, formatted or opaque tag lives in the home store of a set
+	// alone; a plain one in every store.
+	home := special || a.ordered
+	adm, err := openTagAdmin(ctx, sf, home, a.keys, stderr)
+	if err != nil {
+		return err
 	}
-	return tagAddOne(ctx, sf, a.t, set, special, a.ordered, stdout, stderr)
+	defer adm.close()
+	v, err := adm.Create(ctx, service.NewTag{
+		Name: a.t.Name, Step: &a.t.Step, MaxID: &a.t.MaxID, Description: a.t.Description,
+		Ordered: a.ordered, Settings: a.g,
+	})
+	if err := createError(adm.where, err); err != nil {
+		return err
+	}
+	if adm.stores != nil && !home {
+		return adm.createdInEvery(ctx, v, stdout)
+	}
+	fmt.Fprintln(stdout, createdLine(v, adm.where))
+	return nil
 }
 
 // tagAddArgs is what the command line of leaf tag add gives.
@@ -42,7 +52,15 @@ type tagAddArgs struct {
 	t       segment.Tag
 	ordered bool
 	g       service.TagSettings // the settings given
-	keyID   string              // with --opaque, the fingerprint of the current opaque key
+	keys    [][]byte            // with --opaque, the fleet's opaque keys, the current first
+}
+
+// keyID is the fingerprint of the current opaque key, "" without one.
+func (a tagAddArgs) keyID() string {
+	if len(a.keys) == 0 {
+		return ""
+	}
+	return bizid.KeyID(a.keys[0])
 }
 
 // parseTagAdd reads leaf tag add's command line: the flags, the one NAME,
@@ -73,99 +91,24 @@ func parseTagAdd(args []string, getenv func(string) string, stderr io.Writer) (t
 	}
 	a.t.Name = rest[0]
 	if a.g.Opaque != nil {
-		if a.keyID, err = opaqueKeyID(&keys, getenv); err != nil {
+		if a.keys, err = opaqueKeys(&keys, getenv); err != nil {
 			return a, nil, err
 		}
 	}
 	return a, sf, nil
 }
 
-// tagAddOne creates the tag in the one store of the command line, after
-// migrating it.
-func tagAddOne(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Settings, special, ordered bool, stdout, stderr io.Writer) error {
-	st, err := sf.open(ctx, store.Options{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	where := sf.where(st)
-	// Migrations only create what is missing, so tag add works on a fresh
-	// database too; it says so, as that may be a database made by mistake.
-	applied, err := st.Migrate(ctx)
-	printMigrations(stderr, where, applied)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	return createTagIn(ctx, st, where, t, set, special, ordered, stdout)
-}
-
-// createTagIn creates the tag in st: formatted or opaque when special,
-// else ordered or plain; and says so on stdout.
-func createTagIn(ctx context.Context, st *store.Store, where string, t segment.Tag, set bizid.Settings, special, ordered bool, stdout io.Writer) error {
-	if special {
-		created, err := st.CreateSpecialTag(ctx, t, set)
-		if err := createError(where, err); err != nil {
-			return err
-		}
-		what := fmt.Sprintf("format %s, reset %s, time zone %s", set.Format, set.Reset, cmp.Or(set.TimeZone, "UTC"))
-		if set.Owned() {
-			what += ", ordered (served by one owner at a time)"
-		}
-		if set.Opaque() {
-			what = fmt.Sprintf("opaque over %d bits, key id %s", set.OpaqueBits, set.KeyID)
-		}
-		fmt.Fprintf(stdout, "created %s in %s: %s, step %d\n", printable(created.Name), where, what, created.Step)
-		return nil
-	}
-	create, kind := st.CreateTag, ""
-	if ordered {
-		create, kind = st.CreateOrderedTag, "ordered tag "
-	}
-	created, err := create(ctx, t)
-	if err := createError(where, err); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "created %s%s in %s: next id %d, step %d\n", kind, printable(created.Name), where, created.MaxID, created.Step)
-	return nil
-}
-
-// tagAddHome creates an ordered, formatted or opaque tag in the home store
-// of the set of --store, once no store of the set has its name.
-func tagAddHome(ctx context.Context, sf *storeFlags, t segment.Tag, set bizid.Settings, special, ordered bool, stdout, stderr io.Writer) error {
-	o := openStores(ctx, sf, false)
-	defer o.close()
-	if err := o.migrate(ctx, stderr); err != nil {
-		return err
-	}
-	stores, err := o.openSet(ctx)
-	if err != nil {
-		return err
-	}
-	defer stores.Close()
-	home, where, err := o.home(stores)
-	if err != nil {
-		return err
-	}
-	if err := app.CheckFreeInSet(ctx, stores, t.Name); err != nil {
-		return createError(where, err)
-	}
-	return createTagIn(ctx, home, where+" (the home store of the set)", t, set, special, ordered, stdout)
-}
-
-// opaqueKeyID is the fingerprint of the first of the fleet's opaque keys,
-// of --opaque-key or LEAF_OPAQUE_KEY, "" when neither gives one.
-func opaqueKeyID(keys *opaqueKeysFlag, getenv func(string) string) (string, error) {
+// opaqueKeys are the fleet's opaque keys, of --opaque-key or
+// LEAF_OPAQUE_KEY, none when neither gives one.
+func opaqueKeys(keys *opaqueKeysFlag, getenv func(string) string) ([][]byte, error) {
 	if len(keys.keys) == 0 {
 		if v := getenv(envName("opaque-key")); v != "" {
 			if err := keys.Set(v); err != nil {
-				return "", fmt.Errorf("%w: %s: %w", errUsage, envName("opaque-key"), err)
+				return nil, fmt.Errorf("%w: %s: %w", errUsage, envName("opaque-key"), err)
 			}
 		}
 	}
-	if len(keys.keys) == 0 {
-		return "", nil
-	}
-	return bizid.KeyID(keys.keys[0]), nil
+	return keys.keys, nil
 }
 
 // ruleError is an error of the tag rules as the command line says it: the
@@ -179,12 +122,16 @@ func ruleError(err error) error {
 	return err
 }
 
-// createError is the error of creating a tag in where.
+// createError is the error of creating a tag in where: a refusal in the
+// admin API's words, which wraps the refusal's own error.
 func createError(where string, err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, segment.ErrInvalidTag) || errors.Is(err, segment.ErrInvalidDescription):
+	}
+	if code, msg := service.Classify(err); code != service.Internal && code != service.Unavailable {
+		err = said{msg, err}
+	}
+	if errors.Is(err, segment.ErrInvalidTag) || errors.Is(err, segment.ErrInvalidDescription) {
 		// What only the database could judge (a character its table
 		// cannot store) is still a mistake in the command line.
 		return fmt.Errorf("%w: %s: %w", errUsage, where, err)
@@ -192,42 +139,14 @@ func createError(where string, err error) error {
 	return fmt.Errorf("%s: %w", where, err)
 }
 
-// tagAddStores creates the tag in every store of the set: each store's row
-// hands out ids of its own class. Every store must open, so that none is
-// left without the row.
-func tagAddStores(ctx context.Context, sf *storeFlags, t segment.Tag, stdout, stderr io.Writer) error {
-	o := openStores(ctx, sf, false)
-	defer o.close()
-	if err := o.allOpen(); err != nil {
-		return err
-	}
-	if err := o.migrate(ctx, stderr); err != nil {
-		return err
-	}
-	set, err := o.openSet(ctx)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
-	where := "stores " + strings.Join(sf.stores.names(), ", ")
-	created, err := set.CreateTag(ctx, t)
-	if err := createError(where, err); err != nil {
-		return err
-	}
-	// The set creates the row in every store that answers: say which
-	// did not.
-	var missing []string
-	for i, st := range o.stores {
-		if _, err := st.Tag(ctx, t.Name); err != nil {
-			missing = append(missing, fmt.Sprintf("%s (%v)", o.entries[i].Name, err))
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("created %s, but not in the stores %s: create it there with the same step once they answer", printable(created.Name), strings.Join(missing, "; "))
-	}
-	fmt.Fprintf(stdout, "created %s in %s: step %d\n", printable(created.Name), where, created.Step)
-	return nil
+// said is err as msg says it.
+type said struct {
+	msg string
+	err error
 }
+
+func (s said) Error() string { return s.msg }
+func (s said) Unwrap() error { return s.err }
 
 func tagList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	sf, rest, err := commandLine("tag list", args, getenv, stderr, nil)

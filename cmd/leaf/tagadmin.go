@@ -1,0 +1,145 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/leafid/leaf/app"
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/service"
+	"github.com/leafid/leaf/store"
+)
+
+// tagAdmin is the service's tag administration over the store, or the set
+// of stores, of a command line: leaf tag add creates a tag through the
+// same call, by the same rules, as leaf serve's admin API.
+type tagAdmin struct {
+	*service.TagAdmin
+	where  string
+	stores *openedStores // the stores of a set; nil for one store
+	close  func()
+}
+
+// openTagAdmin opens the store, or the stores of --store, migrating each.
+// A tag of the home store alone (home) needs only the home store of a set
+// to answer; a plain tag needs every store, each numbering it in its own
+// class.
+func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
+	if !sf.several() {
+		st, err := sf.open(ctx, store.Options{})
+		if err != nil {
+			return nil, err
+		}
+		where := sf.where(st)
+		// Migrations only create what is missing, so tag add works on a
+		// fresh database too; it says so, as that may be a database made
+		// by mistake.
+		applied, err := st.Migrate(ctx)
+		printMigrations(stderr, where, applied)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		return newTagAdmin(st, where, keys, func() { st.Close() })
+	}
+	o := openStores(ctx, sf, false)
+	adm, err := o.tagAdmin(ctx, home, keys, stderr)
+	if err != nil {
+		o.close()
+	}
+	return adm, err
+}
+
+// tagAdmin is the tag administration over the set of the stores o opened.
+func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
+	if !home {
+		if err := o.allOpen(); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.migrate(ctx, stderr); err != nil {
+		return nil, err
+	}
+	set, err := o.openSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var st *store.Store
+	where := "stores " + strings.Join(o.entries.names(), ", ")
+	if home {
+		if st, where, err = o.home(set); err != nil {
+			set.Close()
+			return nil, err
+		}
+		where += " (the home store of the set)"
+	}
+	rows, settings := app.TagRows(st, set)
+	adm, err := newTagAdmin(st, where, keys, func() { set.Close(); o.close() })
+	if err == nil {
+		adm.Rows, adm.Settings, adm.stores = rows, settings, o
+	}
+	return adm, err
+}
+
+// newTagAdmin is the tag administration over st, with the fleet's opaque
+// keys; rows and settings are st's unless the caller sets those of a set.
+func newTagAdmin(st *store.Store, where string, keys [][]byte, closeAll func()) (*tagAdmin, error) {
+	is, err := bizid.New(bizid.Options{Store: st, Keys: keys})
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	rows, settings := app.TagRows(st, nil)
+	return &tagAdmin{
+		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Issuer: is, Ordered: storeOrdered{st}},
+		where:    where,
+		close:    closeAll,
+	}, nil
+}
+
+// storeOrdered tells the ordered tags from the store's rows: leaf tag add
+// creates them whether or not an instance serves them yet.
+type storeOrdered struct{ st *store.Store }
+
+func (s storeOrdered) Ordered(ctx context.Context, tag string) (bool, error) {
+	_, ordered, err := s.st.TagOrdered(ctx, tag)
+	return ordered, err
+}
+
+// createdLine says what was created where.
+func createdLine(v service.TagView, where string) string {
+	name := printable(v.Name)
+	switch {
+	case v.Opaque != 0:
+		return fmt.Sprintf("created %s in %s: opaque over %d bits, key id %s, step %d", name, where, v.Opaque, v.KeyID, v.Step)
+	case v.Format != "":
+		what := fmt.Sprintf("format %s, reset %s, time zone %s", v.Format, v.Reset, cmp.Or(v.TimeZone, "UTC"))
+		if v.Ordered {
+			what += ", ordered (served by one owner at a time)"
+		}
+		return fmt.Sprintf("created %s in %s: %s, step %d", name, where, what, v.Step)
+	case v.Ordered:
+		return fmt.Sprintf("created ordered tag %s in %s: next id %d, step %d", name, where, v.MaxID, v.Step)
+	}
+	return fmt.Sprintf("created %s in %s: next id %d, step %d", name, where, v.MaxID, v.Step)
+}
+
+// createdInEvery says that a plain tag was created in every store of the
+// set, or which stores lack its row: the set creates it in every store
+// that answers.
+func (t *tagAdmin) createdInEvery(ctx context.Context, v service.TagView, stdout io.Writer) error {
+	var missing []string
+	for i, st := range t.stores.stores {
+		if _, err := st.Tag(ctx, v.Name); err != nil {
+			missing = append(missing, fmt.Sprintf("%s (%v)", t.stores.entries[i].Name, err))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("created %s, but not in the stores %s: create it there with the same step once they answer", printable(v.Name), strings.Join(missing, "; "))
+	}
+	fmt.Fprintf(stdout, "created %s in %s: step %d\n", printable(v.Name), t.where, v.Step)
+	return nil
+}
