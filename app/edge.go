@@ -68,7 +68,7 @@ func (a *Server) newWiring() *wiring {
 				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
 			}, append(a.storeChecks(), a.durabilityChecks()...)...),
 		},
-		svc: service.Config{Registry: reg, Logger: a.log, ForwardTimeout: a.cfg.ForwardTimeout},
+		svc: service.Config{Registry: reg, Logger: a.log, Peer: httpapi.NewPeer(a.cfg.ForwardTimeout)},
 	}
 	if a.set != nil {
 		e.api.Instance.Store = a.cfg.SetKind()

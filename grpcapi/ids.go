@@ -26,13 +26,6 @@ func checkCount(n int32, limit int) error {
 	return nil
 }
 
-// target is a call as the request of the HTTP API it is forwarded as,
-// should its tag's or key's owner be another instance.
-type target string
-
-func (t target) Target() string  { return string(t) }
-func (t target) Forwarded() bool { return false }
-
 // numbers: leaf.v1's ids are int64, so a formatted tag's texts are refused
 // before any is issued; the HTTP API serves them.
 func numbers(tag string) service.Want {
@@ -44,13 +37,8 @@ func (s *idServer) GetSegmentId(ctx context.Context, req *connect.Request[leafv1
 	if err := s.segmentsOn(tag); err != nil {
 		return nil, err
 	}
-	id, err := s.svc.SegmentID(ctx, tag, numbers(tag), target(service.SegmentBatchTarget(tag, 1)))
-	if err == nil && id.Answer != nil {
-		var got []int64
-		if got, err = id.Answer.Numbers("ids", 1); err == nil {
-			id.N = got[0]
-		}
-	}
+	// A gRPC call comes from a client, never forwarded (nil Via).
+	id, err := s.svc.SegmentID(ctx, tag, numbers(tag), nil)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
@@ -66,10 +54,7 @@ func (s *idServer) BatchSegmentIds(ctx context.Context, req *connect.Request[lea
 		return nil, err
 	}
 	n := int(req.Msg.GetCount())
-	ids, err := s.svc.SegmentIDs(ctx, tag, n, numbers(tag), target(service.SegmentBatchTarget(tag, n)))
-	if err == nil && ids.Answer != nil {
-		ids.Nums, err = ids.Answer.Numbers("ids", n)
-	}
+	ids, err := s.svc.SegmentIDs(ctx, tag, n, numbers(tag), nil)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}

@@ -39,18 +39,13 @@ func (s *sequenceServer) Next(ctx context.Context, req *connect.Request[leafv1.N
 		n = int(req.Msg.GetCount())
 	}
 	out := &leafv1.NextResponse{Space: space, Key: key}
-	first, ans, err := s.svc.SequenceNext(ctx, space, key, n, target(service.SequenceTarget("next", space, key, n)))
-	if err == nil && ans != nil {
-		out.Seqs, err = ans.Numbers("seqs", n)
-	}
+	first, err := s.svc.SequenceNext(ctx, space, key, n, nil)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
-	if out.Seqs == nil {
-		out.Seqs = make([]int64, n)
-		for i := range out.Seqs {
-			out.Seqs[i] = first + int64(i)
-		}
+	out.Seqs = make([]int64, n)
+	for i := range out.Seqs {
+		out.Seqs[i] = first + int64(i)
 	}
 	return connect.NewResponse(out), nil
 }
@@ -60,13 +55,7 @@ func (s *sequenceServer) Current(ctx context.Context, req *connect.Request[leafv
 	if err := s.sequenceCall(space, key); err != nil {
 		return nil, err
 	}
-	v, ans, err := s.svc.SequenceCurrent(ctx, space, key, target(service.SequenceTarget("current", space, key, 1)))
-	if err == nil && ans != nil {
-		var got []int64
-		if got, err = ans.Numbers("", 1); err == nil {
-			v = got[0]
-		}
-	}
+	v, err := s.svc.SequenceCurrent(ctx, space, key, nil)
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}

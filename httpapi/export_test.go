@@ -9,5 +9,5 @@ const MaxBodyBytes = maxBodyBytes
 // OpenAPIDocument is the embedded openapi.json.
 var OpenAPIDocument = openAPIDocument
 
-// ForwardTarget exposes forwardTarget to the tests.
-var ForwardTarget = forwardTarget
+// MaxForwardedBody is the largest answer of an owner a Peer reads.
+const MaxForwardedBody = maxForwardedBody

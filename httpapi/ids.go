@@ -2,48 +2,18 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/leafid/leaf/service"
 )
 
-// via is how a request reached this instance, for the service to forward
-// it to the owner of its tag or key: as it came.
+// via is how a request reached this instance: forwarded by another
+// instance when it carries HeaderForwarded.
 type via struct{ r *http.Request }
 
-func (v via) Target() string  { return forwardTarget(v.r.URL) }
 func (v via) Forwarded() bool { return v.r.Header.Get(HeaderForwarded) != "" }
-
-// forwardTarget is the path and query of a request to send on to the
-// owner: the path as the router read it, the one sent when Go kept it
-// (URL.RawPath), with only the bytes a URL may not hold raw
-// percent-encoded, so that the owner reads the same names. URL.RequestURI
-// encodes the decoded path anew when the one sent holds such a byte,
-// turning the %2F of a name into a "/".
-func forwardTarget(u *url.URL) string {
-	if u.RawPath == "" {
-		return u.RequestURI()
-	}
-	const hex = "0123456789ABCDEF"
-	b := make([]byte, 0, len(u.RawPath)+len(u.RawQuery)+16)
-	for i := 0; i < len(u.RawPath); i++ {
-		switch c := u.RawPath[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~!$&'()*+,;=:@/%", c) >= 0:
-			b = append(b, c)
-		default:
-			b = append(b, '%', hex[c>>4], hex[c&15])
-		}
-	}
-	if u.ForceQuery || u.RawQuery != "" {
-		b = append(b, '?')
-		b = append(b, u.RawQuery...)
-	}
-	return string(b)
-}
 
 // want is what a route can answer with: texts only in decimal form.
 func want(tag string, form idForm) service.Want {
@@ -70,8 +40,6 @@ func (s *server) segmentGet(c echo.Context) error {
 	switch {
 	case err != nil:
 		return err
-	case id.Answer != nil:
-		return writeAnswer(c, id.Answer)
 	case id.Text != "":
 		return writeText(c, id.Text)
 	}
@@ -92,11 +60,8 @@ func (s *server) segmentBatch(c echo.Context) error {
 	}
 	req := c.Request()
 	ids, err := s.svc.SegmentIDs(req.Context(), tag, n, want(tag, form), via{req})
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case ids.Answer != nil:
-		return writeAnswer(c, ids.Answer)
 	}
 	b := make([]byte, 0, 32+len(tag)+n*24)
 	b = append(b, `{"tag":`...)

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -13,13 +12,14 @@ import (
 )
 
 // HeaderForwarded marks a request that an instance forwarded to the owner
-// of the key's section or of an ordered tag. An instance that gets one for
-// a section it does not own answers 503 with Retry-After rather than
-// forward it again: a request hops at most once.
-const HeaderForwarded = service.HeaderForwarded
+// of the key's section or of an ordered or formatted tag (Peer). An
+// instance that gets one for a section or tag it does not own answers 503
+// with Retry-After rather than forward it again: a request hops at most
+// once.
+const HeaderForwarded = "Leaf-Forwarded"
 
-// DefaultForwardTimeout bounds a forwarded request when
-// Config.ForwardTimeout is 0.
+// DefaultForwardTimeout bounds a forwarded request when NewPeer is given
+// no timeout.
 const DefaultForwardTimeout = service.DefaultForwardTimeout
 
 // pathSpaceKey reads the :space and :key parameters, and asks the
@@ -61,12 +61,10 @@ func (s *server) sequenceNext(c echo.Context) error {
 		}
 	}
 	req := c.Request()
-	first, ans, err := s.svc.SequenceNext(req.Context(), space, key, n, via{req})
+	first, err := s.svc.SequenceNext(req.Context(), space, key, n, via{req})
 	switch {
 	case err != nil:
 		return err
-	case ans != nil:
-		return writeAnswer(c, ans)
 	case !batch:
 		return writeID(c, first, decimalForm)
 	}
@@ -115,32 +113,15 @@ func (s *server) current(c echo.Context, asJSON bool) error {
 		return newError(http.StatusBadRequest, codeInvalidRequest, "current takes no query parameters")
 	}
 	req := c.Request()
-	var from service.Via = via{req}
-	if asJSON {
-		from = currentVia{via{req}, "/api/sequence/current/" + url.PathEscape(space) + "/" + url.PathEscape(key)}
-	}
-	v, ans, err := s.svc.SequenceCurrent(req.Context(), space, key, from)
+	v, err := s.svc.SequenceCurrent(req.Context(), space, key, via{req})
 	switch {
 	case err != nil:
 		return err
-	case ans != nil && asJSON && ans.Status == http.StatusOK:
-		return c.JSONBlob(http.StatusOK, currentJSON(space, key, ans.Body))
-	case ans != nil:
-		return writeAnswer(c, ans)
 	case asJSON:
 		return c.JSONBlob(http.StatusOK, currentJSON(space, key, strconv.AppendInt(nil, v, 10)))
 	}
 	return writeID(c, v, decimalForm)
 }
-
-// currentVia is a request for a key's number as JSON, sent on to the
-// owner as current's.
-type currentVia struct {
-	via
-	target string
-}
-
-func (v currentVia) Target() string { return v.target }
 
 // currentJSON is a key's last number, seq (digits), as JSON.
 func currentJSON(space, key string, seq []byte) []byte {
@@ -152,18 +133,6 @@ func currentJSON(space, key string, seq []byte) []byte {
 	b = append(b, `,"seq":`...)
 	b = appendJSONString(b, string(seq))
 	return append(b, '}')
-}
-
-// writeAnswer answers with the owner's answer to a forwarded request.
-func writeAnswer(c echo.Context, ans *service.Answer) error {
-	if ans.RetryAfter != "" {
-		c.Response().Header().Set("Retry-After", ans.RetryAfter)
-	}
-	ct := ans.ContentType
-	if ct == "" {
-		ct = echo.MIMETextPlainCharsetUTF8
-	}
-	return c.Blob(ans.Status, ct, ans.Body)
 }
 
 // spaceJSON is a space as the API shows it.

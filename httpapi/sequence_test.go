@@ -165,7 +165,7 @@ func startInstance(t *testing.T, st sequence.Store) *instance {
 		t.Fatal(err)
 	}
 	in := &instance{q: newSequencer(t, st, ln.Addr().String()), reg: prometheus.NewRegistry()}
-	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: in.q, Registry: in.reg, Logger: slog.New(slog.DiscardHandler)}), Registry: in.reg, Logger: slog.New(slog.DiscardHandler)})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: in.q, Peer: httpapi.NewPeer(0), Registry: in.reg, Logger: slog.New(slog.DiscardHandler)}), Registry: in.reg, Logger: slog.New(slog.DiscardHandler)})
 	in.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	in.srv.Start()
 	t.Cleanup(in.srv.Close)
@@ -309,31 +309,5 @@ func TestForwardedAsSent(t *testing.T) {
 	}
 	if got := fl.Ledger.Reached(); got["forward:sequence"] == 0 || got["forward:"+fleettest.KindOrdered] == 0 {
 		t.Fatalf("nothing forwarded: %v", got)
-	}
-}
-
-func TestForwardTarget(t *testing.T) {
-	for _, tc := range []struct{ sent, want string }{
-		{"/api/sequence/next/inbox/k?count=2", "/api/sequence/next/inbox/k?count=2"},
-		{"/api/sequence/next/inbox/a%2Fb", "/api/sequence/next/inbox/a%2Fb"},
-		{"/api/sequence/next/inbox/\xc3\xa9%2Fb?count=3", "/api/sequence/next/inbox/%C3%A9%2Fb?count=3"},
-		{"/api/segment/get/%E8%AE%A2%E5%8D%95", "/api/segment/get/%E8%AE%A2%E5%8D%95"},
-		{"/api/segment/get/a%253Ab:c@d", "/api/segment/get/a%253Ab:c@d"},
-		{"/api/segment/get/\xe8\xae\xa2%25", "/api/segment/get/%E8%AE%A2%25"},
-		{"/api/segment/batch/x?", "/api/segment/batch/x?"},
-	} {
-		req, err := readRequest("GET "+tc.sent+" HTTP/1.1\r\nHost: leaf\r\n\r\n", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := httpapi.ForwardTarget(req.URL)
-		if got != tc.want {
-			t.Errorf("ForwardTarget(%q) = %q, want %q", tc.sent, got, tc.want)
-		}
-		// The owner reads the same path.
-		again, err := readRequest("GET "+got+" HTTP/1.1\r\nHost: leaf\r\n\r\n", nil)
-		if err != nil || again.URL.Path != req.URL.Path {
-			t.Errorf("ForwardTarget(%q) = %q, read as %q, not %q (%v)", tc.sent, got, again.URL.Path, req.URL.Path, err)
-		}
 	}
 }

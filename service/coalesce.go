@@ -2,8 +2,7 @@ package service
 
 import (
 	"context"
-	"net/url"
-	"strconv"
+	"fmt"
 
 	"github.com/leafid/leaf/sequence"
 )
@@ -25,11 +24,10 @@ import (
 // batch of a tag and of a key.
 const maxTake = min(MaxCount, sequence.MaxCount)
 
-// takeKey names the numbers a forwarded request takes: the owner, the
-// request's path without its count, and the member of the answer that
-// holds the numbers.
+// takeKey names the numbers a forwarded request takes: the owner, and
+// an ordered tag (tag) or a key of a space.
 type takeKey struct {
-	addr, path, member string
+	addr, tag, space, key string
 }
 
 // take is one call waiting for n numbers.
@@ -49,14 +47,11 @@ type takeQueue struct {
 	waiting []*take
 }
 
-// takeOwned takes n numbers from the owner at addr with the calls for the
-// same numbers waiting beside it: path is the HTTP API's path of a batch
-// (a tag's or a key's), member the member of its answer that lists them.
-// A call whose ctx ends before its numbers come is unavailable; its
-// numbers, when they come, are skipped.
-func (f *Forwarder) takeOwned(ctx context.Context, addr, path, member string, n int) ([]int64, error) {
+// takeOwned takes n numbers of k from its owner with the calls for the
+// same numbers waiting beside it. A call whose ctx ends before its numbers
+// come is unavailable; its numbers, when they come, are skipped.
+func (f *Forwarder) takeOwned(ctx context.Context, k takeKey, n int) ([]int64, error) {
 	t := &take{n: n, done: make(chan takeResult, 1)}
-	k := takeKey{addr: addr, path: path, member: member}
 	f.mu.Lock()
 	q, sending := f.takes[k]
 	if !sending {
@@ -109,17 +104,17 @@ func (f *Forwarder) sendTakes(k takeKey, q *takeQueue) {
 
 // takeOnce asks the owner for n numbers of k, as one forwarded request.
 func (f *Forwarder) takeOnce(k takeKey, n int) ([]int64, error) {
-	ans, err := f.Forward(context.Background(), k.addr, k.path+"?count="+strconv.Itoa(n), false)
-	if err != nil {
-		return nil, err
-	}
-	return ans.Numbers(k.member, n)
-}
-
-// tagBatchPath and keyNextPath are the HTTP API's paths of an ordered
-// tag's batch and of a key's next numbers, without their count.
-func tagBatchPath(tag string) string { return "/api/segment/batch/" + url.PathEscape(tag) }
-
-func keyNextPath(space, key string) string {
-	return "/api/sequence/next/" + url.PathEscape(space) + "/" + url.PathEscape(key)
+	var nums []int64
+	err := f.ask(context.Background(), k.addr, false, func(ctx context.Context, p Peer) (err error) {
+		if k.tag != "" {
+			nums, err = p.TagNumbers(ctx, k.addr, k.tag, n)
+		} else {
+			nums, err = p.KeyNext(ctx, k.addr, k.space, k.key, n)
+		}
+		if err == nil && len(nums) != n {
+			err = fmt.Errorf("asked the owner for %d numbers, got %d", n, len(nums))
+		}
+		return err
+	})
+	return nums, err
 }

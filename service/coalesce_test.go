@@ -2,12 +2,9 @@ package service_test
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,36 +22,11 @@ import (
 // requests than calls; an owner's refusal reaches every call of its
 // request; a call that stops waiting leaves the others their numbers.
 func TestTakeOwnedCoalesces(t *testing.T) {
-	var next atomic.Int64
-	var requests atomic.Int64
-	var fail atomic.Bool
-	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		if r.Header.Get(service.HeaderForwarded) != "1" || !strings.HasPrefix(r.URL.Path, "/api/segment/batch/") {
-			http.Error(w, "unexpected", http.StatusTeapot)
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // a round trip to the owner
-		if fail.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error":{"code":"unknown_tag","message":"biz tag \"o\" does not exist"}}`))
-			return
-		}
-		n, _ := strconv.Atoi(r.URL.Query().Get("count"))
-		first := next.Add(int64(n)) - int64(n) + 1
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = strconv.FormatInt(first+int64(i), 10)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"ids": ids})
-	}))
-	defer owner.Close()
-	addr := strings.TrimPrefix(owner.URL, "http://")
+	owner := &slowOwner{}
 	reg := prometheus.NewRegistry()
-	f := service.NewForwarder(reg, 0, nil)
+	f := service.NewForwarder(owner, reg, nil)
 	ctx := context.Background()
+	requests, fail := &owner.requests, &owner.fail
 
 	const calls = 200
 	got := make([][]int64, calls)
@@ -62,7 +34,7 @@ func TestTakeOwnedCoalesces(t *testing.T) {
 	for i := range calls {
 		wg.Go(func() {
 			n := 1 + i%3
-			ids, err := f.TakeOwned(ctx, addr, "/api/segment/batch/o", "ids", n)
+			ids, err := f.TakeOwned(ctx, "owner", "o", n)
 			if err != nil || len(ids) != n {
 				t.Errorf("call %d: %v, %v", i, ids, err)
 			}
@@ -94,7 +66,7 @@ func TestTakeOwnedCoalesces(t *testing.T) {
 	var refused atomic.Int64
 	for range 10 {
 		wg.Go(func() {
-			_, err := f.TakeOwned(ctx, addr, "/api/segment/batch/o", "ids", 1)
+			_, err := f.TakeOwned(ctx, "owner", "o", 1)
 			if code(err) == service.UnknownTag && strings.Contains(fmt.Sprint(err), "does not exist") {
 				refused.Add(1)
 			} else {
@@ -112,12 +84,46 @@ func TestTakeOwnedCoalesces(t *testing.T) {
 	// are served.
 	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
 	defer cancel()
-	if _, err := f.TakeOwned(short, addr, "/api/segment/batch/o", "ids", 1); err == nil {
+	if _, err := f.TakeOwned(short, "owner", "o", 1); err == nil {
 		t.Fatal("a call past its deadline got numbers")
 	}
-	if ids, err := f.TakeOwned(ctx, addr, "/api/segment/batch/o", "ids", 2); err != nil || len(ids) != 2 {
+	if ids, err := f.TakeOwned(ctx, "owner", "o", 2); err != nil || len(ids) != 2 {
 		t.Fatalf("after a call gave up: %v, %v", ids, err)
 	}
+}
+
+// slowOwner is the owner of the ordered tag o a round trip away: each
+// request takes 20 ms, and answers consecutive numbers or, while fail is
+// set, its refusal.
+type slowOwner struct {
+	next, requests atomic.Int64
+	fail           atomic.Bool
+}
+
+func (o *slowOwner) TagNumbers(_ context.Context, _, tag string, n int) ([]int64, error) {
+	o.requests.Add(1)
+	time.Sleep(20 * time.Millisecond)
+	if o.fail.Load() {
+		return nil, &service.Error{Code: service.UnknownTag, Message: fmt.Sprintf("biz tag %q does not exist", tag)}
+	}
+	first := o.next.Add(int64(n)) - int64(n) + 1
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = first + int64(i)
+	}
+	return ids, nil
+}
+
+func (o *slowOwner) TagTexts(context.Context, string, string, int) ([]string, error) {
+	return nil, errors.New("no formatted tags")
+}
+
+func (o *slowOwner) KeyNext(context.Context, string, string, string, int) ([]int64, error) {
+	return nil, errors.New("no keys")
+}
+
+func (o *slowOwner) KeyCurrent(context.Context, string, string, string) (int64, error) {
+	return 0, errors.New("no keys")
 }
 
 func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {

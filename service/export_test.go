@@ -2,10 +2,8 @@ package service
 
 import "context"
 
-// MaxForwardedBody is the largest answer of an owner a forward takes.
-const MaxForwardedBody = maxForwardedBody
-
-// TakeOwned takes n numbers from an owner as a coalesced forward does.
-func (f *Forwarder) TakeOwned(ctx context.Context, addr, path, member string, n int) ([]int64, error) {
-	return f.takeOwned(ctx, addr, path, member, n)
+// TakeOwned takes n numbers of an ordered tag from its owner as a
+// coalesced forward does.
+func (f *Forwarder) TakeOwned(ctx context.Context, addr, tag string, n int) ([]int64, error) {
+	return f.takeOwned(ctx, takeKey{addr: addr, tag: tag}, n)
 }

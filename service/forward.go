@@ -2,45 +2,35 @@ package service
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/leafid/leaf/bizid"
 )
-
-// HeaderForwarded marks a request that an instance forwarded to the owner
-// of a sequence section or an ordered tag, over the HTTP API. An instance
-// that gets one for a section or tag it does not own answers 503 with
-// Retry-After rather than forward it again: a request hops at most once.
-// The HTTP routes and the gRPC calls forward the same way, through one
-// Forwarder.
-const HeaderForwarded = "Leaf-Forwarded"
 
 // DefaultForwardTimeout bounds a forwarded request when no other bound is
 // given.
 const DefaultForwardTimeout = 2 * time.Second
 
-// maxForwardedBody bounds the answer of a forwarded request: the longest
-// an owner gives is a batch of MaxCount texts of a formatted tag, each at
-// most maxTextJSON bytes and a comma (about 15 MB). A longer answer is
-// refused, never passed on cut.
-const maxForwardedBody = MaxCount*(maxTextJSON+1) + 1<<10
-
-// maxTextJSON bounds a formatted id in a JSON answer: each byte of its
-// format written as at most six (a '<' is \u003c; a date widens its layout
-// less, "MST" writing "+0530"), a number of up to MaxSeqWidth digits, and
-// the quotes.
-const maxTextJSON = 6*bizid.MaxFormatLen + bizid.MaxSeqWidth + 2
+// Peer asks another instance, the owner of an ordered or formatted tag or
+// of a key's section, for numbers, marking the call as forwarded so that
+// the owner never sends it on: the HTTP edge's client (httpapi.Peer),
+// which speaks the HTTP API between instances. An owner's refusal is a
+// *Error with its code and message; any other error is an owner that could
+// not be asked or did not answer.
+type Peer interface {
+	// TagNumbers takes n ids of an ordered tag, increasing.
+	TagNumbers(ctx context.Context, addr, tag string, n int) ([]int64, error)
+	// TagTexts takes n ids of a formatted tag served by one owner.
+	TagTexts(ctx context.Context, addr, tag string, n int) ([]string, error)
+	// KeyNext takes n numbers of a key, consecutive.
+	KeyNext(ctx context.Context, addr, space, key string, n int) ([]int64, error)
+	// KeyCurrent reads the last number issued to a key.
+	KeyCurrent(ctx context.Context, addr, space, key string) (int64, error)
+}
 
 // Results of a forward, the label of leaf_sequence_forwards_total.
 const (
@@ -51,14 +41,11 @@ const (
 
 var forwardResults = []string{forwardOK, forwardFailed, forwardRefused}
 
-// Forwarder sends a request for a sequence section or an ordered tag that
-// another instance owns to the owner's HTTP API, marked with
-// HeaderForwarded, and counts every forward, of either edge, in
-// leaf_sequence_forwards_total. The HTTP API is the protocol between
-// instances: the HTTP routes pass the owner's answer on as it is, the gRPC
-// calls read it.
+// Forwarder asks the owner of a sequence section or an ordered tag for the
+// numbers of a call that reaches another instance, through a Peer, and
+// counts every forward, of either edge, in leaf_sequence_forwards_total.
 type Forwarder struct {
-	client    *http.Client
+	peer      Peer
 	forwards  *prometheus.CounterVec
 	coalesced prometheus.Counter
 	log       *slog.Logger
@@ -67,25 +54,15 @@ type Forwarder struct {
 	takes map[takeKey]*takeQueue // the tags and keys whose requests are under way
 }
 
-// NewForwarder returns a Forwarder whose requests end after timeout
-// (DefaultForwardTimeout when 0), counting them on reg. Both edges may
-// build one on the same registry: they share the counter.
-func NewForwarder(reg prometheus.Registerer, timeout time.Duration, log *slog.Logger) *Forwarder {
-	if timeout <= 0 {
-		timeout = DefaultForwardTimeout
-	}
+// NewForwarder returns a Forwarder asking owners through peer (nil: no
+// owner can be asked), counting on reg. Both edges may build one on the
+// same registry: they share the counter.
+func NewForwarder(peer Peer, reg prometheus.Registerer, log *slog.Logger) *Forwarder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	f := &Forwarder{
-		client: &http.Client{
-			Timeout: timeout,
-			Transport: &http.Transport{
-				MaxIdleConnsPerHost: 64,
-				IdleConnTimeout:     time.Minute,
-			},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		peer: peer,
 		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leaf_sequence_forwards_total",
 			Help: "Requests and calls, over HTTP or gRPC, sent on to the owner of a sequence section or an ordered tag, by result: ok (the owner answered), failed (it did not), refused (a forwarded request that reached an instance not owning the section or tag, answered 503).",
@@ -114,126 +91,49 @@ func (f *Forwarder) Forwards() int64 {
 	return n
 }
 
-// Answer is the owner's answer to a forwarded request.
-type Answer struct {
-	Status      int
-	ContentType string
-	RetryAfter  string
-	Body        []byte
-}
-
-// Forward sends GET target (a path and query of the HTTP API) to the owner
-// at addr and returns its answer, whatever its status. A request that
-// came forwarded already (forwarded) is not sent again: it is refused as
-// unavailable. An owner that does not answer is unavailable too. Every
-// outcome is counted.
-func (f *Forwarder) Forward(ctx context.Context, addr, target string, forwarded bool) (*Answer, error) {
+// ask makes one call to the owner at addr, counted by its outcome. A call
+// that came forwarded already (forwarded) is not sent again: it is refused
+// as unavailable. The owner's refusal comes back as it is; an owner that
+// could not be asked or did not answer is unavailable.
+func (f *Forwarder) ask(ctx context.Context, addr string, forwarded bool, call func(ctx context.Context, p Peer) error) error {
 	if forwarded {
 		f.forwards.WithLabelValues(forwardRefused).Inc()
-		return nil, Errorf(Unavailable, "this instance does not own the key's section or the tag either (ownership is moving); retry later")
+		return Errorf(Unavailable, "this instance does not own the key's section or the tag either (ownership is moving); retry later")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+target, nil)
-	if err != nil {
+	if f.peer == nil {
 		f.forwards.WithLabelValues(forwardFailed).Inc()
-		f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
-		return nil, Errorf(Unavailable, "the owner cannot be asked; retry later")
+		return Errorf(Unavailable, "the owner cannot be asked; retry later")
 	}
-	req.Header.Set(HeaderForwarded, "1")
-	resp, err := f.client.Do(req)
-	if err != nil {
-		f.forwards.WithLabelValues(forwardFailed).Inc()
-		f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
-		return nil, Errorf(Unavailable, "the owner did not answer; retry later")
+	err := call(ctx, f.peer)
+	var refused *Error
+	if err == nil || errors.As(err, &refused) {
+		f.forwards.WithLabelValues(forwardOK).Inc()
+		return err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody+1))
-	if err == nil && len(body) > maxForwardedBody {
-		err = fmt.Errorf("the owner's answer is longer than %d bytes", maxForwardedBody)
-	}
-	if err != nil {
-		f.forwards.WithLabelValues(forwardFailed).Inc()
-		f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
-		return nil, Errorf(Unavailable, "the owner did not answer; retry later")
-	}
-	f.forwards.WithLabelValues(forwardOK).Inc()
-	return &Answer{
-		Status:      resp.StatusCode,
-		ContentType: resp.Header.Get("Content-Type"),
-		RetryAfter:  resp.Header.Get("Retry-After"),
-		Body:        body,
-	}, nil
+	f.forwards.WithLabelValues(forwardFailed).Inc()
+	f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
+	return Errorf(Unavailable, "the owner did not answer; retry later")
 }
 
-// OK returns the body of a 200; any other answer is an error: the owner's
-// own, when it is the API's error shape with a known code, else
-// unavailable.
-func (a *Answer) OK() ([]byte, error) {
-	if a.Status == http.StatusOK {
-		return a.Body, nil
-	}
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(a.Body, &e) != nil || !slices.Contains(Codes(), e.Error.Code) {
-		return nil, Errorf(Unavailable, "the owner answered %d; retry later", a.Status)
-	}
-	return nil, &Error{Code: e.Error.Code, Message: e.Error.Message}
-}
-
-// Numbers reads the numbers of a 200: n numbers as strings in the JSON
-// member of a batch answer, or the one number of a text answer when member
-// is empty; any other answer is its error, as OK says. A protocol that
-// carries numbers, not the HTTP API's bytes, answers them so.
-func (a *Answer) Numbers(member string, n int) ([]int64, error) {
-	body, err := a.OK()
-	if err != nil {
-		return nil, err
-	}
-	if member == "" {
-		v, err := strconv.ParseInt(string(body), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("the owner answered %q, not a number", body)
-		}
-		return []int64{v}, nil
-	}
-	var batch map[string]json.RawMessage
+// tagTexts takes n ids of a formatted tag from its owner at addr.
+func (f *Forwarder) tagTexts(ctx context.Context, addr, tag string, n int, forwarded bool) ([]string, error) {
 	var texts []string
-	if err := json.Unmarshal(body, &batch); err != nil {
-		return nil, fmt.Errorf("the owner's answer: %w", err)
-	}
-	if err := json.Unmarshal(batch[member], &texts); err != nil {
-		return nil, fmt.Errorf("the owner's answer, %s: %w", member, err)
-	}
-	if len(texts) != n {
-		return nil, fmt.Errorf("asked the owner for %d numbers, got %d", n, len(texts))
-	}
-	out := make([]int64, n)
-	for i, t := range texts {
-		v, err := strconv.ParseInt(t, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("the owner answered %q, not a number", t)
+	err := f.ask(ctx, addr, forwarded, func(ctx context.Context, p Peer) (err error) {
+		texts, err = p.TagTexts(ctx, addr, tag, n)
+		if err == nil && len(texts) != n {
+			err = fmt.Errorf("asked the owner for %d ids, got %d", n, len(texts))
 		}
-		out[i] = v
-	}
-	return out, nil
+		return err
+	})
+	return texts, err
 }
 
-// SegmentBatchTarget and SequenceTarget are the HTTP API's requests of a
-// segment tag's batch and of a key's next or current number ("next",
-// "current"), for a protocol whose calls are forwarded to their owner as
-// those requests.
-func SegmentBatchTarget(tag string, n int) string {
-	return "/api/segment/batch/" + url.PathEscape(tag) + "?count=" + strconv.Itoa(n)
-}
-
-// SequenceTarget: see SegmentBatchTarget.
-func SequenceTarget(route, space, key string, n int) string {
-	t := "/api/sequence/" + route + "/" + url.PathEscape(space) + "/" + url.PathEscape(key)
-	if route == "next" {
-		t += "?count=" + strconv.Itoa(n)
-	}
-	return t
+// keyCurrent reads the last number of a key from its owner at addr.
+func (f *Forwarder) keyCurrent(ctx context.Context, addr, space, key string, forwarded bool) (int64, error) {
+	var v int64
+	err := f.ask(ctx, addr, forwarded, func(ctx context.Context, p Peer) (err error) {
+		v, err = p.KeyCurrent(ctx, addr, space, key)
+		return err
+	})
+	return v, err
 }

@@ -2,82 +2,93 @@ package service_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 )
 
-// TestForwarder: a forward reaches the owner marked as forwarded and
-// brings its answer back; a request forwarded already is refused; an
-// owner that does not answer fails; each is counted once, and two
+// TestForwarder: a call reaches the owner through the peer and brings
+// its numbers back; the owner's refusal comes back as it is; a call
+// forwarded already is refused; an owner that does not answer, or no peer,
+// is unavailable, without its address; each is counted once, and two
 // forwarders on one registry share the count.
 func TestForwarder(t *testing.T) {
-	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(service.HeaderForwarded) != "1" {
-			http.Error(w, "not marked", http.StatusTeapot)
-			return
-		}
-		switch r.URL.Path {
-		case "/ok":
-			w.Header().Set("Content-Type", "text/plain")
-			_, _ = w.Write([]byte("42"))
-		case "/busy":
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"moving"}}`))
-		default:
-			w.WriteHeader(http.StatusBadGateway)
-		}
-	}))
-	defer owner.Close()
-	addr := strings.TrimPrefix(owner.URL, "http://")
+	peer := &fakePeer{owners: map[string]string{"near": "owner:1"}, refuse: map[string]*service.Error{
+		"busy": {Code: service.Unavailable, Message: "moving"},
+	}}
 	reg := prometheus.NewRegistry()
-	f := service.NewForwarder(reg, 0, nil)
-	other := service.NewForwarder(reg, 0, nil) // the other edge's
+	f := service.NewForwarder(peer, reg, nil)
+	other := service.NewForwarder(peer, reg, nil) // the other edge's
 	ctx := context.Background()
+	tags := orderedTags{"far": "owner:1", "busy": "owner:1", "gone": "127.0.0.1:1"}
 
-	ans, err := f.Forward(ctx, addr, "/ok?x=1", false)
-	if err != nil || ans.Status != 200 || string(ans.Body) != "42" || ans.ContentType != "text/plain" {
-		t.Fatalf("Forward = %+v, %v", ans, err)
+	if ids, err := f.NextOrdered(ctx, tags, "far", 2, false); err != nil || len(ids) != 2 || ids[0] != 7 {
+		t.Fatalf("from the owner: %v, %v", ids, err)
 	}
-	if body, err := ans.OK(); err != nil || string(body) != "42" {
-		t.Fatalf("OK = %q, %v", body, err)
+	if _, err := other.NextOrdered(ctx, tags, "busy", 1, false); code(err) != service.Unavailable || !strings.Contains(err.Error(), "moving") {
+		t.Fatalf("the owner's refusal: %v", err)
 	}
-	ans, err = other.Forward(ctx, addr, "/busy", false)
-	if err != nil || ans.Status != 503 || ans.RetryAfter != "1" {
-		t.Fatalf("Forward of a 503 = %+v, %v", ans, err)
+	if _, err := f.NextOrdered(ctx, tags, "far", 1, true); code(err) != service.Unavailable {
+		t.Fatalf("a call forwarded already: %v", err)
 	}
-	if _, err := ans.OK(); code(err) != service.Unavailable || !strings.Contains(err.Error(), "moving") {
-		t.Fatalf("OK of the owner's error = %v", err)
+	if _, err := f.NextOrdered(ctx, tags, "gone", 1, false); code(err) != service.Unavailable || strings.Contains(err.Error(), "127.0.0.1") {
+		t.Fatalf("an owner that does not answer: %v", err)
 	}
-	ans, _ = f.Forward(ctx, addr, "/other", false)
-	if _, err := ans.OK(); code(err) != service.Unavailable || !strings.Contains(err.Error(), "502") {
-		t.Fatalf("OK of an answer without the error shape = %v", err)
+	if _, err := service.NewForwarder(nil, prometheus.NewRegistry(), nil).NextOrdered(ctx, tags, "far", 1, false); code(err) != service.Unavailable {
+		t.Fatalf("no peer: %v", err)
 	}
-	if _, err := f.Forward(ctx, addr, "/ok", true); code(err) != service.Unavailable {
-		t.Fatalf("Forward of a forwarded request = %v", err)
-	}
-	if _, err := f.Forward(ctx, "127.0.0.1:1", "/ok", false); code(err) != service.Unavailable || strings.Contains(err.Error(), "127.0.0.1") {
-		t.Fatalf("Forward to no one = %v", err)
-	}
-
-	for result, want := range map[string]float64{"ok": 3, "refused": 1, "failed": 1} {
+	for result, want := range map[string]float64{"ok": 2, "refused": 1, "failed": 1} {
 		if got := forwards(t, reg, result); got != want {
 			t.Errorf("forwards %s = %v, want %v", result, got, want)
 		}
 	}
-	if f.Forwards() != 5 || other.Forwards() != 5 {
-		t.Errorf("Forwards = %d and %d, want 5", f.Forwards(), other.Forwards())
+	if f.Forwards() != 4 || other.Forwards() != 4 {
+		t.Errorf("Forwards = %d and %d, want 4", f.Forwards(), other.Forwards())
 	}
+}
+
+// fakePeer is owners of ordered tags that answer numbers from 7 on, or
+// their refusal; an owner at 127.0.0.1:1 does not answer.
+type fakePeer struct {
+	owners map[string]string
+	refuse map[string]*service.Error
+	mu     sync.Mutex
+	next   int64
+}
+
+func (p *fakePeer) TagNumbers(_ context.Context, addr, tag string, n int) ([]int64, error) {
+	if addr == "127.0.0.1:1" {
+		return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
+	}
+	if e := p.refuse[tag]; e != nil {
+		return nil, e
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = 7 + p.next
+		p.next++
+	}
+	return ids, nil
+}
+
+func (p *fakePeer) TagTexts(context.Context, string, string, int) ([]string, error) {
+	return nil, errors.New("no formatted tags")
+}
+
+func (p *fakePeer) KeyNext(context.Context, string, string, string, int) ([]int64, error) {
+	return nil, errors.New("no keys")
+}
+
+func (p *fakePeer) KeyCurrent(context.Context, string, string, string) (int64, error) {
+	return 0, errors.New("no keys")
 }
 
 // TestNextOrdered: an ordered tag's ids come from here when this instance
@@ -85,33 +96,25 @@ func TestForwarder(t *testing.T) {
 // a call that came forwarded is refused; a tag that is not ordered, or no
 // ordered tags at all, is unavailable, and a range is refused.
 func TestNextOrdered(t *testing.T) {
-	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/segment/batch/far" || r.URL.Query().Get("count") != "2" {
-			http.Error(w, "unexpected "+r.URL.String(), http.StatusTeapot)
-			return
-		}
-		_, _ = w.Write([]byte(`{"tag":"far","ids":["7","8"]}`))
-	}))
-	defer owner.Close()
-	tags := orderedTags{"near": "", "far": strings.TrimPrefix(owner.URL, "http://")}
-	f := service.NewForwarder(prometheus.NewRegistry(), 0, nil)
+	tags := orderedTags{"near": "", "far": "owner:1"}
+	f := service.NewForwarder(&fakePeer{}, prometheus.NewRegistry(), nil)
 	ctx := context.Background()
 
-	ids, ans, err := f.NextOrdered(ctx, tags, "near", 2, "/unused", false)
-	if err != nil || ans != nil || len(ids) != 2 || ids[0] != 1 {
-		t.Fatalf("owned: %v %v %v", ids, ans, err)
+	ids, err := f.NextOrdered(ctx, tags, "near", 2, false)
+	if err != nil || len(ids) != 2 || ids[0] != 1 {
+		t.Fatalf("owned: %v %v", ids, err)
 	}
-	ids, ans, err = f.NextOrdered(ctx, tags, "far", 2, "/unused", false)
-	if err != nil || ans != nil || len(ids) != 2 || ids[0] != 7 || ids[1] != 8 {
-		t.Fatalf("forwarded: %v %v %v", ids, ans, err)
+	ids, err = f.NextOrdered(ctx, tags, "far", 2, false)
+	if err != nil || len(ids) != 2 || ids[0] != 7 || ids[1] != 8 {
+		t.Fatalf("forwarded: %v %v", ids, err)
 	}
-	if _, _, err := f.NextOrdered(ctx, tags, "far", 2, "/unused", true); code(err) != service.Unavailable {
+	if _, err := f.NextOrdered(ctx, tags, "far", 2, true); code(err) != service.Unavailable {
 		t.Fatalf("forwarded twice: %v", err)
 	}
-	if _, _, err := f.NextOrdered(ctx, tags, "plain", 1, "/", false); code(err) != service.Unavailable {
+	if _, err := f.NextOrdered(ctx, tags, "plain", 1, false); code(err) != service.Unavailable {
 		t.Fatalf("a tag that is not ordered: %v", err)
 	}
-	if _, _, err := (*service.Forwarder)(nil).NextOrdered(ctx, nil, "far", 1, "/", false); code(err) != service.Unavailable || !strings.Contains(err.Error(), "--sequences") {
+	if _, err := (*service.Forwarder)(nil).NextOrdered(ctx, nil, "far", 1, false); code(err) != service.Unavailable || !strings.Contains(err.Error(), "--sequences") {
 		t.Fatalf("no ordered tags: %v", err)
 	}
 	if err := service.RefuseOrderedRange(ctx, tags, "near", "get"); code(err) != service.InvalidRequest {
@@ -163,37 +166,4 @@ func forwards(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	}
 	t.Fatalf("no leaf_sequence_forwards_total{result=%q}", result)
 	return 0
-}
-
-// TestForwardLargeAnswer: an owner's answer as long as a batch of the
-// longest texts a formatted tag can have comes back whole; a longer one
-// is refused as unavailable, never passed on cut.
-func TestForwardLargeAnswer(t *testing.T) {
-	text := `"` + strings.Repeat(`\u003c`, bizid.MaxFormatLen) + `"`
-	batch := `{"tag":"t","ids":[` + strings.TrimSuffix(strings.Repeat(text+",", service.MaxCount), ",") + `]}`
-	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/longer" {
-			_, _ = w.Write([]byte(strings.Repeat(" ", service.MaxForwardedBody-len(batch)+1)))
-		}
-		_, _ = w.Write([]byte(batch))
-	}))
-	defer owner.Close()
-	addr := strings.TrimPrefix(owner.URL, "http://")
-	reg := prometheus.NewRegistry()
-	// A timeout no loaded machine reaches: the size is what is tested.
-	f := service.NewForwarder(reg, time.Minute, nil)
-	ans, err := f.Forward(context.Background(), addr, "/batch", false)
-	if err != nil {
-		t.Fatalf("Forward of %d bytes: %v", len(batch), err)
-	}
-	if ans.Status != 200 || string(ans.Body) != batch {
-		t.Fatalf("Forward of %d bytes: %d, %d bytes back", len(batch), ans.Status, len(ans.Body))
-	}
-	if ans, err := f.Forward(context.Background(), addr, "/longer", false); code(err) != service.Unavailable {
-		t.Fatalf("Forward of %d bytes = %v, %v", service.MaxForwardedBody+1, ans, err)
-	}
-	if got := forwards(t, reg, "failed"); got != 1 {
-		t.Errorf("forwards failed = %v, want 1", got)
-	}
 }

@@ -57,25 +57,22 @@ func RefuseOrderedRange(ctx context.Context, tags OrderedTags, tag, use string) 
 // not plain: from tags when this instance owns the tag, else from the
 // owner through f, in one request with the other calls for the tag
 // waiting here. forwarded says the request came forwarded already: then
-// it is refused rather than sent on again (answer, for target, the HTTP
-// API's path and query of the same ids). f is not used when tags is nil.
-func (f *Forwarder) NextOrdered(ctx context.Context, tags OrderedTags, tag string, n int, target string, forwarded bool) (ids []int64, answer *Answer, err error) {
+// it is refused rather than sent on again. f is not used when tags is nil.
+func (f *Forwarder) NextOrdered(ctx context.Context, tags OrderedTags, tag string, n int, forwarded bool) (ids []int64, err error) {
 	if err := CheckOrdered(ctx, tags, tag); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ids, err = tags.NextTag(ctx, tag, n)
 	var no *sequence.NotOwnerError
 	switch {
 	case errors.As(err, &no) && forwarded:
-		answer, err = f.Forward(ctx, no.Addr, target, forwarded)
-		return nil, answer, err
+		return nil, f.ask(ctx, no.Addr, forwarded, nil)
 	case errors.As(err, &no):
-		ids, err = f.takeOwned(ctx, no.Addr, tagBatchPath(tag), "ids", n)
-		return ids, nil, err
+		return f.takeOwned(ctx, takeKey{addr: no.Addr, tag: tag}, n)
 	case err != nil:
-		return nil, nil, WithTag(tag, err)
+		return nil, WithTag(tag, err)
 	case len(ids) != n:
-		return nil, nil, fmt.Errorf("biz tag %q: asked for %d ids, got %d", tag, n, len(ids))
+		return nil, fmt.Errorf("biz tag %q: asked for %d ids, got %d", tag, n, len(ids))
 	}
-	return ids, nil, nil
+	return ids, nil
 }

@@ -10,37 +10,32 @@ import (
 	"github.com/leafid/leaf/sequence"
 )
 
-// Via is how a request reached this instance, for when its tag's or
-// key's owner is another instance: Target is the same request as a path
-// and query of the HTTP API, which the owner is asked; Forwarded says it
-// was forwarded here already, and is then refused rather than sent on.
-// Target is asked only when a request is forwarded.
+// Via is how a request reached this instance: Forwarded says it was
+// forwarded here by another instance already, and is then refused rather
+// than sent on should its tag's or key's owner be another instance. A nil
+// Via came directly.
 type Via interface {
-	Target() string
 	Forwarded() bool
 }
 
-// Want is what the caller can answer with. TextsRefused, when not nil, is the
-// error to answer for a formatted tag, whose ids are texts, before any is
-// issued: the caller can only carry numbers.
+// Want is what the caller can answer with. TextsRefused, when not nil, is
+// the error to answer for a formatted tag, whose ids are texts, before any
+// is issued: the caller can only carry numbers.
 type Want struct {
 	TextsRefused error
 }
 
-// ID is one id of a segment tag: N; Text, for a formatted tag; or, when
-// another instance owns the tag, that owner's Answer.
+// ID is one id of a segment tag: N, or Text for a formatted tag.
 type ID struct {
-	N      int64
-	Text   string
-	Answer *Answer
+	N    int64
+	Text string
 }
 
-// IDs are the ids of a batch, increasing where the tag's ids are: Nums;
-// Texts, for a formatted tag; or the owner's Answer.
+// IDs are the ids of a batch, increasing where the tag's ids are: Nums, or
+// Texts for a formatted tag.
 type IDs struct {
-	Nums   []int64
-	Texts  []string
-	Answer *Answer
+	Nums  []int64
+	Texts []string
 }
 
 // SegmentID issues one id of tag, whatever kind of tag it is: a plain
@@ -65,9 +60,9 @@ func (s *Service) SegmentID(ctx context.Context, tag string, want Want, via Via)
 	} else if bt != nil {
 		return s.bizID(ctx, tag, bt, want, via)
 	}
-	ids, ans, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, 1, target(via), forwarded(via))
-	if err != nil || ans != nil {
-		return ID{Answer: ans}, err
+	ids, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, 1, forwarded(via))
+	if err != nil {
+		return ID{}, err
 	}
 	return ID{N: ids[0]}, nil
 }
@@ -91,9 +86,9 @@ func (s *Service) SegmentIDs(ctx context.Context, tag string, n int, want Want, 
 	} else if bt != nil {
 		return s.bizIDs(ctx, tag, bt, n, want, via)
 	}
-	ids, ans, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, n, target(via), forwarded(via))
-	if err != nil || ans != nil {
-		return IDs{Answer: ans}, err
+	ids, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, n, forwarded(via))
+	if err != nil {
+		return IDs{}, err
 	}
 	return IDs{Nums: ids}, nil
 }
@@ -182,8 +177,11 @@ func (s *Service) bizID(ctx context.Context, tag string, bt *bizid.Tag, want Wan
 	}
 	id, err := s.cfg.Biz.Next(ctx, bt)
 	if err != nil {
-		ans, err := s.owner(ctx, tag, err, via)
-		return ID{Answer: ans}, err
+		texts, err := s.ownerTexts(ctx, tag, 1, err, via)
+		if err != nil {
+			return ID{}, err
+		}
+		return ID{Text: texts[0]}, nil
 	}
 	return ID{Text: id.Text}, nil
 }
@@ -195,8 +193,8 @@ func (s *Service) bizIDs(ctx context.Context, tag string, bt *bizid.Tag, n int, 
 	}
 	ids, err := s.cfg.Biz.NextN(ctx, bt, n)
 	if err != nil {
-		ans, err := s.owner(ctx, tag, err, via)
-		return IDs{Answer: ans}, err
+		texts, err := s.ownerTexts(ctx, tag, n, err, via)
+		return IDs{Texts: texts}, err
 	}
 	if err := checkCount(len(ids), n); err != nil {
 		return IDs{}, err
@@ -216,12 +214,13 @@ func (s *Service) bizIDs(ctx context.Context, tag string, bt *bizid.Tag, n int, 
 	return out, nil
 }
 
-// owner asks the owner of tag for the request when err says another
-// instance owns it, and answers err otherwise.
-func (s *Service) owner(ctx context.Context, tag string, err error, via Via) (*Answer, error) {
+// ownerTexts takes n ids of a formatted tag from its owner when err says
+// another instance owns it (only a formatted tag served by one owner says
+// so), and answers err otherwise.
+func (s *Service) ownerTexts(ctx context.Context, tag string, n int, err error, via Via) ([]string, error) {
 	var no *sequence.NotOwnerError
 	if errors.As(err, &no) && s.fwd != nil {
-		return s.fwd.Forward(ctx, no.Addr, target(via), forwarded(via))
+		return s.fwd.tagTexts(ctx, no.Addr, tag, n, forwarded(via))
 	}
 	return nil, WithTag(tag, err)
 }
@@ -232,13 +231,6 @@ func checkCount(got, asked int) error {
 		return fmt.Errorf("asked for %d ids, got %d", asked, got)
 	}
 	return nil
-}
-
-func target(v Via) string {
-	if v == nil {
-		return ""
-	}
-	return v.Target()
 }
 
 func forwarded(v Via) bool { return v != nil && v.Forwarded() }

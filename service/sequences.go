@@ -11,51 +11,45 @@ import (
 // SequenceNext takes n numbers of key and returns the first; when another
 // instance owns the key's section, the owner is asked for them, in one
 // request with the other calls for the key waiting here. A call that came
-// forwarded already is refused (its Answer).
-func (s *Service) SequenceNext(ctx context.Context, space, key string, n int, via Via) (first int64, ans *Answer, err error) {
+// forwarded already is refused.
+func (s *Service) SequenceNext(ctx context.Context, space, key string, n int, via Via) (first int64, err error) {
 	if s.cfg.Sequences == nil {
-		return 0, nil, SequencesOff()
+		return 0, SequencesOff()
 	}
 	first, err = s.cfg.Sequences.NextN(ctx, space, key, n)
 	var no *sequence.NotOwnerError
 	switch {
 	case err == nil:
-		return first, nil, nil
-	case errors.As(err, &no) && !forwarded(via):
+		return first, nil
+	case errors.As(err, &no) && forwarded(via):
+		return 0, s.fwd.ask(ctx, no.Addr, true, nil)
+	case errors.As(err, &no):
 		// The owner is asked with the other calls for the key waiting
 		// here; a key's numbers of one answer are consecutive.
-		nums, err := s.fwd.takeOwned(ctx, no.Addr, keyNextPath(space, key), "seqs", n)
+		nums, err := s.fwd.takeOwned(ctx, takeKey{addr: no.Addr, space: space, key: key}, n)
 		if err != nil {
-			return 0, nil, err
+			return 0, err
 		}
-		return nums[0], nil, nil
+		return nums[0], nil
 	}
-	ans, err = s.sequenceOwner(ctx, space, err, via)
-	return 0, ans, err
+	return 0, WithSpace(space, err)
 }
 
-// SequenceCurrent is the last number issued to key, or its owner's Answer,
-// as SequenceNext.
-func (s *Service) SequenceCurrent(ctx context.Context, space, key string, via Via) (v int64, ans *Answer, err error) {
+// SequenceCurrent is the last number issued to key, asked of the owner of
+// its section when another instance owns it, as SequenceNext.
+func (s *Service) SequenceCurrent(ctx context.Context, space, key string, via Via) (v int64, err error) {
 	if s.cfg.Sequences == nil {
-		return 0, nil, SequencesOff()
+		return 0, SequencesOff()
 	}
 	v, err = s.cfg.Sequences.Current(ctx, space, key)
-	if err != nil {
-		ans, err := s.sequenceOwner(ctx, space, err, via)
-		return 0, ans, err
-	}
-	return v, nil, nil
-}
-
-// sequenceOwner asks the owner of the key's section for the request when
-// err says another instance owns it, and answers err otherwise.
-func (s *Service) sequenceOwner(ctx context.Context, space string, err error, via Via) (*Answer, error) {
 	var no *sequence.NotOwnerError
-	if errors.As(err, &no) {
-		return s.fwd.Forward(ctx, no.Addr, target(via), forwarded(via))
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.As(err, &no):
+		return s.fwd.keyCurrent(ctx, no.Addr, space, key, forwarded(via))
 	}
-	return nil, WithSpace(space, err)
+	return 0, WithSpace(space, err)
 }
 
 // SequenceRoutes is a space's routing table.

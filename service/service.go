@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -119,9 +118,9 @@ type Config struct {
 	Spaces    SpaceAdmin
 	// Ordered serves the ordered tags; nil refuses them.
 	Ordered OrderedTags
-	// ForwardTimeout bounds a request forwarded to the owner of a key's
-	// section or of a tag; DefaultForwardTimeout when 0.
-	ForwardTimeout time.Duration
+	// Peer asks the owner of a key's section or of a tag for the numbers
+	// of a call that reaches this instance (httpapi.Peer); nil asks none.
+	Peer Peer
 	// Registry receives the count of forwards; nil means a private one.
 	Registry prometheus.Registerer
 	// Logger receives what the service logs (forwards that failed); nil
@@ -153,7 +152,7 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg}
 	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate}
 	if cfg.Sequences != nil || cfg.Ordered != nil {
-		s.fwd = NewForwarder(cfg.Registry, cfg.ForwardTimeout, cfg.Logger)
+		s.fwd = NewForwarder(cfg.Peer, cfg.Registry, cfg.Logger)
 	}
 	return s
 }

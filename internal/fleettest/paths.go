@@ -5,13 +5,13 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/leafid/leaf/service"
+	"github.com/leafid/leaf/httpapi"
 )
 
 // countForwards counts the requests that reach h forwarded, by kind.
 func (l *Ledger) countForwards(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(service.HeaderForwarded) != "" {
+		if r.Header.Get(httpapi.HeaderForwarded) != "" {
 			what := "other"
 			if strings.HasPrefix(RoutePath(r.URL), "/api/sequence/") {
 				what = "sequence"

@@ -1,0 +1,158 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/leafid/leaf/service"
+)
+
+// maxForwardedBody bounds an owner's answer: the longest is a batch of
+// MaxCount texts of a formatted tag, each at most service.MaxTextJSON
+// bytes and a comma (about 15 MB). A longer answer is refused, never read
+// cut.
+const maxForwardedBody = MaxCount*(service.MaxTextJSON+1) + 1<<10
+
+// Peer is the HTTP API as leaf's instances speak it among themselves
+// (service.Peer): a call for numbers another instance owns goes to the
+// owner as the GET of a batch (or of a key's current number), marked with
+// HeaderForwarded so that the owner never sends it on, and the answer is
+// read back into numbers or texts, or into the owner's refusal with its
+// code and message.
+type Peer struct {
+	client *http.Client
+}
+
+var _ service.Peer = (*Peer)(nil)
+
+// NewPeer returns a Peer whose requests end after timeout
+// (DefaultForwardTimeout when 0).
+func NewPeer(timeout time.Duration) *Peer {
+	if timeout <= 0 {
+		timeout = DefaultForwardTimeout
+	}
+	return &Peer{client: &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     time.Minute,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// TagNumbers asks for n ids of an ordered tag: GET /api/segment/batch.
+func (p *Peer) TagNumbers(ctx context.Context, addr, tag string, n int) ([]int64, error) {
+	texts, err := p.batch(ctx, addr, "/api/segment/batch/"+url.PathEscape(tag)+"?count="+strconv.Itoa(n), "ids", n)
+	if err != nil {
+		return nil, err
+	}
+	return numbers(texts)
+}
+
+// TagTexts asks for n ids of a formatted tag: GET /api/segment/batch.
+func (p *Peer) TagTexts(ctx context.Context, addr, tag string, n int) ([]string, error) {
+	return p.batch(ctx, addr, "/api/segment/batch/"+url.PathEscape(tag)+"?count="+strconv.Itoa(n), "ids", n)
+}
+
+// KeyNext asks for n numbers of a key: GET /api/sequence/next.
+func (p *Peer) KeyNext(ctx context.Context, addr, space, key string, n int) ([]int64, error) {
+	texts, err := p.batch(ctx, addr, keyPath("next", space, key)+"?count="+strconv.Itoa(n), "seqs", n)
+	if err != nil {
+		return nil, err
+	}
+	return numbers(texts)
+}
+
+// KeyCurrent asks for a key's last number: GET /api/sequence/current.
+func (p *Peer) KeyCurrent(ctx context.Context, addr, space, key string) (int64, error) {
+	body, err := p.get(ctx, addr, keyPath("current", space, key))
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseInt(string(body), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the owner answered %q, not a number", body)
+	}
+	return v, nil
+}
+
+func keyPath(route, space, key string) string {
+	return "/api/sequence/" + route + "/" + url.PathEscape(space) + "/" + url.PathEscape(key)
+}
+
+// batch reads the n strings of member of a batch's answer.
+func (p *Peer) batch(ctx context.Context, addr, target, member string, n int) ([]string, error) {
+	body, err := p.get(ctx, addr, target)
+	if err != nil {
+		return nil, err
+	}
+	var answer map[string]json.RawMessage
+	var texts []string
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return nil, fmt.Errorf("the owner's answer: %w", err)
+	}
+	if err := json.Unmarshal(answer[member], &texts); err != nil {
+		return nil, fmt.Errorf("the owner's answer, %s: %w", member, err)
+	}
+	if len(texts) != n {
+		return nil, fmt.Errorf("asked the owner for %d, got %d", n, len(texts))
+	}
+	return texts, nil
+}
+
+// numbers reads decimal numbers.
+func numbers(texts []string) ([]int64, error) {
+	out := make([]int64, len(texts))
+	for i, t := range texts {
+		v, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("the owner answered %q, not a number", t)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// get sends GET target to the owner at addr, marked as forwarded, and
+// returns the body of a 200. Any other answer is the owner's refusal: a
+// *service.Error with its code and message when it has the API's error
+// shape and a known code, else unavailable.
+func (p *Peer) get(ctx context.Context, addr, target string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+target, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(HeaderForwarded, "1")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBody+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(body) > maxForwardedBody:
+		return nil, fmt.Errorf("the owner's answer is longer than %d bytes", maxForwardedBody)
+	case resp.StatusCode == http.StatusOK:
+		return body, nil
+	}
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || !slices.Contains(service.Codes(), e.Error.Code) {
+		return nil, service.Errorf(service.Unavailable, "the owner answered %d; retry later", resp.StatusCode)
+	}
+	return nil, &service.Error{Code: e.Error.Code, Message: e.Error.Message}
+}
