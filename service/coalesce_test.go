@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -96,6 +95,7 @@ func TestTakeOwnedCoalesces(t *testing.T) {
 // request takes 20 ms, and answers consecutive numbers or, while fail is
 // set, its refusal.
 type slowOwner struct {
+	fakePeer       // for what it does not serve
 	next, requests atomic.Int64
 	fail           atomic.Bool
 }
@@ -112,18 +112,6 @@ func (o *slowOwner) TagNumbers(_ context.Context, _, tag string, n int) ([]int64
 		ids[i] = first + int64(i)
 	}
 	return ids, nil
-}
-
-func (o *slowOwner) TagTexts(context.Context, string, string, int) ([]string, error) {
-	return nil, errors.New("no formatted tags")
-}
-
-func (o *slowOwner) KeyNext(context.Context, string, string, string, int) ([]int64, error) {
-	return nil, errors.New("no keys")
-}
-
-func (o *slowOwner) KeyCurrent(context.Context, string, string, string) (int64, error) {
-	return 0, errors.New("no keys")
 }
 
 func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {

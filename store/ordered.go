@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/leafid/leaf/segment"
@@ -40,38 +39,15 @@ ON CONFLICT (space, section) DO NOTHING`
 // CreateOrderedTag creates a tag whose ids strictly increase across the
 // fleet: its leaf_alloc row and its lease row, in one transaction.
 func (s *Store) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
-	if err := t.Validate(); err != nil {
-		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
-	}
-	err := s.call(ctx, false, func(ctx context.Context) error {
-		if err := s.refusePeriodRow(ctx, t.Name); err != nil {
-			return err
-		}
-		tx, err := s.db.BeginTxx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
-		if err := s.insertNewTag(ctx, tx, t); err != nil {
-			return err
-		}
+	return s.createTag(ctx, t, func(ctx context.Context, tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, insertOrderedTag, t.Name); err != nil {
 			if isDuplicateKey(err) {
 				return segment.ErrTagExists
 			}
 			return err
 		}
-		return tx.Commit()
+		return nil
 	})
-	if err != nil {
-		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
-	}
-	created, err := s.Tag(ctx, t.Name)
-	if err != nil {
-		created = t
-		created.UpdateTime = time.Now().UTC().Truncate(time.Second)
-	}
-	return created, nil
 }
 
 // OrderedTags lists the ordered tags.

@@ -149,6 +149,12 @@ func (s *Store) Tags(ctx context.Context) ([]segment.Tag, error) {
 // tag (tag@KEY): those rows are the tag's to make. Whether the row was
 // created is the INSERT's own answer; the row is read back only to show it.
 func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
+	return s.createTag(ctx, t, nil)
+}
+
+// createTag is CreateTag with what then adds in the same transaction
+// (nil: nothing more).
+func (s *Store) createTag(ctx context.Context, t segment.Tag, then func(ctx context.Context, tx *sqlx.Tx) error) (segment.Tag, error) {
 	if err := t.Validate(); err != nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
@@ -165,6 +171,11 @@ func (s *Store) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, erro
 		defer tx.Rollback() //nolint:errcheck // after a commit, a no-op
 		if err := s.insertNewTag(ctx, tx, t); err != nil {
 			return err
+		}
+		if then != nil {
+			if err := then(ctx, tx); err != nil {
+				return err
+			}
 		}
 		return tx.Commit()
 	})
