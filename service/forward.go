@@ -97,8 +97,7 @@ func (f *Forwarder) Forwards() int64 {
 // could not be asked or did not answer is unavailable.
 func (f *Forwarder) ask(ctx context.Context, addr string, forwarded bool, call func(ctx context.Context, p Peer) error) error {
 	if forwarded {
-		f.forwards.WithLabelValues(forwardRefused).Inc()
-		return Errorf(Unavailable, "this instance does not own the key's section or the tag either (ownership is moving); retry later")
+		return f.refuseForwarded()
 	}
 	if f.peer == nil {
 		f.forwards.WithLabelValues(forwardFailed).Inc()
@@ -113,6 +112,14 @@ func (f *Forwarder) ask(ctx context.Context, addr string, forwarded bool, call f
 	f.forwards.WithLabelValues(forwardFailed).Inc()
 	f.log.DebugContext(ctx, "forward to the owner failed", "owner", addr, "err", err)
 	return Errorf(Unavailable, "the owner did not answer; retry later")
+}
+
+// refuseForwarded is the answer to a call that came forwarded already and
+// reached an instance not owning its tag or section either: it is never
+// sent on.
+func (f *Forwarder) refuseForwarded() error {
+	f.forwards.WithLabelValues(forwardRefused).Inc()
+	return Errorf(Unavailable, "this instance does not own the key's section or the tag either (ownership is moving); retry later")
 }
 
 // tagTexts takes n ids of a formatted tag from its owner at addr.

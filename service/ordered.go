@@ -66,7 +66,7 @@ func (f *Forwarder) NextOrdered(ctx context.Context, tags OrderedTags, tag strin
 	var no *sequence.NotOwnerError
 	switch {
 	case errors.As(err, &no) && forwarded:
-		return nil, f.ask(ctx, no.Addr, forwarded, nil)
+		return nil, f.refuseForwarded()
 	case errors.As(err, &no):
 		return f.takeOwned(ctx, takeKey{addr: no.Addr, tag: tag}, n)
 	case err != nil:

@@ -22,7 +22,7 @@ func (s *Service) SequenceNext(ctx context.Context, space, key string, n int, vi
 	case err == nil:
 		return first, nil
 	case errors.As(err, &no) && forwarded(via):
-		return 0, s.fwd.ask(ctx, no.Addr, true, nil)
+		return 0, s.fwd.refuseForwarded()
 	case errors.As(err, &no):
 		// The owner is asked with the other calls for the key waiting
 		// here; a key's numbers of one answer are consecutive.

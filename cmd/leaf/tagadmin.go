@@ -11,6 +11,7 @@ import (
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/storeset"
 )
 
 // tagAdmin is the service's tag administration over the store, or the set
@@ -43,7 +44,11 @@ func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte,
 			st.Close()
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		return newTagAdmin(st, where, keys, func() { st.Close() })
+		adm, err := newTagAdmin(st, nil, where, keys, func() { st.Close() })
+		if err != nil {
+			st.Close()
+		}
+		return adm, err
 	}
 	o := openStores(ctx, sf, false)
 	adm, err := o.tagAdmin(ctx, home, keys, stderr)
@@ -76,23 +81,24 @@ func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, s
 		}
 		where += " (the home store of the set)"
 	}
-	rows, settings := app.TagRows(st, set)
-	adm, err := newTagAdmin(st, where, keys, func() { set.Close(); o.close() })
-	if err == nil {
-		adm.Rows, adm.Settings, adm.stores = rows, settings, o
+	adm, err := newTagAdmin(st, set, where, keys, func() { set.Close(); o.close() })
+	if err != nil {
+		set.Close()
+		return nil, err
 	}
-	return adm, err
+	adm.stores = o
+	return adm, nil
 }
 
-// newTagAdmin is the tag administration over st, with the fleet's opaque
-// keys; rows and settings are st's unless the caller sets those of a set.
-func newTagAdmin(st *store.Store, where string, keys [][]byte, closeAll func()) (*tagAdmin, error) {
+// newTagAdmin is the tag administration over st, or over the set with
+// st its home store (nil for a plain tag of a set), with the fleet's
+// opaque keys; closeAll closes what it runs over.
+func newTagAdmin(st *store.Store, set *storeset.Stores, where string, keys [][]byte, closeAll func()) (*tagAdmin, error) {
 	is, err := bizid.New(bizid.Options{Store: st, Keys: keys})
 	if err != nil {
-		closeAll()
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	rows, settings := app.TagRows(st, nil)
+	rows, settings := app.TagRows(st, set)
 	return &tagAdmin{
 		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Issuer: is, Ordered: storeOrdered{st}},
 		where:    where,
