@@ -65,6 +65,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "faults: %s=%q: want short or full\n", envLevel, level)
 		return 2
 	}
+	defer printMissed()
 	return storetest.Main(m)
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,8 +55,31 @@ func (r *report) bound(name string, ok bool, detail string, args ...any) {
 		verdict = "MISSED"
 		r.missed = append(r.missed, name)
 		r.tb.Errorf("bound %s missed: %s", name, d)
+		missedMu.Lock()
+		missedAll = append(missedAll, fmt.Sprintf("%s %s: %s", r.scenario, name, d))
+		missedMu.Unlock()
 	}
 	fmt.Printf("BOUND scenario=%s bound=%s %s: %s\n", r.scenario, name, verdict, d)
+}
+
+// missedAll holds every bound missed in this run, for the summary the
+// suite prints last (printMissed): in a long log the tail is what is read.
+var (
+	missedMu  sync.Mutex
+	missedAll []string
+)
+
+// printMissed prints the bounds missed in the run, if any, one per line.
+func printMissed() {
+	missedMu.Lock()
+	defer missedMu.Unlock()
+	if len(missedAll) == 0 {
+		return
+	}
+	fmt.Printf("MISSED %d bounds in this run:\n", len(missedAll))
+	for _, m := range missedAll {
+		fmt.Printf("MISSED %s\n", m)
+	}
 }
 
 // print writes the RESULT line.
