@@ -13,11 +13,15 @@ import (
 )
 
 // records reads the record of every store; errs[i] is why store i did not
-// answer.
+// answer (or could not be opened).
 func records(ctx context.Context, named []Named) (recs []Record, errs []error) {
 	recs, errs = make([]Record, len(named)), make([]error, len(named))
 	var wg sync.WaitGroup
 	for i, n := range named {
+		if n.Err != nil {
+			errs[i] = n.Err
+			continue
+		}
 		wg.Go(func() { recs[i], errs[i] = n.Store.Record(ctx) })
 	}
 	wg.Wait()

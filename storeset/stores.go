@@ -55,6 +55,10 @@ type Named struct {
 	Store Store
 	// Up reports whether the store answers now; nil means always.
 	Up func() bool
+	// Err, when set, is why the store could not be opened (Store is nil):
+	// the set's administration (Init, Change) takes it as a store that
+	// does not answer; Open refuses it.
+	Err error
 }
 
 // Defaults of Options.
@@ -147,6 +151,9 @@ func Open(ctx context.Context, named []Named, opts Options) (*Stores, error) {
 	for _, n := range named {
 		if err := ValidateName(n.Name); err != nil {
 			return nil, err
+		}
+		if n.Err != nil {
+			return nil, n.Err
 		}
 		up := n.Up
 		if up == nil {

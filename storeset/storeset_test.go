@@ -590,3 +590,29 @@ func TestLeaseRegressedMovesToAnotherStore(t *testing.T) {
 		t.Fatalf("with only a up, the lease is %+v, %v; want one of a's part", l3, err)
 	}
 }
+
+// TestStoreNotOpened: a store that could not be opened (Named.Err) is a
+// store that does not answer to the set's administration, which says why,
+// and is refused by an instance's set.
+func TestStoreNotOpened(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, store.SQLite, 2)
+	notOpened := errors.New(`store "b": sqlite /gone.db does not exist`)
+	gone := []storeset.Named{dbs[0].named(), {Name: "b", Err: notOpened}}
+	if _, err := storeset.Init(ctx, gone); !errors.Is(err, notOpened) {
+		t.Fatalf("Init with a store not opened = %v, want its reason", err)
+	}
+	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storeset.Open(ctx, gone, storeset.Options{}); !errors.Is(err, notOpened) {
+		t.Fatalf("Open with a store not opened = %v, want its reason", err)
+	}
+	if _, err := storeset.Change(ctx, gone, []string{"a"}, false); !errors.Is(err, notOpened) {
+		t.Fatalf("Change retiring a store not opened, not forced = %v, want its reason", err)
+	}
+	set, err := storeset.Change(ctx, gone, []string{"a"}, true)
+	if err != nil || !slices.Equal(set.Names(), []string{"a"}) {
+		t.Fatalf("Change retiring a store not opened, forced = %v, %v; want a set of a", set.Names(), err)
+	}
+}

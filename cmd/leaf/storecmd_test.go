@@ -183,7 +183,8 @@ func TestStoreCommands(t *testing.T) {
 }
 
 // TestStoreRetireForced: a store that does not answer is retired only with
-// --force; store show says which store did not answer.
+// --force; store show says which store did not answer, and the tag
+// commands are served by the others.
 func TestStoreRetireForced(t *testing.T) {
 	inEmptyDir(t)
 	s := testStores(t, []string{store.SQLite, store.MySQL}, 3)
@@ -203,6 +204,16 @@ func TestStoreRetireForced(t *testing.T) {
 	show, _, err := runSplit(t, e, "store", "show")
 	if err != nil || !strings.Contains(show, "  b: did not answer\n") || !strings.Contains(show, "did not answer:\n  b: store \"b\": open mysql 127.0.0.1:1/") {
 		t.Fatalf("store show with b down = %v:\n%s", err, show)
+	}
+	// The tag commands are served by the stores that answer, as an
+	// instance is; a store that cannot be opened at all refuses them.
+	if out, errOut, err := runSplit(t, e, "tag", "list"); err != nil {
+		t.Fatalf("tag list with b down = %v:\n%s%s", err, out, errOut)
+	}
+	gone := s[0]
+	gone.dsn = filepath.Join(t.TempDir(), "gone.db")
+	if _, _, err := runSplit(t, storesEnv(gone, s[1], s[2]), "tag", "list"); err == nil || !strings.Contains(err.Error(), `store "a": sqlite `+gone.dsn+" does not exist") {
+		t.Fatalf("tag list with a's file gone = %v", err)
 	}
 	if _, _, err := runSplit(t, e, "store", "retire", "a"); err == nil || !strings.Contains(err.Error(), `store "b"`) {
 		t.Fatalf("store retire a with b down = %v", err)

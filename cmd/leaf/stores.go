@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
@@ -19,12 +18,16 @@ import (
 // openedStores are the stores of --store, each open or why not.
 type openedStores struct {
 	entries storesFlag
-	stores  []*store.Store // nil where errs says why
-	errs    []error
+	// stores are open, or nil where errs says why not; a store that opened
+	// but does not answer is there, down, and errs says so too.
+	stores []*store.Store
+	errs   []error
 }
 
-// openStores opens every store of sf. With readOnly, an SQLite file that
-// does not exist is not created: it is a store that did not open.
+// openStores opens every store of sf. A database that does not answer
+// opens down, as an instance opens it; one that refuses does not open.
+// With readOnly, an SQLite file that does not exist is not created: it is
+// a store that did not open.
 func openStores(ctx context.Context, sf *storeFlags, readOnly bool) *openedStores {
 	o := &openedStores{entries: sf.stores, stores: make([]*store.Store, len(sf.stores)), errs: make([]error, len(sf.stores))}
 	for i, e := range sf.stores {
@@ -34,7 +37,10 @@ func openStores(ctx context.Context, sf *storeFlags, readOnly bool) *openedStore
 				continue
 			}
 		}
-		o.stores[i], o.errs[i] = e.Open(ctx, store.Options{Timeout: sf.storeTimeout})
+		o.stores[i], o.errs[i] = e.Open(ctx, store.Options{Timeout: sf.storeTimeout, AllowDown: true})
+		if st := o.stores[i]; st != nil && !st.Health().Up {
+			o.errs[i] = fmt.Errorf("store %q: %w", e.Name, st.Health().Err)
+		}
 	}
 	return o
 }
@@ -58,11 +64,11 @@ func (o *openedStores) allOpen() error {
 	return nil
 }
 
-// migrate applies the pending migrations to every store that opened,
+// migrate applies the pending migrations to every store that answers,
 // saying on w what it applied.
 func (o *openedStores) migrate(ctx context.Context, w io.Writer) error {
 	for i, st := range o.stores {
-		if st == nil {
+		if o.errs[i] != nil {
 			continue
 		}
 		where := o.entries[i].Where(st)
@@ -75,14 +81,14 @@ func (o *openedStores) migrate(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// named are the stores as a set takes them; one that did not open is
-// there as a store that does not answer.
+// named are the stores as a set takes them, with why each one that did
+// not open did not.
 func (o *openedStores) named() []storeset.Named {
 	out := make([]storeset.Named, len(o.entries))
 	for i, e := range o.entries {
-		out[i] = storeset.Named{Name: e.Name, Store: unreachable{o.errs[i]}}
+		out[i] = storeset.Named{Name: e.Name, Err: o.errs[i]}
 		if st := o.stores[i]; st != nil {
-			out[i].Store, out[i].Up = st, func() bool { return st.Health().Up }
+			out[i] = storeset.Named{Name: e.Name, Store: st, Up: func() bool { return st.Health().Up }}
 		}
 	}
 	return out
@@ -93,7 +99,7 @@ func (o *openedStores) named() []storeset.Named {
 func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, errs []error) {
 	recs, errs = make([]storeset.Record, len(o.entries)), make([]error, len(o.entries))
 	for i, st := range o.stores {
-		if st == nil {
+		if o.errs[i] != nil {
 			errs[i] = o.errs[i]
 			continue
 		}
@@ -126,76 +132,4 @@ func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) 
 		return o.stores[i], e.Where(o.stores[i]), nil
 	}
 	return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
-}
-
-// unreachable is a store that could not be opened: every call fails as a
-// store that does not answer does.
-type unreachable struct{ err error }
-
-var _ storeset.Store = unreachable{}
-
-func (u unreachable) fail() error {
-	return fmt.Errorf("%w: %w", segment.ErrStoreUnavailable, u.err)
-}
-
-func (u unreachable) Allocate(context.Context, string, int64) (segment.Allocation, error) {
-	return segment.Allocation{}, u.fail()
-}
-
-func (u unreachable) AllocateAbove(context.Context, string, int64, int64) (segment.Allocation, error) {
-	return segment.Allocation{}, u.fail()
-}
-
-func (u unreachable) Tag(context.Context, string) (segment.Tag, error) {
-	return segment.Tag{}, u.fail()
-}
-
-func (u unreachable) Tags(context.Context) ([]segment.Tag, error) { return nil, u.fail() }
-
-func (u unreachable) FindTags(context.Context, []string) ([]string, error) { return nil, u.fail() }
-
-func (u unreachable) CreateTag(context.Context, segment.Tag) (segment.Tag, error) {
-	return segment.Tag{}, u.fail()
-}
-
-func (u unreachable) UpdateTag(context.Context, string, segment.TagUpdate) (segment.Tag, error) {
-	return segment.Tag{}, u.fail()
-}
-
-func (u unreachable) Record(context.Context) (storeset.Record, error) {
-	return storeset.Record{}, u.fail()
-}
-
-func (u unreachable) SetRecord(context.Context, storeset.Record, storeset.Record) (bool, error) {
-	return false, u.fail()
-}
-
-func (u unreachable) AllocateIn(context.Context, string, int64, int64, segment.Class, int64) (segment.Allocation, int64, error) {
-	return segment.Allocation{}, 0, u.fail()
-}
-
-func (u unreachable) Highest(context.Context) (int64, error) { return 0, u.fail() }
-
-func (u unreachable) Marks(context.Context, string, []string) (map[string]int64, error) {
-	return nil, u.fail()
-}
-
-func (u unreachable) HighestMark(context.Context, string) (int64, error) { return 0, u.fail() }
-
-func (u unreachable) RecordMarks(context.Context, string, map[string]int64) error { return u.fail() }
-
-func (u unreachable) LowerMarks(context.Context, string, map[string]storeset.MarkBack) error {
-	return u.fail()
-}
-
-func (u unreachable) HandBack(context.Context, string, int64, int64) (bool, error) {
-	return false, u.fail()
-}
-
-func (u unreachable) AllocateBatchIn(context.Context, []string, []int64, segment.Class, int64) ([]storeset.ClassResult, error) {
-	return nil, u.fail()
-}
-
-func (u unreachable) AllocateBatch(context.Context, []string) ([]segment.BatchResult, error) {
-	return nil, u.fail()
 }
