@@ -13,6 +13,7 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
@@ -56,7 +57,7 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	stores   []openStore          // every store opened, in the configured order
+	ready    *readiness.Stores    // every store opened, in the configured order, and their watch
 	jumps    []storeJumps         // leaf_store_restart_jumps_total, one per store opened
 	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false
@@ -66,13 +67,6 @@ type Server struct {
 	srv      *http.Server
 	serving  atomic.Bool // run has handed the listener to the server
 	stopping atomic.Bool // set when shutdown begins: /readyz fails
-
-	// With --migrate=false: why the schema is not what this version
-	// needs, until a re-check finds it is. watchStop ends the re-checks,
-	// and the migration of stores that did not answer at the start.
-	schemaErr atomic.Pointer[error]
-	watchStop context.CancelFunc
-	watchWG   sync.WaitGroup
 
 	// The issuer of formatted and opaque tags and its loop (newIssuer).
 	biz     *bizid.Issuer
@@ -153,9 +147,8 @@ func (a *Server) Run(ctx context.Context) error {
 // It may be called after a failed open.
 func (a *Server) Close() error {
 	a.stopping.Store(true)
-	if a.watchStop != nil {
-		a.watchStop()
-		a.watchWG.Wait()
+	if a.ready != nil {
+		a.ready.Close()
 	}
 	if a.ln != nil && !a.serving.Load() { // run closes it otherwise
 		_ = a.ln.Close()
@@ -176,9 +169,12 @@ func (a *Server) Generator() *snowflake.Generator { return a.gen }
 
 // OpenedStores are the stores the server opened, in the configured order.
 func (a *Server) OpenedStores() []*store.Store {
-	out := make([]*store.Store, len(a.stores))
-	for i, s := range a.stores {
-		out[i] = s.st
+	if a.ready == nil {
+		return nil
+	}
+	out := make([]*store.Store, len(a.ready.All()))
+	for i, s := range a.ready.All() {
+		out[i] = s.Store
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -101,53 +100,17 @@ func (a *Server) durabilityLogger(name string) func(store.Durability) {
 	}
 }
 
-// durabilityChecks are the readiness checks of the stores' durability:
-// "durability", or one "durability:NAME" per store of a set.
-func (a *Server) durabilityChecks() []httpapi.Check {
-	var out []httpapi.Check
-	for _, s := range a.stores {
-		name := "durability"
-		if s.name != "" {
-			name += ":" + s.name
-		}
-		out = append(out, httpapi.Check{Name: name, Func: a.durabilityCheck(s), ShowReason: true})
-	}
-	return out
-}
-
-// durabilityCheck degrades readiness, never fails it, while the store's
-// settings say it can forget a commit: every instance shares the store,
-// so taking them out of a load balancer would only add an outage. With
-// --require-durable it degrades too while the settings are not read. The
-// reason names nodes by their place in the list, never by address.
-func (a *Server) durabilityCheck(s openStore) func(context.Context) error {
-	return func(context.Context) error {
-		d, ok := s.st.Durability()
-		refused := ""
-		if a.cfg.RequireDurable {
-			refused = "; --require-durable: no range is taken from it"
-		}
-		switch {
-		case ok && d.Forgets():
-			return fmt.Errorf("%w: the database can forget commits it acknowledged: %s%s", httpapi.ErrDegraded, d.Reason(), refused)
-		case refused != "" && (!ok || !d.Known()):
-			return fmt.Errorf("%w: the database's settings have not been read yet%s until they say it is durable", httpapi.ErrDegraded, refused)
-		}
-		return nil
-	}
-}
-
 // durabilityLines are the stores' settings as /status shows them: one line
 // per store, or per node of a store's cluster.
 func (a *Server) durabilityLines() []httpapi.DurabilityLine {
 	var out []httpapi.DurabilityLine
-	for _, s := range a.stores {
-		d, ok := s.st.Durability()
+	for _, s := range a.ready.All() {
+		d, ok := s.Store.Durability()
 		if !ok {
 			continue
 		}
 		for _, n := range d.Nodes {
-			l := httpapi.DurabilityLine{Store: s.name, Node: n.Node, Known: n.Known, Durable: n.Durable, Why: n.Why, Checked: d.Checked}
+			l := httpapi.DurabilityLine{Store: s.Name, Node: n.Node, Known: n.Known, Durable: n.Durable, Why: n.Why, Checked: d.Checked}
 			if !n.Known {
 				l.Why = fmt.Sprintf("not read: %v", n.Err)
 			}
@@ -160,9 +123,9 @@ func (a *Server) durabilityLines() []httpapi.DurabilityLine {
 // storesDurable is leaf_store_durable: the stores whose settings were read.
 func (a *Server) storesDurable() []metrics.StoreDurability {
 	var out []metrics.StoreDurability
-	for _, s := range a.stores {
-		if d, ok := s.st.Durability(); ok && d.Known() {
-			out = append(out, metrics.StoreDurability{Store: s.name, Durable: d.Durable()})
+	for _, s := range a.ready.All() {
+		if d, ok := s.Store.Durability(); ok && d.Known() {
+			out = append(out, metrics.StoreDurability{Store: s.Name, Durable: d.Durable()})
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/service"
 )
 
@@ -42,8 +43,8 @@ func (a *Server) listen() error {
 func (a *Server) Addr() string { return a.ln.Addr().String() }
 
 // newWiring is the configuration of the edges before any part adds to it:
-// the instance, the tokens, and the readiness checks of the lifecycle, the
-// schema and the stores.
+// the instance, the tokens, and the readiness checks of the lifecycle and
+// the stores.
 func (a *Server) newWiring() *wiring {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -63,10 +64,7 @@ func (a *Server) newWiring() *wiring {
 			},
 			Registry: reg,
 			Logger:   a.log,
-			Checks: append([]httpapi.Check{
-				{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true},
-				{Name: "schema", Func: a.schemaCheck, ShowReason: true},
-			}, append(a.storeChecks(), a.durabilityChecks()...)...),
+			Checks:   append([]readiness.Check{{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true}}, a.ready.Checks()...),
 		},
 		svc: service.Config{Registry: reg, Logger: a.log, Peer: httpapi.NewPeer(a.cfg.ForwardTimeout)},
 	}
@@ -89,7 +87,7 @@ func (a *Server) openServer(e *wiring) error {
 	rpc := grpcapi.Config{
 		Service:    api.Service,
 		AdminToken: a.cfg.AdminToken,
-		Ready:      func(ctx context.Context) error { return httpapi.Ready(ctx, api.Checks) },
+		Ready:      func(ctx context.Context) error { return readiness.Ready(ctx, api.Checks) },
 		Registry:   e.reg,
 		Logger:     a.log,
 	}

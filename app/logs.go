@@ -2,55 +2,13 @@ package app
 
 import (
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/throttle"
 )
-
-// logEvery is the least time between two log lines about the same kind of
-// repeated failure; the lines in between are counted, not written.
-const logEvery = 10 * time.Second
-
-// limiter lets one event per key through every period and counts the rest.
-type limiter struct {
-	every time.Duration
-	now   func() time.Time
-
-	mu      sync.Mutex // protects the maps
-	last    map[string]time.Time
-	dropped map[string]int
-}
-
-func newLimiter(every time.Duration) *limiter {
-	return &limiter{every: every, now: time.Now, last: map[string]time.Time{}, dropped: map[string]int{}}
-}
-
-// allow reports whether an event of key may be logged now, and how many
-// were held back since the last one that was.
-func (l *limiter) allow(key string) (ok bool, dropped int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	if last, seen := l.last[key]; seen && now.Sub(last) < l.every {
-		l.dropped[key]++
-		return false, 0
-	}
-	dropped = l.dropped[key]
-	l.last[key] = now
-	delete(l.dropped, key)
-	return true, dropped
-}
-
-// forget ends key's run of failures, so the next one is logged at once.
-func (l *limiter) forget(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.last, key)
-	delete(l.dropped, key)
-}
 
 // healthLogger writes one line when the store named name ("" for the one
 // store) stops answering and one when it answers again.
@@ -72,20 +30,20 @@ func (a *Server) healthLogger(name string) func(store.Health) {
 
 // loadLimiters hold back repeated lines about the loads of one tag.
 type loadLimiters struct {
-	failed  *limiter // failures that may pass: one line per logEvery
-	fixable *limiter // rows an operator must fix: one line until served again
+	failed  *throttle.Limiter // failures that may pass: one line per throttle.Every
+	fixable *throttle.Limiter // rows an operator must fix: one line until served again
 }
 
 func newLoadLimiters() loadLimiters {
-	return loadLimiters{failed: newLimiter(logEvery), fixable: newLimiter(24 * time.Hour)}
+	return loadLimiters{failed: throttle.New(throttle.Every), fixable: throttle.New(24 * time.Hour)}
 }
 
 // logLoad logs failed loads of segments. Tags that do not exist are not
 // worth a line.
 func (a *Server) logLoad(l loadLimiters, tag string, err error) {
 	if err == nil {
-		l.failed.forget(tag)
-		l.fixable.forget(tag)
+		l.failed.Forget(tag)
+		l.fixable.Forget(tag)
 		return
 	}
 	if errors.Is(err, segment.ErrUnknownTag) {
@@ -94,12 +52,12 @@ func (a *Server) logLoad(l loadLimiters, tag string, err error) {
 	if errors.Is(err, segment.ErrMisconfigured) || errors.Is(err, segment.ErrExhausted) {
 		// Until an operator acts every load fails the same way: one line,
 		// and one more only after the tag was served again.
-		if ok, _ := l.fixable.allow(tag); ok {
+		if ok, _ := l.fixable.Allow(tag); ok {
 			a.log.Error("segment: the tag's row cannot be served until an operator fixes it", "tag", tag, "err", err)
 		}
 		return
 	}
-	if ok, dropped := l.failed.allow(tag); ok {
+	if ok, dropped := l.failed.Allow(tag); ok {
 		a.log.Warn("segment load failed", "tag", tag, "err", err, "failures_not_logged", dropped)
 	}
 }
@@ -126,16 +84,16 @@ func (a *Server) logStale(storeName, tag string, mark int64) {
 }
 
 // leaseLogger logs the worker lease's troubles: renewal failures at most
-// once every logEvery, losses and regressions always, and a new worker id.
+// once every throttle.Every, losses and regressions always, and a new worker id.
 func (a *Server) leaseLogger() func(snowflake.LeaseEvent) {
-	l := newLimiter(logEvery)
+	l := throttle.New(throttle.Every)
 	return func(ev snowflake.LeaseEvent) {
 		switch {
 		case ev.Err == nil && ev.Acquired:
 			a.log.Info("snowflake worker id acquired again", "worker_id", ev.WorkerID)
-			l.forget("renew")
+			l.Forget("renew")
 		case ev.Err == nil:
-			l.forget("renew")
+			l.Forget("renew")
 		case errors.Is(ev.Err, snowflake.ErrLeaseRegressed):
 			a.log.Error("snowflake: the database went back in time; stopped issuing, acquiring a worker id again",
 				"worker_id", ev.WorkerID, "err", ev.Err)
@@ -143,7 +101,7 @@ func (a *Server) leaseLogger() func(snowflake.LeaseEvent) {
 			a.log.Error("snowflake: the worker lease is held by another; stopped issuing, acquiring a worker id again",
 				"worker_id", ev.WorkerID, "err", ev.Err)
 		default:
-			if ok, dropped := l.allow("renew"); ok {
+			if ok, dropped := l.Allow("renew"); ok {
 				a.log.Warn("snowflake worker lease not renewed", "worker_id", ev.WorkerID, "acquire", ev.Acquired,
 					"err", ev.Err, "failures_not_logged", dropped)
 			}

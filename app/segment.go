@@ -42,7 +42,7 @@ func (a *Server) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 	loads := newLoadLimiters()
 	opts := segment.Options{
 		// A load is one call of the store, or two when it fences.
-		LoadTimeout:     2*a.stores[0].st.Timeout() + time.Second,
+		LoadTimeout:     2*a.ready.All()[0].Store.Timeout() + time.Second,
 		RefreshInterval: a.cfg.RefreshTags,
 		FailoverJump:    a.cfg.FailoverJump,
 		OnLoad: func(tag string, took time.Duration, err error) {
@@ -62,7 +62,7 @@ func (a *Server) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 		if call <= 0 {
 			call = segment.DefaultLoadTimeout / 3 // the set's default
 		}
-		opts.LoadTimeout = time.Duration(2*len(a.stores))*call + time.Second
+		opts.LoadTimeout = time.Duration(2*len(a.ready.All()))*call + time.Second
 	}
 	return segment.New(a.segmentStore(), opts)
 }

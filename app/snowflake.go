@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -22,7 +22,7 @@ func (a *Server) openSnowflake(ctx context.Context, e *wiring) error {
 		return err
 	}
 	e.svc.Snowflake, e.domain.Snowflake = a.gen, a.gen
-	e.api.Checks = append(e.api.Checks, httpapi.Check{Name: "snowflake", Func: a.snowflakeCheck, ShowReason: true})
+	e.api.Checks = append(e.api.Checks, readiness.Snowflake(a.gen.Ready))
 	return nil
 }
 

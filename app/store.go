@@ -3,28 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync/atomic"
-	"time"
 
-	"github.com/leafid/leaf/migrations"
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
-
-// openStore is a store the app opened: the one of --mysql-dsn or
-// --sqlite-path, named "", or one of --store.
-type openStore struct {
-	name string
-	st   *store.Store
-	// late is set while a store of a set that did not answer at the
-	// start has not been migrated (or, with --migrate=false, its schema
-	// checked) since: see watchStores.
-	late *atomic.Bool
-}
 
 // openStore opens the store, or every --store, and migrates each, or with
 // --migrate=false starts watching for the migrations they lack; with
@@ -36,12 +22,13 @@ type openStore struct {
 // stores that answer, and the others once they do): it opens down, its
 // readiness check says so, and it is migrated once it answers.
 func (a *Server) openStore(ctx context.Context) error {
+	a.ready = readiness.NewStores(readiness.StoresOptions{Migrate: a.cfg.Migrate, RequireDurable: a.cfg.RequireDurable, Log: a.log})
 	if !a.cfg.Several() {
 		st, err := a.cfg.Open(ctx, a.durabilityOptions(store.Options{OnHealth: a.healthLogger("")}, ""))
 		if err != nil {
 			return err
 		}
-		a.stores = append(a.stores, openStore{st: st, late: new(atomic.Bool)})
+		a.ready.Add("", st)
 		a.log.Info("store open", a.cfg.Describe()...)
 	}
 	for _, e := range a.cfg.Set {
@@ -49,35 +36,24 @@ func (a *Server) openStore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s := openStore{name: e.Name, st: st, late: new(atomic.Bool)}
-		a.stores = append(a.stores, s)
+		a.ready.Add(e.Name, st)
 		if st.Health().Up {
 			a.log.Info("store open", e.Describe()...)
 			continue
 		}
-		s.late.Store(true)
 		a.log.Warn("store open, not answering: the other stores serve until it answers",
 			append(e.Describe(), "err", st.Health().Err)...)
 	}
-	if a.cfg.Migrate {
-		for _, s := range a.stores {
-			if s.late.Load() {
-				continue
-			}
-			applied, err := s.st.Migrate(ctx)
-			if err != nil {
-				return s.errorf(err)
-			}
-			logMigrations(a.log.With(s.attrs()...), applied)
-		}
+	if err := a.ready.Migrate(ctx); err != nil {
+		return err
 	}
-	a.watchStores(ctx)
+	a.ready.Watch(ctx)
 	if !a.cfg.Several() {
 		return a.refuseSetMember(ctx)
 	}
-	named := make([]storeset.Named, len(a.stores))
-	for i, s := range a.stores {
-		named[i] = storeset.Named{Name: s.name, Store: s.st, Up: func() bool { return s.st.Health().Up && !s.late.Load() }}
+	named := make([]storeset.Named, len(a.ready.All()))
+	for i, s := range a.ready.All() {
+		named[i] = storeset.Named{Name: s.Name, Store: s.Store, Up: s.Usable}
 	}
 	var err error
 	a.set, err = storeset.Open(ctx, named, storeset.Options{
@@ -100,8 +76,10 @@ func (a *Server) closeStores() []error {
 	if a.set != nil {
 		errs = append(errs, a.set.Close())
 	}
-	for _, s := range a.stores {
-		errs = append(errs, s.st.Close())
+	if a.ready != nil {
+		for _, s := range a.ready.All() {
+			errs = append(errs, s.Store.Close())
+		}
 	}
 	return errs
 }
@@ -110,7 +88,7 @@ func (a *Server) closeStores() []error {
 // served alone, its rows would hand out ids outside its class, which other
 // stores of the set hand out. A database not migrated yet belongs to none.
 func (a *Server) refuseSetMember(ctx context.Context) error {
-	r, err := a.stores[0].st.Record(ctx)
+	r, err := a.ready.All()[0].Store.Record(ctx)
 	if err != nil || r.State == storeset.Unjoined {
 		return nil
 	}
@@ -126,29 +104,13 @@ func (a *Server) refuseSetMember(ctx context.Context) error {
 		"naming every store of the set (leaf store show)", ErrUsage, name, r.Version, r.State)
 }
 
-// errorf names the store in err when there are several.
-func (s openStore) errorf(err error) error {
-	if s.name == "" {
-		return err
-	}
-	return fmt.Errorf("store %q: %w", s.name, err)
-}
-
-// attrs name the store in a log line when there are several.
-func (s openStore) attrs() []any {
-	if s.name == "" {
-		return nil
-	}
-	return []any{"store", s.name}
-}
-
 // segmentStore is where the allocator takes its ranges: the store, or the
 // set of stores.
 func (a *Server) segmentStore() segment.Store {
 	if a.set != nil {
 		return a.set
 	}
-	return a.stores[0].st
+	return a.ready.All()[0].Store
 }
 
 // homeStore is where what has one counter lives: the sequences, and the
@@ -157,13 +119,13 @@ func (a *Server) segmentStore() segment.Store {
 func (a *Server) homeStore() *store.Store {
 	if a.set != nil {
 		home := a.set.HomeName()
-		for _, s := range a.stores {
-			if s.name == home {
-				return s.st
+		for _, s := range a.ready.All() {
+			if s.Name == home {
+				return s.Store
 			}
 		}
 	}
-	return a.stores[0].st
+	return a.ready.All()[0].Store
 }
 
 // leaseStore is where snowflake worker ids are leased. With several stores
@@ -174,16 +136,5 @@ func (a *Server) leaseStore() snowflake.LeaseStore {
 	if a.set != nil {
 		return a.set.Leases()
 	}
-	return a.stores[0].st
-}
-
-// logMigrations logs what Store.Migrate applied at the start of serve.
-func logMigrations(log *slog.Logger, applied []migrations.Applied) {
-	if len(applied) == 0 {
-		log.Info("no pending migration")
-		return
-	}
-	for _, m := range applied {
-		log.Info("migration applied", "version", m.Version, "name", m.Name, "took", m.Duration.Round(time.Millisecond).String())
-	}
+	return a.ready.All()[0].Store
 }

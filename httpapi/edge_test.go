@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/readiness"
 )
 
 // anyTagEnv serves every tag, recording the tags the allocator is asked
@@ -260,7 +260,7 @@ func TestHead(t *testing.T) {
 	})
 	t.Run("a failing readyz is a 503 to HEAD too", func(t *testing.T) {
 		v := newEnv(t, func(c *envConfig) {
-			c.Checks = []httpapi.Check{{Name: "x", Func: func(context.Context) error { return errors.New("down") }}}
+			c.Checks = []readiness.Check{{Name: "x", Func: func(context.Context) error { return errors.New("down") }}}
 		})
 		rec := v.do(t, http.MethodHead, "/readyz", nil)
 		if rec.Code != 503 || rec.Body.Len() != 0 || rec.Header().Get("Retry-After") == "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/testkit"
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
@@ -309,7 +310,7 @@ type envConfig struct {
 	service.Config
 	AdminToken, StatusToken string
 	Instance                httpapi.Instance
-	Checks                  []httpapi.Check
+	Checks                  []readiness.Check
 	Now                     func() time.Time
 }
 

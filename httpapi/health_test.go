@@ -9,32 +9,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/readiness"
 )
 
 func TestReadyz(t *testing.T) {
 	ok := func(context.Context) error { return nil }
 	fail := func(context.Context) error { return errors.New("dial db:3306: refused") }
-	degraded := func(context.Context) error { return fmt.Errorf("%w: dial db:3306: refused", httpapi.ErrDegraded) }
+	degraded := func(context.Context) error { return fmt.Errorf("%w: dial db:3306: refused", readiness.ErrDegraded) }
 	slow := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	stuck := func(context.Context) error { time.Sleep(2 * time.Second); return nil }
 	tests := []struct {
 		name     string
-		checks   []httpapi.Check
+		checks   []readiness.Check
 		status   int
 		state    string
 		failing  []string
 		degraded []string
 	}{
-		{"all pass", []httpapi.Check{{Name: "store", Func: ok}, {Name: "snowflake", Func: ok}}, 200, "ready", nil, nil},
-		{"one fails", []httpapi.Check{{Name: "store", Func: fail}, {Name: "snowflake", Func: ok}}, 503, "not_ready", []string{"store"}, nil},
-		{"two fail", []httpapi.Check{{Name: "store", Func: fail}, {Name: "segment", Func: ok}, {Name: "snowflake", Func: fail}}, 503, "not_ready", []string{"store", "snowflake"}, nil},
-		{"a shared outage keeps it ready", []httpapi.Check{{Name: "store", Func: degraded}, {Name: "snowflake", Func: ok}}, 200, "degraded", nil, []string{"store"}},
-		{"degraded and failing", []httpapi.Check{{Name: "store", Func: degraded}, {Name: "snowflake", Func: fail}}, 503, "not_ready", []string{"snowflake"}, []string{"store"}},
-		{"nil func fails", []httpapi.Check{{Name: "broken"}}, 503, "not_ready", []string{"broken"}, nil},
-		{"panicking check fails", []httpapi.Check{{Name: "panics", Func: func(context.Context) error { panic("x") }}}, 503, "not_ready", []string{"panics"}, nil},
-		{"check bound by its timeout", []httpapi.Check{{Name: "slow", Func: slow}}, 503, "not_ready", []string{"slow"}, nil},
-		{"a check that ignores its context is not waited for", []httpapi.Check{{Name: "stuck", Func: stuck}, {Name: "store", Func: ok}}, 503, "not_ready", []string{"stuck"}, nil},
+		{"all pass", []readiness.Check{{Name: "store", Func: ok}, {Name: "snowflake", Func: ok}}, 200, "ready", nil, nil},
+		{"one fails", []readiness.Check{{Name: "store", Func: fail}, {Name: "snowflake", Func: ok}}, 503, "not_ready", []string{"store"}, nil},
+		{"two fail", []readiness.Check{{Name: "store", Func: fail}, {Name: "segment", Func: ok}, {Name: "snowflake", Func: fail}}, 503, "not_ready", []string{"store", "snowflake"}, nil},
+		{"a shared outage keeps it ready", []readiness.Check{{Name: "store", Func: degraded}, {Name: "snowflake", Func: ok}}, 200, "degraded", nil, []string{"store"}},
+		{"degraded and failing", []readiness.Check{{Name: "store", Func: degraded}, {Name: "snowflake", Func: fail}}, 503, "not_ready", []string{"snowflake"}, []string{"store"}},
+		{"nil func fails", []readiness.Check{{Name: "broken"}}, 503, "not_ready", []string{"broken"}, nil},
+		{"panicking check fails", []readiness.Check{{Name: "panics", Func: func(context.Context) error { panic("x") }}}, 503, "not_ready", []string{"panics"}, nil},
+		{"check bound by its timeout", []readiness.Check{{Name: "slow", Func: slow}}, 503, "not_ready", []string{"slow"}, nil},
+		{"a check that ignores its context is not waited for", []readiness.Check{{Name: "stuck", Func: stuck}, {Name: "store", Func: ok}}, 503, "not_ready", []string{"stuck"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/internal/sequencetest"
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
@@ -155,7 +156,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 				{Node: "db3:3306", Why: "not read: refused"},
 			}
 		}}
-		cfg.Checks = []httpapi.Check{
+		cfg.Checks = []readiness.Check{
 			{Name: "starting", Func: func(context.Context) error {
 				if s.notReady.Load() {
 					return errors.New("starting")
@@ -164,7 +165,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 			}, ShowReason: true},
 			{Name: "store", Func: func(context.Context) error {
 				if s.degraded.Load() {
-					return fmt.Errorf("%w: store down", httpapi.ErrDegraded)
+					return fmt.Errorf("%w: store down", readiness.ErrDegraded)
 				}
 				return nil
 			}},

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/service"
 )
 
@@ -35,7 +36,7 @@ type Config struct {
 	// the service's parts.
 	Instance Instance
 	// Checks are run by /readyz; none means always ready.
-	Checks []Check
+	Checks []readiness.Check
 	// Registry receives the HTTP metrics and is served on /metrics; nil
 	// means a private registry.
 	Registry *prometheus.Registry

@@ -1,0 +1,123 @@
+package readiness_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/internal/tcpproxy"
+	"github.com/leafid/leaf/readiness"
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
+)
+
+// check runs the check named name of s.
+func check(t *testing.T, s *readiness.Stores, name string) error {
+	t.Helper()
+	for _, ch := range s.Checks() {
+		if ch.Name == name {
+			return readiness.Run(context.Background(), []readiness.Check{ch})[0]
+		}
+	}
+	t.Fatalf("no check %q", name)
+	return nil
+}
+
+// eventually waits up to 15 s for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 15s: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSchemaWatched: with Migrate false a store that lacks migrations fails
+// the schema check, naming the remedy, until a `leaf migrate` run
+// elsewhere migrates it; then the instance is ready without a restart.
+func TestSchemaWatched(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, storetest.SQLite(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := readiness.NewStores(readiness.StoresOptions{})
+	s.Add("", st)
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Watch(ctx)
+	t.Cleanup(s.Close)
+	if err := check(t, s, "schema"); err == nil || errors.Is(err, readiness.ErrDegraded) || !strings.Contains(err.Error(), "leaf migrate") {
+		t.Fatalf("schema check of a store not migrated = %v, want a failure naming leaf migrate", err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the schema check passes once migrated", func() bool { return check(t, s, "schema") == nil })
+	if err := check(t, s, "store"); err != nil {
+		t.Fatalf("store check = %v", err)
+	}
+}
+
+// TestLateStoreMigrated: a store of a set whose database does not answer
+// when it is opened is late: not usable, its check degraded; once it
+// answers it is migrated and used.
+func TestLateStoreMigrated(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.MySQL(t)
+	cfg, err := store.ParseMySQLDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tcpproxy.Start(t, cfg.Addr)
+	p.Cut()
+	cfg.Addr = p.Addr()
+	st, err := store.OpenMySQL(ctx, cfg.FormatDSN(), store.Options{Timeout: time.Second, AllowDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := readiness.NewStores(readiness.StoresOptions{Migrate: true})
+	w := s.Add("a", st)
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate with a late store = %v, want it left for later", err)
+	}
+	s.Watch(ctx)
+	t.Cleanup(s.Close)
+	if err := check(t, s, "store:a"); w.Usable() || !errors.Is(err, readiness.ErrDegraded) || !strings.Contains(err.Error(), "has not answered since") {
+		t.Fatalf("a store down: usable %v, check %v", w.Usable(), err)
+	}
+	if err := check(t, s, "schema"); err != nil {
+		t.Fatalf("schema check while the store is down = %v, want the store check's to report", err)
+	}
+	p.Pass()
+	eventually(t, "the store is migrated once it answers", w.Usable)
+	if err := check(t, s, "store:a"); err != nil {
+		t.Fatalf("store check once migrated = %v", err)
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		t.Fatalf("the late store's schema: %v", err)
+	}
+}
+
+// TestDurabilityRequired: with RequireDurable a store whose settings were
+// never read degrades readiness, saying no range is taken from it;
+// without, it does not.
+func TestDurabilityRequired(t *testing.T) {
+	st := storetest.SQLiteStore(t)
+	for _, require := range []bool{false, true} {
+		s := readiness.NewStores(readiness.StoresOptions{Migrate: true, RequireDurable: require})
+		s.Add("", st)
+		err := check(t, s, "durability")
+		if require != (err != nil) || (err != nil && (!errors.Is(err, readiness.ErrDegraded) || !strings.Contains(err.Error(), "--require-durable"))) {
+			t.Errorf("RequireDurable %v: durability check = %v", require, err)
+		}
+	}
+}
