@@ -35,11 +35,13 @@ func newFleet() string {
 }
 
 // Init makes the stores one set, version 1, with classes in the order
-// given and the first store as its home. Every store must answer and belong to no set (or to a set that an
-// earlier Init of the same stores left half made, which it finishes). The
-// set's floor is above every id any of them has issued, so rows that were
-// in use need no renumbering: what they issued lies below it. A set of one
-// keeps its rows' numbering (floor 0), as a single store has it.
+// given and the first store as its home. Every store must answer and
+// belong to no set (or to a set that an earlier Init of the same stores
+// left half made, which it finishes), and none but the home may hold what
+// lives in the home store alone. The set's floor is above every id any of
+// them has issued, so rows that were in use need no renumbering: what they
+// issued lies below it. A set of one keeps its rows' numbering (floor 0),
+// as a single store has it.
 func Init(ctx context.Context, named []Named) (Set, error) {
 	if err := distinctNames(named); err != nil {
 		return Set{}, err
@@ -50,6 +52,11 @@ func Init(ctx context.Context, named []Named) (Set, error) {
 	}
 	if err := distinctStores(named, recs); err != nil {
 		return Set{}, err
+	}
+	for _, n := range named[1:] {
+		if err := holdsNone(ctx, n); err != nil {
+			return Set{}, err
+		}
 	}
 	var resumed *Set
 	for i, r := range recs {
@@ -297,12 +304,9 @@ func (c *change) nextHome(ctx context.Context) (string, error) {
 	if !ok || c.errs[i] != nil {
 		return "", fmt.Errorf("store %q is the set's home, where sequences and ordered, formatted and opaque tags live, and does not answer: it cannot be retired", home)
 	}
-	n := -1
-	if h, ok := c.named[i].Store.(Homing); ok {
-		var err error
-		if n, err = h.HomeRows(ctx); err != nil {
-			return "", fmt.Errorf("store %q: %w", home, err)
-		}
+	n, err := c.named[i].Store.HomeRows(ctx)
+	if err != nil {
+		return "", fmt.Errorf("store %q: %w", home, err)
 	}
 	if n != 0 {
 		return "", fmt.Errorf("store %q is the set's home, where sequences and ordered, formatted and opaque tags live, and holds some: it cannot be retired", home)

@@ -21,7 +21,8 @@
 // compare-and-set that also checks the version its store records, so none
 // is taken under a set that changed. A change of the set (Change, admin.go)
 // moves every member through a changing state to a new version whose floor
-// lies above every id issued before.
+// lies above every id issued before; Add and Retire (grow.go) are the
+// changes leaf store add and retire make.
 //
 // # Loads and failover
 //

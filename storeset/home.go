@@ -25,8 +25,8 @@ import (
 // set (the admin API refuses it). While the home store does not answer,
 // its rows are not served past the buffers, and the other rows are.
 
-// Homing is implemented by stores that can tell whether they hold what
-// lives in the home store of a set alone.
+// Homing tells whether a store holds what lives in the home store of a
+// set alone.
 type Homing interface {
 	// HomeRows counts the sequence spaces, ordered tags and formatted or
 	// opaque tags the store holds.
@@ -53,7 +53,7 @@ type Homing interface {
 func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
 	var asked []*member
 	for _, m := range s.members {
-		if _, ok := m.st.(segment.Classifier); ok && m.up() {
+		if m.up() {
 			asked = append(asked, m)
 		}
 	}
@@ -72,7 +72,7 @@ func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segmen
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 			defer cancel()
-			kinds[i], errs[i] = m.st.(segment.Classifier).Classify(cctx, tags)
+			kinds[i], errs[i] = m.st.Classify(cctx, tags)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("store %q: %w", m.name, errs[i])
 			}
@@ -170,10 +170,6 @@ func (s *Stores) allocateHome(ctx context.Context, tag string, step, floor int64
 // plainIn reports whether store m says tag is plain: a row copied to
 // another store must be one.
 func plainIn(ctx context.Context, m *member, tag string) bool {
-	c, ok := m.st.(segment.Classifier)
-	if !ok {
-		return true
-	}
-	kinds, err := c.Classify(ctx, []string{tag})
+	kinds, err := m.st.Classify(ctx, []string{tag})
 	return err == nil && kinds[tag] == segment.Plain
 }

@@ -47,6 +47,10 @@ type Store interface {
 	// HandBack sets the row's max_id back from end to first, only while
 	// it is still end (segment.HandBacker).
 	segment.HandBacker
+	// Classify says which of tags are not plain, and HomeRows counts what
+	// lives in the home store of a set alone (home.go).
+	segment.Classifier
+	Homing
 }
 
 // Named is a store as an instance is configured with it.

@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
 
@@ -45,9 +41,6 @@ func storeInit(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	if err := o.migrate(ctx, stderr); err != nil {
-		return err
-	}
-	if err := o.onlyHomeHasOne(ctx); err != nil {
 		return err
 	}
 	set, err := storeset.Init(ctx, o.named())
@@ -145,26 +138,11 @@ func storeAdd(ctx context.Context, args []string, getenv func(string) string, st
 	if err := o.migrate(ctx, stderr); err != nil {
 		return err
 	}
-	set, err := currentSet(ctx, o, name)
-	if err != nil {
-		return err
+	next, copied, err := storeset.Add(ctx, o.named(), name)
+	where := sf.stores[sf.stores.index(name)].Where(o.stores[sf.stores.index(name)])
+	for _, t := range copied {
+		fmt.Fprintf(stderr, "created %s in %s: step %d\n", printable(t.Name), where, t.Step)
 	}
-	if _, member := set.Member(name); member && settled(ctx, o, set) {
-		return fmt.Errorf("store %q is in the set already (version %d)", name, set.Version)
-	}
-	if _, member := set.Member(name); !member {
-		if err := o.holdsNone(ctx, name); err != nil {
-			return err
-		}
-	}
-	if err := copyTags(ctx, o, set, name, stderr); err != nil {
-		return err
-	}
-	names := set.Names()
-	if !slices.Contains(names, name) {
-		names = append(names, name)
-	}
-	next, err := storeset.Change(ctx, o.named(), names, false)
 	if err != nil {
 		return err
 	}
@@ -201,144 +179,13 @@ func storeRetire(ctx context.Context, args []string, getenv func(string) string,
 	if err := o.migrate(ctx, stderr); err != nil {
 		return err
 	}
-	set, err := currentSet(ctx, o, "")
-	if err != nil {
-		return err
-	}
-	if _, member := set.Member(name); !member {
-		return fmt.Errorf("store %q is not in the set (version %d: %s)", name, set.Version, strings.Join(set.Names(), ", "))
-	}
-	names := slices.DeleteFunc(set.Names(), func(n string) bool { return n == name })
-	if len(names) == 0 {
-		return fmt.Errorf("store %q is the last of the set: a set keeps at least one store", name)
-	}
-	next, err := storeset.Change(ctx, o.named(), names, force)
+	next, err := storeset.Retire(ctx, o.named(), name, force)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "retired %s\n%s", name, next.Describe())
 	if i := sf.stores.index(name); o.errs[i] != nil {
 		fmt.Fprintf(stderr, "store %q did not answer and keeps its old record: never give it to an instance again\n", name)
-	}
-	return nil
-}
-
-// currentSet is the set the stores record now, checked against the
-// configuration: every --store is a member, but adding, the store added.
-// A store given that is not in the set would be marked retired by the
-// change, whatever set it belongs to.
-func currentSet(ctx context.Context, o *openedStores, adding string) (storeset.Set, error) {
-	recs, errs := o.records(ctx)
-	set, ok, err := storeset.Newest(recs, errs, true)
-	if err != nil {
-		return storeset.Set{}, err
-	}
-	if !ok {
-		return storeset.Set{}, fmt.Errorf("%w: no store given belongs to a set: make one with `leaf store init`", storeset.ErrMismatch)
-	}
-	for _, e := range o.entries {
-		if _, member := set.Member(e.Name); !member && e.Name != adding {
-			return storeset.Set{}, fmt.Errorf("%w: store %q is given but not in the set (version %d: %s); leave it out",
-				storeset.ErrMismatch, e.Name, set.Version, strings.Join(set.Names(), ", "))
-		}
-	}
-	return set, nil
-}
-
-// settled reports whether every member of set that answers records it,
-// active: no change of the set is left half way.
-func settled(ctx context.Context, o *openedStores, set storeset.Set) bool {
-	recs, errs := o.records(ctx)
-	for i, e := range o.entries {
-		if _, member := set.Member(e.Name); member && (errs[i] != nil || recs[i].Version != set.Version || recs[i].State != storeset.Active) {
-			return false
-		}
-	}
-	return true
-}
-
-// copyTags creates in the store added the plain tags the members of set
-// have, with their steps and descriptions, so that it serves them once the
-// change gives it its class; it says on w which it created. A row's
-// max_id is copied too, though the class's floor lies above it anyway.
-func copyTags(ctx context.Context, o *openedStores, set storeset.Set, added string, w io.Writer) error {
-	var (
-		to   *store.Store
-		have = map[string]bool{}
-		rows []segment.Tag
-	)
-	for i, e := range o.entries {
-		if e.Name == added {
-			to = o.stores[i]
-		}
-	}
-	tags, err := to.Tags(ctx)
-	if err != nil {
-		return fmt.Errorf("store %q: %w", added, err)
-	}
-	for _, t := range tags {
-		have[t.Name] = true
-	}
-	for _, m := range set.Members {
-		i := o.entries.index(m.Name)
-		tags, err := o.stores[i].Tags(ctx)
-		if err != nil {
-			return fmt.Errorf("store %q: %w", m.Name, err)
-		}
-		names := make([]string, len(tags))
-		for k, t := range tags {
-			names[k] = t.Name
-		}
-		kinds, err := o.stores[i].Classify(ctx, names)
-		if err != nil {
-			return fmt.Errorf("store %q: %w", m.Name, err)
-		}
-		for _, t := range tags {
-			if kinds[t.Name] != segment.Plain {
-				continue // it lives in the home store alone (storeset's home.go)
-			}
-			if !have[t.Name] {
-				have[t.Name] = true
-				rows = append(rows, t)
-			}
-		}
-	}
-	where := o.entries[o.entries.index(added)].Where(to)
-	for _, t := range rows {
-		created, err := to.CreateTag(ctx, segment.Tag{Name: t.Name, MaxID: t.MaxID, Step: t.Step, Description: t.Description})
-		if err != nil && !errors.Is(err, segment.ErrTagExists) {
-			return fmt.Errorf("copy tag %s to %s: %w", printable(t.Name), where, err)
-		}
-		if err == nil {
-			fmt.Fprintf(w, "created %s in %s: step %d\n", printable(created.Name), where, created.Step)
-		}
-	}
-	return nil
-}
-
-// onlyHomeHasOne refuses to make a set in which a store other than the
-// first, the home, holds what lives in the home store alone (holdsNone).
-func (o *openedStores) onlyHomeHasOne(ctx context.Context) error {
-	for _, e := range o.entries[1:] {
-		if err := o.holdsNone(ctx, e.Name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// holdsNone refuses a store, not the home of its set, that holds what
-// lives in the home store alone: sequence spaces, ordered tags, formatted
-// and opaque tags. Their rows would be numbered in that store's class, and
-// their settings missed.
-func (o *openedStores) holdsNone(ctx context.Context, name string) error {
-	n, err := o.stores[o.entries.index(name)].HomeRows(ctx)
-	if err != nil {
-		return fmt.Errorf("store %q: %w", name, err)
-	}
-	if n > 0 {
-		return fmt.Errorf("%w: store %q holds sequence spaces, ordered tags or formatted or opaque tags (%d), which live in the home store of a set alone: only the home (the first store of leaf store init) may hold them",
-			storeset.ErrMismatch, name, n)
 	}
 	return nil
 }
