@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -435,19 +434,4 @@ func sameMembers(set Set, named []Named, recs []Record) bool {
 		}
 	}
 	return true
-}
-
-// Describe is a person's summary of a set.
-func (s Set) Describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "set version %d of fleet %s: floor %d, blocks of %d ids\n", s.Version, s.Fleet, s.Floor, s.Block)
-	home := s.HomeName()
-	for _, m := range s.Members {
-		fmt.Fprintf(&b, "  %s: class %d of %d, worker slot %d of %d, store id %s", m.Name, m.Class, len(s.Members), m.Slot, s.WorkerSlots, m.Store)
-		if m.Name == home {
-			b.WriteString(", home")
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }

@@ -242,3 +242,18 @@ func Newest(recs []Record, errs []error, active bool) (set Set, ok bool, err err
 	}
 	return set, ok, nil
 }
+
+// Describe is a person's summary of a set.
+func (s Set) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "set version %d of fleet %s: floor %d, blocks of %d ids\n", s.Version, s.Fleet, s.Floor, s.Block)
+	home := s.HomeName()
+	for _, m := range s.Members {
+		fmt.Fprintf(&b, "  %s: class %d of %d, worker slot %d of %d, store id %s", m.Name, m.Class, len(s.Members), m.Slot, s.WorkerSlots, m.Store)
+		if m.Name == home {
+			b.WriteString(", home")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
