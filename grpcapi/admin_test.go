@@ -2,7 +2,6 @@ package grpcapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,40 +37,11 @@ import (
 	"github.com/leafid/leaf/service"
 )
 
-// orderedRows is a tag store that also creates ordered tags and says
-// which tags are ordered, as store.Store and sequence.Sequencer do in leaf
-// serve; it serves no ordered tag's ids.
-type orderedRows struct {
-	*segmenttest.MemStore
-	mu      sync.Mutex // protects ordered
-	ordered map[string]bool
-}
-
-func (o *orderedRows) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
-	created, err := o.CreateTag(ctx, t)
-	if err == nil {
-		o.mu.Lock()
-		o.ordered[t.Name] = true
-		o.mu.Unlock()
-	}
-	return created, err
-}
-
-func (o *orderedRows) Ordered(_ context.Context, tag string) (bool, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.ordered[tag], nil
-}
-
-func (o *orderedRows) NextTag(context.Context, string, int) ([]int64, error) {
-	return nil, errors.New("not served by this fake")
-}
-
 // adminServer is one server of both APIs, the real HTTP API and gRPC on
 // one port, over the same tags, as leaf serve wires them.
 type adminServer struct {
 	url     string
-	rows    *orderedRows
+	rows    *segmenttest.Ordered
 	created []string // the tags OnCreate was told of
 	mu      sync.Mutex
 }
@@ -85,10 +55,7 @@ type adminSettings struct {
 
 func newAdminServer(t *testing.T, set adminSettings) *adminServer {
 	t.Helper()
-	rows := &orderedRows{
-		MemStore: segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000}, segment.Tag{Name: "ticks", MaxID: 1, Step: 1000}),
-		ordered:  map[string]bool{"ticks": true},
-	}
+	rows := segmenttest.NewOrdered(segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000}, segment.Tag{Name: "ticks", MaxID: 1, Step: 1000}), "ticks")
 	alloc := segment.New(rows.MemStore, segment.Options{RefreshInterval: -1})
 	t.Cleanup(func() { _ = alloc.Close() })
 	s := &adminServer{rows: rows}
