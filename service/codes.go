@@ -1,11 +1,16 @@
-// Package service is what the edges of leaf's API share: the error codes,
-// each with its HTTP status and its gRPC code, the map from the domain's
-// errors to them, and the limits of a request; the administration of tags
-// behind both edges' admin calls (TagAdmin); and the forwarding of a
-// request for a sequence section or an ordered tag to its owner
-// (Forwarder), counted once for both. httpapi serves them over HTTP and
-// JSON, grpcapi over gRPC, gRPC-Web and Connect; neither imports the
-// other, and both take every code, status, limit and rule from here.
+// Package service is what an id request means once an edge has decoded
+// it, and everything both edges share. Service serves each kind of id: it
+// tells which part serves a tag (plain, formatted or opaque, ordered) and
+// sends a request for a sequence section or an ordered tag to its owner
+// through a Peer (Forwarder, counted once for both edges); it says whether
+// a mode is on and whether a name can be a tag's (Off, SegmentCall,
+// SequenceCall, SpaceCall). TagAdmin is the administration of tags behind
+// both edges' admin calls, with every rule of their settings and defaults
+// (NewTag). Here too are the error codes, each with its HTTP status and
+// its gRPC code, the map from the domain's errors to them (Classify), and
+// the limits of a request. httpapi serves them over HTTP and JSON, grpcapi
+// over gRPC, gRPC-Web and Connect; neither imports the other, and both take
+// every code, status, limit and rule from here.
 package service
 
 import (

@@ -1,11 +1,27 @@
-// Package store keeps leaf's state in MySQL or in an embedded SQLite file:
-// the segment ranges and tags of leaf_alloc (segment.Store) and the
-// snowflake worker-id leases of leaf_worker_lease (snowflake.LeaseStore).
+// Package store keeps leaf's state in MySQL, MariaDB (Galera too) or an
+// embedded SQLite file, and implements what the other rooms declare they
+// need of it:
+//
+//   - the rows of leaf_alloc and their ranges (segment.Store, tags.go,
+//     ranges.go, batch.go), with the rule of a new tag's name whatever its
+//     case (newtag.go), and which rows are not plain tags (notplain.go);
+//   - the settings and period rows of formatted and opaque tags (bizid.go,
+//     periods.go), ordered tags (ordered.go), sequence spaces and sections
+//     (spaces.go, sections.go, sequence.go), snowflake worker-id leases
+//     (lease.go, acquire.go) and the live instances (members.go);
+//   - a store's record and marks as a member of a set (storeset.Store,
+//     set.go, home.go);
+//   - what keeps a database's faults from the callers: a health that fails
+//     calls at once while the database does not answer (health.go,
+//     probe.go), the nodes of a cluster and the one that may take writes
+//     (nodes.go, writable.go), whether a commit the database acknowledged
+//     survives a crash (durability.go), and the move past what a database
+//     that forgot commits may hand out again (restart.go).
 //
 // One implementation serves both dialects; only the few statements whose
-// SQL differs come in two versions. Driver errors are translated into the
-// errors of the segment and snowflake packages, so callers compare with
-// errors.Is whatever database is behind.
+// SQL differs come in two versions (queries.go). Driver errors are
+// translated into the errors of the domain packages, so callers compare
+// with errors.Is whatever database is behind.
 package store
 
 import (
