@@ -15,17 +15,17 @@ import (
 	"github.com/leafid/leaf/service"
 )
 
-// tagAdmin is a TagAdmin over in-memory rows holding the plain tag orders,
-// with formatted and opaque tags (and a key when withKey) and ordered tags,
-// and the tags its OnCreate was told of.
-type tagAdmin struct {
-	*service.TagAdmin
-	rows    *segmenttest.Ordered
-	mu      sync.Mutex
-	created []string
+// parts are in-memory rows holding the plain tag orders, with ordered
+// tags, and the allocator and issuer of formatted and opaque tags over
+// them, as leaf serve wires them (a key for opaque tags when withKey).
+type parts struct {
+	rows  *segmenttest.Ordered
+	alloc *segment.Allocator
+	biz   *bizidtest.Store
+	is    *bizid.Issuer
 }
 
-func newTagAdmin(t *testing.T, withKey bool) *tagAdmin {
+func newParts(t *testing.T, withKey bool) *parts {
 	t.Helper()
 	rows := segmenttest.NewOrdered(segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000}))
 	alloc := segment.New(rows.MemStore, segment.Options{RefreshInterval: -1})
@@ -40,8 +40,24 @@ func newTagAdmin(t *testing.T, withKey bool) *tagAdmin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &tagAdmin{rows: rows}
-	a.TagAdmin = &service.TagAdmin{Rows: rows, Settings: biz, Issuer: is, Ordered: rows, OnCreate: func(tag string) {
+	return &parts{rows: rows, alloc: alloc, biz: biz, is: is}
+}
+
+// tagAdmin is the TagAdmin of parts, and the tags its OnCreate was told
+// of.
+type tagAdmin struct {
+	*service.TagAdmin
+	rows    *segmenttest.Ordered
+	mu      sync.Mutex
+	created []string
+}
+
+func newTagAdmin(t *testing.T, withKey bool) *tagAdmin {
+	t.Helper()
+	p := newParts(t, withKey)
+	a := &tagAdmin{rows: p.rows}
+	a.TagAdmin = &service.TagAdmin{Rows: p.rows, Settings: p.biz, Issuer: p.is, Ordered: p.rows, OnCreate: func(tag string) {
+		p.alloc.Added(tag)
 		a.mu.Lock()
 		a.created = append(a.created, tag)
 		a.mu.Unlock()

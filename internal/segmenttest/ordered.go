@@ -2,15 +2,15 @@ package segmenttest
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/leafid/leaf/segment"
 )
 
-// Ordered is a MemStore that also creates ordered tags and says which tags
-// are ordered, as store.Store and sequence.Sequencer do in leaf serve, for
-// the admin calls' tests; it serves no ordered tag's ids.
+// Ordered is a MemStore that also creates ordered tags, says which tags
+// are ordered and serves their ids, as store.Store and sequence.Sequencer
+// do in leaf serve: an ordered tag is not plain (Classify refuses it), and
+// NextTag raises its row by each call's count, as one owner's would.
 type Ordered struct {
 	*MemStore
 	mu      sync.Mutex // protects ordered
@@ -23,6 +23,7 @@ func NewOrdered(rows *MemStore, ordered ...string) *Ordered {
 	for _, tag := range ordered {
 		o.ordered[tag] = true
 	}
+	rows.SetNotPlain(ordered...)
 	return o
 }
 
@@ -33,6 +34,7 @@ func (o *Ordered) CreateOrderedTag(ctx context.Context, t segment.Tag) (segment.
 		o.mu.Lock()
 		o.ordered[t.Name] = true
 		o.mu.Unlock()
+		o.SetNotPlain(t.Name)
 	}
 	return created, err
 }
@@ -44,7 +46,19 @@ func (o *Ordered) Ordered(_ context.Context, tag string) (bool, error) {
 	return o.ordered[tag], nil
 }
 
-// NextTag fails: ordered ids are not served by this store.
-func (o *Ordered) NextTag(context.Context, string, int) ([]int64, error) {
-	return nil, errors.New("segmenttest: ordered ids are not served by Ordered")
+// NextTag returns n increasing ids of the ordered tag, raising its row by
+// n; a tag that is not ordered is unknown.
+func (o *Ordered) NextTag(ctx context.Context, tag string, n int) ([]int64, error) {
+	if ordered, _ := o.Ordered(ctx, tag); !ordered {
+		return nil, segment.ErrUnknownTag
+	}
+	a, err := o.Allocate(ctx, tag, int64(n))
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = a.Start() + int64(i)
+	}
+	return ids, nil
 }
