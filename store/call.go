@@ -82,5 +82,5 @@ func (s *Store) call(ctx context.Context, safe bool, fn func(ctx context.Context
 		return fmt.Errorf("%w: conflict persisted over %d attempts: %w", segment.ErrStoreUnavailable, attempts, err)
 	}
 	s.health.answered()
-	return notMigrated(err)
+	return notMigratedError(err)
 }

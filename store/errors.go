@@ -133,10 +133,10 @@ func unstorable(err error) error {
 	return fmt.Errorf("%w: the %s has characters that the character set of table leaf_alloc cannot store (convert it to utf8mb4)", sentinel, field)
 }
 
-// notMigrated names the missing table when err says one does not exist:
+// notMigratedError names the missing table when err says one does not exist:
 // MySQL's "Table 'db.leaf_alloc' doesn't exist", SQLite's "no such table:
 // leaf_alloc".
-func notMigrated(err error) error {
+func notMigratedError(err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == mysqlNoSuchTable {
 		table := me.Message

@@ -347,7 +347,7 @@ func (s *Store) readStartRecord(ctx context.Context, conn rawConn) (map[string]s
 		record[text(v[0])] = startRow{Started: toInt(v[1]), Run: text(v[2]), Durable: toInt(v[3]) != 0, JumpedMS: toInt(v[4])}
 	})
 	if err != nil {
-		return nil, notMigrated(err)
+		return nil, notMigratedError(err)
 	}
 	return record, nil
 }

@@ -53,7 +53,7 @@ func Init(ctx context.Context, named []Named) (Set, error) {
 		return Set{}, err
 	}
 	for _, n := range named[1:] {
-		if err := holdsNone(ctx, n); err != nil {
+		if err := refuseHomeRows(ctx, n); err != nil {
 			return Set{}, err
 		}
 	}

@@ -31,7 +31,7 @@ func Add(ctx context.Context, named []Named, name string) (set Set, copied []seg
 		return Set{}, nil, fmt.Errorf("store %q is in the set already (version %d)", name, old.Version)
 	}
 	if !member {
-		if err := holdsNone(ctx, named[i]); err != nil {
+		if err := refuseHomeRows(ctx, named[i]); err != nil {
 			return Set{}, nil, err
 		}
 	}
@@ -158,11 +158,11 @@ func plainTags(ctx context.Context, n Named) ([]segment.Tag, error) {
 	return slices.DeleteFunc(tags, func(t segment.Tag) bool { return kinds[t.Name] != segment.Plain }), nil
 }
 
-// holdsNone refuses a store, not the home of its set, that holds what
+// refuseHomeRows refuses a store, not the home of its set, that holds what
 // lives in the home store alone: sequence spaces, ordered tags, formatted
 // and opaque tags. Their rows would be numbered in that store's class, and
 // their settings missed.
-func holdsNone(ctx context.Context, n Named) error {
+func refuseHomeRows(ctx context.Context, n Named) error {
 	count, err := n.Store.HomeRows(ctx)
 	if err != nil {
 		return fmt.Errorf("store %q: %w", n.Name, err)

@@ -37,7 +37,7 @@ func storeInit(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	o := openStores(ctx, sf, false)
 	defer o.close()
-	if err := o.allOpen(); err != nil {
+	if err := o.openError(); err != nil {
 		return err
 	}
 	if err := o.migrate(ctx, stderr); err != nil {
@@ -132,7 +132,7 @@ func storeAdd(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	o := openStores(ctx, sf, false)
 	defer o.close()
-	if err := o.allOpen(); err != nil {
+	if err := o.openError(); err != nil {
 		return err
 	}
 	if err := o.migrate(ctx, stderr); err != nil {

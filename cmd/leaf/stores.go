@@ -54,8 +54,8 @@ func (o *openedStores) close() {
 	}
 }
 
-// allOpen is the first reason a store did not open, if any did not.
-func (o *openedStores) allOpen() error {
+// openError is the first reason a store did not open, if any did not.
+func (o *openedStores) openError() error {
 	for _, err := range o.errs {
 		if err != nil {
 			return err

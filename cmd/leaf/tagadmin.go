@@ -61,7 +61,7 @@ func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte,
 // tagAdmin is the tag administration over the set of the stores o opened.
 func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
 	if !home {
-		if err := o.allOpen(); err != nil {
+		if err := o.openError(); err != nil {
 			return nil, err
 		}
 	}
