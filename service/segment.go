@@ -46,7 +46,7 @@ func (s *Service) SegmentID(ctx context.Context, tag string, want Want, via Via)
 	if s.cfg.Segments == nil {
 		return ID{}, ModeOff("segment")
 	}
-	if !s.special(tag) {
+	if !s.cfg.Segments.Special(tag) {
 		id, err := s.cfg.Segments.Next(ctx, tag)
 		switch {
 		case err == nil:
@@ -72,7 +72,7 @@ func (s *Service) SegmentIDs(ctx context.Context, tag string, n int, want Want, 
 	if s.cfg.Segments == nil {
 		return IDs{}, ModeOff("segment")
 	}
-	if !s.special(tag) {
+	if !s.cfg.Segments.Special(tag) {
 		ids, err := s.cfg.Segments.NextN(ctx, tag, n)
 		switch {
 		case err == nil:
@@ -102,7 +102,7 @@ func (s *Service) SegmentRange(ctx context.Context, tag string, n int, use strin
 	if s.cfg.Segments == nil {
 		return 0, 0, ModeOff("segment")
 	}
-	if !s.special(tag) {
+	if !s.cfg.Segments.Special(tag) {
 		start, count, err := s.cfg.Segments.NextRange(ctx, tag, n)
 		switch {
 		case err == nil && (count < 1 || count > n):
@@ -123,15 +123,6 @@ func (s *Service) SegmentRange(ctx context.Context, tag string, n int, use strin
 		return 0, 0, WithTag(tag, fmt.Errorf("%w: its ids are texts, asked for one at a time or in batches", bizid.ErrNotNumeric))
 	}
 	return 0, 0, RefuseOrderedRange(ctx, s.cfg.Ordered, tag, use)
-}
-
-// special reports whether the allocator serves tag only transformed (a
-// formatted or opaque tag it has loaded: segment.Allocator.Special). It is
-// asked before the allocator's Next, whose hot path does not look; a
-// tag's first request learns it from Next's segment.ErrSpecial.
-func (s *Service) special(tag string) bool {
-	sp, ok := s.cfg.Segments.(interface{ Special(tag string) bool })
-	return ok && sp.Special(tag)
 }
 
 // plainError is the allocator's error for tag as answered. A name

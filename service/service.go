@@ -33,6 +33,11 @@ type SegmentIDs interface {
 	// Failed lists the tags whose first load failed, for the status
 	// page.
 	Failed() []segment.FailedTag
+	// Special reports whether tag is served only transformed: a formatted
+	// or opaque tag whose buffer is loaded. The service asks it before
+	// Next, whose hot path does not look; a tag's first request learns it
+	// from Next's segment.ErrSpecial.
+	Special(tag string) bool
 }
 
 // SnowflakeIDs issues and decodes snowflake ids (snowflake.Generator
