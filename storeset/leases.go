@@ -68,16 +68,12 @@ func (l *Leases) Acquire(ctx context.Context, holder string, maxWorkers int64, t
 			if rank[m] != pass {
 				continue
 			}
-			ls, ok := m.st.(LeaseStore)
-			if !ok {
-				continue
-			}
 			lo, hi, err := set.Workers(m.name, maxWorkers)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			lease, err := ls.AcquireIn(ctx, holder, lo, hi, ttl)
+			lease, err := m.st.AcquireIn(ctx, holder, lo, hi, ttl)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
 				if ctx.Err() != nil {
@@ -117,7 +113,7 @@ func (l *Leases) Renew(ctx context.Context, lease snowflake.Lease, lastTimestamp
 	if err != nil {
 		return snowflake.Lease{}, err
 	}
-	renewed, err := m.st.(LeaseStore).Renew(ctx, lease, lastTimestamp, ttl)
+	renewed, err := m.st.Renew(ctx, lease, lastTimestamp, ttl)
 	if errors.Is(err, snowflake.ErrLeaseRegressed) {
 		l.mu.Lock()
 		l.regressed[m] = time.Now().Add(ttl)
@@ -133,7 +129,7 @@ func (l *Leases) Release(ctx context.Context, lease snowflake.Lease, lastTimesta
 	if err != nil {
 		return err
 	}
-	err = m.st.(LeaseStore).Release(ctx, lease, lastTimestamp)
+	err = m.st.Release(ctx, lease, lastTimestamp)
 	l.mu.Lock()
 	delete(l.owners, lease.Instance)
 	l.mu.Unlock()

@@ -51,6 +51,9 @@ type Store interface {
 	// lives in the home store of a set alone (home.go).
 	segment.Classifier
 	Homing
+	// AcquireIn, Renew and Release lease snowflake worker ids in the
+	// store's part of the worker-id space (leases.go).
+	LeaseStore
 }
 
 // Named is a store as an instance is configured with it.
