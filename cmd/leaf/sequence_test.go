@@ -262,7 +262,8 @@ func testNewSpaceServedAtOnce(t *testing.T, e env) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || string(body) != "1" {
-			t.Errorf("%s right after its creation: %d %s", space, resp.StatusCode, body)
+			t.Errorf("%s right after its creation: %d %s\nthe log of %s:\n%s\nthe log of %s:\n%s",
+				space, resp.StatusCode, body, a.base, a.logs.String(), b.base, b.logs.String())
 		}
 	}
 	for i := range 20 {
