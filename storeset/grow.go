@@ -22,12 +22,12 @@ func Add(ctx context.Context, named []Named, name string) (set Set, copied []seg
 	if i < 0 {
 		return Set{}, nil, fmt.Errorf("store %q is not given", name)
 	}
-	old, err := current(ctx, named, name)
+	old, recs, errs, err := current(ctx, named, name)
 	if err != nil {
 		return Set{}, nil, err
 	}
 	_, member := old.Member(name)
-	if member && settled(ctx, named, old) {
+	if member && settled(named, old, recs, errs) {
 		return Set{}, nil, fmt.Errorf("store %q is in the set already (version %d)", name, old.Version)
 	}
 	if !member {
@@ -50,7 +50,7 @@ func Add(ctx context.Context, named []Named, name string) (set Set, copied []seg
 // (leaf store retire). Every member must answer, but the one retired
 // when force is true: see Change.
 func Retire(ctx context.Context, named []Named, name string, force bool) (Set, error) {
-	old, err := current(ctx, named, "")
+	old, _, _, err := current(ctx, named, "")
 	if err != nil {
 		return Set{}, err
 	}
@@ -67,29 +67,29 @@ func Retire(ctx context.Context, named []Named, name string, force bool) (Set, e
 // current is the set the stores record now, checked against the stores
 // given: every one is a member, but adding, the store added. A store given
 // that is not in the set would be marked retired by the change, whatever
-// set it belongs to.
-func current(ctx context.Context, named []Named, adding string) (Set, error) {
-	recs, errs := records(ctx, named)
+// set it belongs to. recs and errs are what each store answered.
+func current(ctx context.Context, named []Named, adding string) (set Set, recs []Record, errs []error, err error) {
+	recs, errs = records(ctx, named)
 	set, ok, err := Newest(recs, errs, true)
 	if err != nil {
-		return Set{}, err
+		return Set{}, nil, nil, err
 	}
 	if !ok {
-		return Set{}, fmt.Errorf("%w: no store given belongs to a set: make one with `leaf store init`", ErrMismatch)
+		return Set{}, nil, nil, fmt.Errorf("%w: no store given belongs to a set: make one with `leaf store init`", ErrMismatch)
 	}
 	for _, n := range named {
 		if _, member := set.Member(n.Name); !member && n.Name != adding {
-			return Set{}, fmt.Errorf("%w: store %q is given but not in the set (version %d: %s); leave it out",
+			return Set{}, nil, nil, fmt.Errorf("%w: store %q is given but not in the set (version %d: %s); leave it out",
 				ErrMismatch, n.Name, set.Version, strings.Join(set.Names(), ", "))
 		}
 	}
-	return set, nil
+	return set, recs, errs, nil
 }
 
-// settled reports whether every member of set that is given answers and
-// records it, active: no change of the set is left half way.
-func settled(ctx context.Context, named []Named, set Set) bool {
-	recs, errs := records(ctx, named)
+// settled reports whether every member of set that is given answered
+// (recs, errs) and records it, active: no change of the set is left half
+// way.
+func settled(named []Named, set Set, recs []Record, errs []error) bool {
 	for i, n := range named {
 		if _, member := set.Member(n.Name); member && (errs[i] != nil || recs[i].Version != set.Version || recs[i].State != Active) {
 			return false

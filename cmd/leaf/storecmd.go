@@ -139,7 +139,8 @@ func storeAdd(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	next, copied, err := storeset.Add(ctx, o.named(), name)
-	where := sf.stores[sf.stores.index(name)].Where(o.stores[sf.stores.index(name)])
+	i := sf.stores.index(name)
+	where := sf.stores[i].Where(o.stores[i])
 	for _, t := range copied {
 		fmt.Fprintf(stderr, "created %s in %s: step %d\n", printable(t.Name), where, t.Step)
 	}
