@@ -16,6 +16,7 @@ import (
 	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -61,6 +62,7 @@ type Server struct {
 	jumps    []storeJumps         // leaf_store_restart_jumps_total, one per store opened
 	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false
+	kinds    *service.Registry    // what kind each tag is; nil with --segment=false
 	gen      *snowflake.Generator // nil with --snowflake=false
 	seq      *sequence.Sequencer  // nil with --sequences=false or --store
 	ln       net.Listener

@@ -9,6 +9,7 @@ import (
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
@@ -31,7 +32,7 @@ func (a *Server) openIssuer(e *wiring) error {
 	if err != nil {
 		return err
 	}
-	e.svc.Biz, e.svc.OnCreate = is, a.alloc.Added
+	e.svc.Kinds, e.svc.Biz = a.kinds, is
 	_, e.svc.BizTags = TagRows(st, a.set)
 	return nil
 }
@@ -59,14 +60,13 @@ func (h homeSettings) SetTagSettings(ctx context.Context, old bizid.Settings, ha
 	return h.Store.SetTagSettings(ctx, old, had, set)
 }
 
-// closeIssuer stops the issuer's loop, then the issuer.
+// closeIssuer stops the issuer's loop.
 func (a *Server) closeIssuer() {
 	if a.bizStop == nil {
 		return
 	}
 	a.bizStop()
 	a.bizWG.Wait()
-	a.biz.Close()
 }
 
 // newIssuer serves formatted and opaque tags over the store and the
@@ -74,8 +74,7 @@ func (a *Server) closeIssuer() {
 // --tag-refresh and prunes old periods every hour.
 func (a *Server) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	opts := bizid.Options{
-		Store: st, IDs: a.alloc.Specials(), Keys: a.cfg.OpaqueKeys, Grace: a.cfg.PeriodGrace,
-		OnSpecial: a.alloc.MarkSpecial,
+		Store: st, IDs: a.alloc, Keys: a.cfg.OpaqueKeys, Grace: a.cfg.PeriodGrace,
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
 	}
 	if a.seq != nil {
@@ -85,14 +84,16 @@ func (a *Server) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.kinds = service.NewRegistry(a.kindsStore(), is, a.alloc)
 	ctx, stop := context.WithCancel(context.Background())
 	a.biz, a.bizStop = is, stop
-	a.bizWG.Go(func() { a.runIssuer(ctx, is) })
+	a.bizWG.Go(func() { a.runIssuer(ctx, is, st) })
 	return is, nil
 }
 
-// runIssuer refreshes and prunes until ctx ends.
-func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer) {
+// runIssuer re-reads every tag's settings into the registry, and prunes,
+// until ctx ends.
+func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer, st *store.Store) {
 	refresh := time.NewTicker(a.cfg.RefreshTags)
 	defer refresh.Stop()
 	prune := time.NewTicker(pruneEvery)
@@ -103,9 +104,11 @@ func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer) {
 		case <-ctx.Done():
 			return
 		case <-refresh.C:
-			if err := is.Refresh(ctx); err != nil && ctx.Err() == nil {
+			all, err := st.TagSettings(ctx)
+			if err != nil && ctx.Err() == nil {
 				a.log.Debug("formatted tags: refresh failed", "err", err)
 			}
+			a.kinds.PutAll(all)
 		case <-prune.C:
 			a.pruneOnce(ctx, is)
 		}
@@ -115,7 +118,8 @@ func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer) {
 // pruneOnce closes and prunes the periods past the grace, and logs what
 // it did.
 func (a *Server) pruneOnce(ctx context.Context, is *bizid.Issuer) {
-	n, err := is.Prune(ctx)
+	n, raised, err := is.Prune(ctx)
+	a.kinds.PutAll(raised)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		a.log.Warn("formatted tags: pruning old periods failed", "err", err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/storeset"
 )
 
@@ -89,25 +88,11 @@ func (a *Server) handBack() {
 }
 
 // announcedRows are the tag rows (TagRows) of leaf serve's admin calls,
-// telling the allocator of a created tag so that it is served here at
-// once, before the next read of the tag list, and the Sequencer of an
-// ordered tag.
+// telling the allocator of a created plain tag so that it is served here
+// at once, before the next read of the tag list.
 type announcedRows struct {
 	tagRows
 	alloc *segment.Allocator
-	seq   *sequence.Sequencer // nil: no ordered tags
-}
-
-func (t announcedRows) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
-	if t.seq == nil {
-		return segment.Tag{}, fmt.Errorf("%w: ordered tags need sequences on", sequence.ErrUnavailable)
-	}
-	created, err := t.tagRows.CreateOrderedTag(ctx, tag)
-	if err == nil {
-		t.alloc.MarkNotPlain(created.Name)
-		t.seq.AddedOrdered(ctx, created.Name)
-	}
-	return created, err
 }
 
 func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {

@@ -25,8 +25,6 @@ func (a *Server) openSequences(e *wiring) error {
 	e.svc.Spaces = spaceAdmin{SpaceAdmin: a.homeStore(), seq: a.seq}
 	if a.cfg.Segment {
 		e.svc.Ordered = a.seq
-		rows, _ := TagRows(a.homeStore(), a.set)
-		e.svc.Tags = announcedRows{tagRows: rows, alloc: a.alloc, seq: a.seq}
 	}
 	return nil
 }

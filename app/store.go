@@ -7,6 +7,7 @@ import (
 
 	"github.com/leafid/leaf/readiness"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -107,6 +108,16 @@ func (a *Server) refuseSetMember(ctx context.Context) error {
 // segmentStore is where the allocator takes its ranges: the store, or the
 // set of stores.
 func (a *Server) segmentStore() segment.Store {
+	if a.set != nil {
+		return a.set
+	}
+	return a.ready.All()[0].Store
+}
+
+// kindsStore is where the tag registry reads what kind each tag is: the
+// store, or the set of stores, which learns from the same read which rows
+// live in its home store.
+func (a *Server) kindsStore() service.TagKinds {
 	if a.set != nil {
 		return a.set
 	}

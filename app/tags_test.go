@@ -8,7 +8,6 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 	"github.com/leafid/leaf/storeset"
@@ -39,8 +38,8 @@ func setOfTwo(t *testing.T) (set *storeset.Stores, home, other *store.Store) {
 }
 
 // TestTagsOfASet: over a set of stores, a plain tag is created in every
-// store (each numbers it in its own class) and served here at once; an
-// ordered tag needs sequences; a formatted tag lives in the home store
+// store (each numbers it in its own class) and served here at once; a
+// formatted tag lives in the home store
 // alone, and is refused while any store of the set has its name; and a
 // plain tag of a set never takes settings, for its numbers come from every
 // store while a formatted tag's come from the home store.
@@ -62,10 +61,6 @@ func TestTagsOfASet(t *testing.T) {
 	}
 	if _, err := alloc.Next(ctx, "plain"); err != nil {
 		t.Errorf("the plain tag is not served at once: %v", err)
-	}
-
-	if _, err := rows.CreateOrderedTag(ctx, segment.Tag{Name: "ordered", MaxID: 1, Step: 10}); !errors.Is(err, sequence.ErrUnavailable) {
-		t.Errorf("an ordered tag without sequences: %v; want sequence.ErrUnavailable", err)
 	}
 
 	format := bizid.Settings{Format: "F-{seq}", Reset: bizid.Never}

@@ -85,54 +85,11 @@ func BenchmarkIssuerNext(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	tag, _ := is.Lookup(ctx, "orders")
+	tag := is.Compile(nil, set)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := is.Next(ctx, tag); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkLookupPlain is what the id routes add for a plain tag: one
-// read of a concurrent map.
-func BenchmarkLookupPlain(b *testing.B) {
-	m := newMemStore()
-	m.rows["plain"] = 1
-	is, err := New(Options{Store: m, IDs: m})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := is.Lookup(ctx, "plain"); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if t, _ := is.Lookup(ctx, "plain"); t != nil {
-				b.Fatal("plain tag looked up as special")
-			}
-		}
-	})
-}
-
-// BenchmarkLookupPlainOne is BenchmarkLookupPlain from one goroutine.
-func BenchmarkLookupPlainOne(b *testing.B) {
-	m := newMemStore()
-	m.rows["plain"] = 1
-	is, err := New(Options{Store: m, IDs: m})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := is.Lookup(ctx, "plain"); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if t, _ := is.Lookup(ctx, "plain"); t != nil {
-			b.Fatal("plain tag looked up as special")
 		}
 	}
 }

@@ -36,8 +36,6 @@ var (
 	// ErrNoOwner: the tag's numbers come from one owner (an ordered or
 	// capped formatted tag) and this instance serves no owned tags.
 	ErrNoOwner = errors.New("tag served by one owner, which this instance cannot reach")
-	// ErrClosed: the Issuer was closed.
-	ErrClosed = errors.New("issuer closed")
 )
 
 // LeftError is an Owner's refusal of more numbers than a period has left;

@@ -21,12 +21,34 @@ const (
 	Special
 )
 
+// Row is what one name is in the database, as a Store reads many names in
+// one statement: its row, its settings and whether it is ordered read
+// together, so that a tag created with settings (one transaction) is never
+// seen without them.
+type Row struct {
+	Kind Kind
+	// Settings are the tag's settings where Kind is Special; of a Plain
+	// row only Tag and Ordered are set.
+	Settings Settings
+	// Period, when not nil, says that the name is the row of a period of a
+	// formatted tag, made or still to be made (Kind says which): its
+	// numbers go out only as that tag's texts.
+	Period *PeriodRowError
+}
+
+// Plain reports whether the name's numbers are the segment allocator's to
+// hand out as they are: no settings, not ordered, no period's row. A name
+// without a row is plain too (the allocator answers it as unknown).
+func (r Row) Plain() bool {
+	return r.Kind != Special && !r.Settings.Ordered && r.Period == nil
+}
+
+// Homed reports whether the name's numbers live in the home store of a
+// set alone: a formatted or opaque tag's, or a period's row of one.
+func (r Row) Homed() bool { return r.Kind == Special || r.Period != nil }
+
 // Store is what an Issuer needs from the database.
 type Store interface {
-	// LookupTag says whether tag has a row and settings, and returns
-	// them when it has. Both are read in one statement, so that a tag
-	// created with settings is never seen without them.
-	LookupTag(ctx context.Context, tag string) (Settings, Kind, error)
 	// TagSettings returns the settings of every formatted or opaque tag.
 	TagSettings(ctx context.Context) ([]Settings, error)
 	// EnsurePeriod creates the row tag@key, as a copy of the tag's own
@@ -77,11 +99,6 @@ type Options struct {
 	// Grace is how long after its end a period's row is kept; below
 	// MinGrace it is DefaultGrace.
 	Grace time.Duration
-	// OnSpecial, when set, is called with each formatted or opaque tag
-	// whose settings the Issuer takes in (created, changed, read), so that
-	// the allocator hands out its numbers only to the Issuer
-	// (segment.Allocator.MarkSpecial).
-	OnSpecial func(tag string)
 	// Owner serves the tags that are Owned; nil refuses them with
 	// ErrNoOwner.
 	Owner Owner
@@ -117,30 +134,14 @@ type Tag struct {
 	ensured map[string]struct{} // period keys whose row this process made sure of
 }
 
-// Issuer serves the ids of formatted and opaque tags, and tells them from
-// plain ones. It is safe for concurrent use.
+// Issuer serves the ids of formatted and opaque tags, compiled from their
+// settings (Compile); which names are such tags is its caller's to know
+// (the service's tag registry). It is safe for concurrent use.
 type Issuer struct {
 	opts    Options
 	secrets map[string][]byte // key id -> secret
 	current string            // key id of new opaque tags
-	// tags maps a name to its *Tag, or to plain for a plain tag. Names
-	// without a row are not kept, so it holds at most the table's tags.
-	tags sync.Map
-
-	// Look-ups of names not in tags: at most one runs at a time, and the
-	// names asked for meanwhile wait for the next, so a flood of unknown
-	// names costs the store one read at a time (as the allocator's own
-	// look-ups do).
-	mu      sync.Mutex // protects next and running
-	next    *lookupBatch
-	running bool
-	ctx     context.Context // ends the look-ups on Close
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
 }
-
-// plain marks a plain tag in Issuer.tags.
-var plain = &Tag{}
 
 // New returns an Issuer. Keys shorter than MinKeyLen are refused.
 func New(opts Options) (*Issuer, error) {
@@ -154,7 +155,6 @@ func New(opts Options) (*Issuer, error) {
 		opts.Grace = DefaultGrace
 	}
 	is := &Issuer{opts: opts, secrets: make(map[string][]byte)}
-	is.ctx, is.stop = context.WithCancel(context.Background())
 	for i, k := range opts.Keys {
 		if len(k) < MinKeyLen {
 			return nil, fmt.Errorf("%w: opaque key %d has %d bytes, fewer than %d", ErrNoKey, i+1, len(k), MinKeyLen)
@@ -172,59 +172,17 @@ func New(opts Options) (*Issuer, error) {
 // with, and false when no key is configured.
 func (is *Issuer) CurrentKeyID() (string, bool) { return is.current, is.current != "" }
 
-// Lookup returns the compiled tag when name is formatted or opaque, and
-// nil for a plain tag or a name without a row. A plain tag's answer is
-// one map read once it is known. The row of a period of a formatted tag
-// (tag@KEY) is no tag, whether or not the period has begun: its answer is
-// a *PeriodRowError.
-func (is *Issuer) Lookup(ctx context.Context, name string) (*Tag, error) {
-	if v, ok := is.tags.Load(name); ok {
-		if t := v.(*Tag); t != plain {
-			return t, nil
-		}
-		return nil, nil
+// Compile returns the tag of settings s, to serve by from now on: old,
+// the tag as compiled before (nil if none), when s issues the same ids the
+// same way, with its pruned mark raised to s's; a new compilation
+// otherwise.
+func (is *Issuer) Compile(old *Tag, s Settings) *Tag {
+	if old != nil && sameIssue(old.Settings, s) {
+		p := max(s.PrunedBefore, *old.pruned.Load())
+		old.pruned.Store(&p)
+		return old
 	}
-	s, kind, err := is.lookup(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case NoRow:
-		// A period not begun has no row yet; its name is no tag all the same.
-		return nil, is.periodRow(ctx, name)
-	case Plain:
-		if err := is.periodRow(ctx, name); err != nil {
-			return nil, err
-		}
-		is.tags.LoadOrStore(name, plain)
-		return nil, nil
-	}
-	return is.Put(s), nil
-}
-
-// Close ends the look-ups and waits for them; Lookup of a name not known
-// yet then fails with ErrClosed.
-func (is *Issuer) Close() {
-	is.stop()
-	is.wg.Wait()
-}
-
-// Put compiles s and serves its tag by it from now on: after its creation
-// or a change here, and for every tag at each Refresh.
-func (is *Issuer) Put(s Settings) *Tag {
-	if v, ok := is.tags.Load(s.Tag); ok {
-		if old := v.(*Tag); old != plain && sameIssue(old.Settings, s) {
-			p := s.PrunedBefore
-			old.pruned.Store(&p)
-			return old
-		}
-	}
-	t := is.compile(s)
-	is.tags.Store(s.Tag, t)
-	if is.opts.OnSpecial != nil && (s.Formatted() || s.OpaqueBits != 0) {
-		is.opts.OnSpecial(s.Tag)
-	}
-	return t
+	return is.compile(s)
 }
 
 // sameIssue reports whether a and b issue the same ids the same way.
@@ -260,26 +218,10 @@ func (is *Issuer) compile(s Settings) *Tag {
 	return t
 }
 
-// Refresh re-reads every tag's settings.
-func (is *Issuer) Refresh(ctx context.Context) error {
-	all, err := is.opts.Store.TagSettings(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range all {
-		is.Put(s)
-	}
-	return nil
-}
-
-// Reveal turns an opaque id of tag back into the number it was made from.
-func (is *Issuer) Reveal(ctx context.Context, tag string, id int64) (int64, error) {
-	t, err := is.Lookup(ctx, tag)
-	if err != nil {
-		return 0, err
-	}
-	if t == nil || !t.Opaque() {
-		return 0, fmt.Errorf("%w: %q", ErrNotOpaque, tag)
+// Reveal turns an opaque id of t back into the number it was made from.
+func (t *Tag) Reveal(id int64) (int64, error) {
+	if !t.Opaque() {
+		return 0, fmt.Errorf("%w: %q", ErrNotOpaque, t.Tag)
 	}
 	if t.keyErr != nil {
 		return 0, t.keyErr

@@ -3,7 +3,6 @@ package bizid
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +16,6 @@ type memStore struct {
 	settings map[string]Settings
 	ensures  int
 	owns     int // Own calls
-	lookups  int // LookupTag calls
-	active   int // LookupTag calls running
-	most     int // the most that ever ran at once
 }
 
 var errUnknown = errors.New("unknown row")
@@ -33,23 +29,17 @@ func newMemStore(sets ...Settings) *memStore {
 	return m
 }
 
-func (m *memStore) LookupTag(_ context.Context, tag string) (Settings, Kind, error) {
+// tagOf compiles the settings m keeps of name, as the service's tag
+// registry does, or old again when they issue the same ids; nil for a name
+// without settings.
+func tagOf(is *Issuer, m *memStore, old *Tag, name string) *Tag {
 	m.mu.Lock()
-	m.lookups++
-	m.active++
-	m.most = max(m.most, m.active)
+	s, ok := m.settings[name]
 	m.mu.Unlock()
-	runtime.Gosched() // lets other look-ups overlap this one if they can
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.active--
-	if _, ok := m.rows[tag]; !ok {
-		return Settings{}, NoRow, nil
+	if !ok {
+		return nil
 	}
-	if s, ok := m.settings[tag]; ok {
-		return s, Special, nil
-	}
-	return Settings{}, Plain, nil
+	return is.Compile(old, s)
 }
 
 func (m *memStore) TagSettings(context.Context) ([]Settings, error) {
@@ -251,10 +241,7 @@ func TestResets(t *testing.T) {
 			m := newMemStore(tt.set)
 			clock := &fakeClock{}
 			is := newIssuer(t, m, clock)
-			tag, err := is.Lookup(context.Background(), "orders")
-			if err != nil || tag == nil {
-				t.Fatalf("Lookup = %v, %v", tag, err)
-			}
+			tag := tagOf(is, m, nil, "orders")
 			for i, at := range tt.steps {
 				clock.Set(at)
 				if got := next(t, is, tag); got != tt.want[i] {
@@ -273,7 +260,7 @@ func TestFixedWidthFull(t *testing.T) {
 	m := newMemStore(set)
 	clock := &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	is := newIssuer(t, m, clock)
-	tag, _ := is.Lookup(context.Background(), "t")
+	tag := tagOf(is, m, nil, "t")
 	if !tag.Owned() {
 		t.Fatal("a capped format is not served by one owner")
 	}
@@ -308,13 +295,13 @@ func TestPrunedPeriodIsClosed(t *testing.T) {
 	ontime := &fakeClock{t: now}
 	slow, fleet := newIssuer(t, m, late), newIssuer(t, m, ontime)
 	ctx := context.Background()
-	st, _ := slow.Lookup(ctx, "t")
+	st := tagOf(slow, m, nil, "t")
 	if got := next(t, slow, st); got != "T20261119-1" {
 		t.Fatal(got)
 	}
-	n, err := fleet.Prune(ctx) // grace 72h: everything before the 20th goes
-	if err != nil || n != 1 {
-		t.Fatalf("Prune = %d, %v", n, err)
+	n, raised, err := fleet.Prune(ctx) // grace 72h: everything before the 20th goes
+	if err != nil || n != 1 || len(raised) != 1 || raised[0].PrunedBefore != "20261120" {
+		t.Fatalf("Prune = %d, %v, %v", n, raised, err)
 	}
 	if _, err := slow.Next(ctx, st); !errors.Is(err, ErrPeriodClosed) {
 		t.Fatalf("a pruned period: %v", err)
@@ -322,12 +309,11 @@ func TestPrunedPeriodIsClosed(t *testing.T) {
 	if _, ok := m.rows["t@20261119"]; ok {
 		t.Fatal("the pruned row was created again")
 	}
-	// A refresh tells the slow instance the mark, and it refuses without
-	// asking the store.
-	if err := slow.Refresh(ctx); err != nil {
-		t.Fatal(err)
+	// Its settings read again tell the slow instance the mark, and it
+	// refuses without asking the store.
+	if again := tagOf(slow, m, st, "t"); again != st {
+		t.Fatal("settings read again, the same ids issued the same way: compiled anew")
 	}
-	st, _ = slow.Lookup(ctx, "t")
 	before := m.ensures
 	late.Add(-24 * time.Hour)
 	if _, err := slow.Next(ctx, st); !errors.Is(err, ErrPeriodClosed) || m.ensures != before {
@@ -346,7 +332,7 @@ func TestOpaqueTag(t *testing.T) {
 	if id, ok := is.CurrentKeyID(); !ok || id != KeyID([]byte(key2)) {
 		t.Fatalf("current key id %q", id)
 	}
-	tag, _ := is.Lookup(ctx, "users")
+	tag := tagOf(is, m, nil, "users")
 	seen := map[int64]bool{}
 	for i := range 1000 {
 		var ids []ID
@@ -367,7 +353,7 @@ func TestOpaqueTag(t *testing.T) {
 				t.Fatalf("id %d twice or outside 53 bits", id.N)
 			}
 			seen[id.N] = true
-			n, err := is.Reveal(ctx, "users", id.N)
+			n, err := tag.Reveal(id.N)
 			if err != nil || n < 1 || n > 2000 {
 				t.Fatalf("Reveal(%d) = %d, %v", id.N, n, err)
 			}
@@ -377,15 +363,13 @@ func TestOpaqueTag(t *testing.T) {
 	if _, err := is.Next(ctx, tag); !errors.Is(err, ErrExhausted) {
 		t.Fatalf("past the domain: %v", err)
 	}
-	if _, err := is.Reveal(ctx, "plain", 5); !errors.Is(err, ErrNotOpaque) {
-		t.Fatalf("reveal of a plain tag: %v", err)
+	formatted := is.Compile(nil, Settings{Tag: "f", Format: "F{seq}", Reset: Never})
+	if _, err := formatted.Reveal(5); !errors.Is(err, ErrNotOpaque) {
+		t.Fatalf("reveal of a formatted tag: %v", err)
 	}
-	lost, _ := is.Lookup(ctx, "lost")
+	lost := tagOf(is, m, nil, "lost")
 	if _, err := is.Next(ctx, lost); !errors.Is(err, ErrNoKey) || strings.Contains(err.Error(), key) {
 		t.Fatalf("a tag whose key this instance lacks: %v", err)
-	}
-	if p, err := is.Lookup(ctx, "plain"); p != nil || err != nil {
-		t.Fatalf("plain tag: %v, %v", p, err)
 	}
 }
 
@@ -416,47 +400,6 @@ func TestCheckChange(t *testing.T) {
 	}
 }
 
-// TestLookupsOneAtATime: a flood of names, known or not, asked for in
-// parallel, reaches the store one read at a time; known tags are read
-// once, and after Close a new name fails at once.
-func TestLookupsOneAtATime(t *testing.T) {
-	m := newMemStore(Settings{Tag: "fmt", Format: "F{seq}", Reset: Never})
-	m.rows["plain"] = 1
-	is := newIssuer(t, m, &fakeClock{})
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for i := range 64 {
-		wg.Go(func() {
-			for j := range 20 {
-				name := map[int]string{0: "fmt", 1: "plain"}[j%3]
-				if name == "" {
-					name = "unknown-" + string(rune('a'+i%26)) + string(rune('a'+j))
-				}
-				tag, err := is.Lookup(ctx, name)
-				if err != nil || (tag != nil) != (name == "fmt") {
-					t.Errorf("Lookup(%q) = %v, %v", name, tag, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if m.most != 1 {
-		t.Fatalf("%d look-ups ran at once, want 1", m.most)
-	}
-	before := m.lookups
-	for range 10 {
-		is.Lookup(ctx, "fmt")
-		is.Lookup(ctx, "plain")
-	}
-	if m.lookups != before {
-		t.Fatalf("known tags read again: %d reads", m.lookups-before)
-	}
-	is.Close()
-	if _, err := is.Lookup(ctx, "never-seen"); !errors.Is(err, ErrClosed) {
-		t.Fatalf("after Close: %v", err)
-	}
-}
-
 // TestSettingsWithoutFormatOrOpaque: settings that make a tag neither
 // formatted nor opaque are refused (an API call that gave "format": ""
 // stored them, and the tag then had nothing to issue its ids by), and a
@@ -472,10 +415,7 @@ func TestSettingsWithoutFormatOrOpaque(t *testing.T) {
 	is := newIssuer(t, m, &fakeClock{t: time.Now()})
 	ctx := context.Background()
 	for _, name := range []string{"empty", "ordered"} {
-		tag, err := is.Lookup(ctx, name)
-		if err != nil || tag == nil {
-			t.Fatalf("Lookup(%q) = %v, %v", name, tag, err)
-		}
+		tag := tagOf(is, m, nil, name)
 		if _, err := is.Next(ctx, tag); !errors.Is(err, ErrNotNumeric) {
 			t.Errorf("Next of %q = %v, want ErrNotNumeric", name, err)
 		}

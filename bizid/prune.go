@@ -7,12 +7,14 @@ import (
 
 // Prune closes, for every tag that resets, the periods that ended more
 // than the grace ago, and deletes their rows. It says how many rows it
-// deleted.
-func (is *Issuer) Prune(ctx context.Context) (int, error) {
+// deleted, and returns the settings of the tags whose pruned mark it
+// raised, to compile them by (Compile).
+func (is *Issuer) Prune(ctx context.Context) (int, []Settings, error) {
 	all, err := is.opts.Store.TagSettings(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	var raised []Settings
 	total := 0
 	for _, s := range all {
 		r, _ := ParseReset(string(s.Reset))
@@ -27,10 +29,10 @@ func (is *Issuer) Prune(ctx context.Context) (int, error) {
 		n, err := is.opts.Store.PrunePeriods(ctx, s.Tag, before)
 		total += n
 		if err != nil {
-			return total, fmt.Errorf("prune tag %q: %w", s.Tag, err)
+			return total, raised, fmt.Errorf("prune tag %q: %w", s.Tag, err)
 		}
 		s.PrunedBefore = max(s.PrunedBefore, before)
-		is.Put(s)
+		raised = append(raised, s)
 	}
-	return total, nil
+	return total, raised, nil
 }

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,10 +39,8 @@ import (
 // adminServer is one server of both APIs, the real HTTP API and gRPC on
 // one port, over the same tags, as leaf serve wires them.
 type adminServer struct {
-	url     string
-	rows    *segmenttest.Ordered
-	created []string // the tags OnCreate was told of
-	mu      sync.Mutex
+	url  string
+	rows *segmenttest.Ordered
 }
 
 // adminSettings choose what an adminServer serves.
@@ -56,30 +53,25 @@ type adminSettings struct {
 func newAdminServer(t *testing.T, set adminSettings) *adminServer {
 	t.Helper()
 	rows := segmenttest.NewOrdered(segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000}, segment.Tag{Name: "ticks", MaxID: 1, Step: 1000}), "ticks")
+	biz := bizidtest.New(rows.MemStore)
+	kinds := service.NewRegistry(biz, nil, nil)
 	alloc := segment.New(rows.MemStore, segment.Options{RefreshInterval: -1})
 	t.Cleanup(func() { _ = alloc.Close() })
 	s := &adminServer{rows: rows}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	svc := service.Config{Segments: alloc, Tags: rows, Registry: reg, Logger: log}
+	svc := service.Config{Segments: alloc, Kinds: kinds, Tags: rows, Registry: reg, Logger: log}
 	if set.biz {
 		var keys [][]byte
 		for _, k := range set.keys {
 			keys = append(keys, []byte(k))
 		}
-		biz := bizidtest.New(rows.MemStore)
-		is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: keys,
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: keys,
 			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		onCreate := func(tag string) {
-			alloc.Added(tag)
-			s.mu.Lock()
-			s.created = append(s.created, tag)
-			s.mu.Unlock()
-		}
-		svc.Biz, svc.BizTags, svc.OnCreate = is, biz, onCreate
+		svc.Kinds, svc.Biz, svc.BizTags = service.NewRegistry(biz, is, alloc), is, biz
 	}
 	if set.ordered {
 		svc.Ordered = rows
@@ -308,12 +300,6 @@ func TestAdminTagSettings(t *testing.T) {
 	}
 	if ok, _ := s.rows.Ordered(ctx, "seq"); !ok {
 		t.Fatal("the ordered tag was not created ordered")
-	}
-	s.mu.Lock()
-	created := strings.Join(s.created, " ")
-	s.mu.Unlock()
-	if created != "ord tix users" {
-		t.Errorf("OnCreate told of %q, want the tags created with settings", created)
 	}
 
 	// UpdateTag: a plain tag takes a format with a letter, a formatted one

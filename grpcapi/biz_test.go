@@ -12,6 +12,7 @@ import (
 	"github.com/leafid/leaf/internal/segmenttest"
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 const opaqueKey = "the fleet's opaque key for grpc tests"
@@ -34,11 +35,11 @@ func TestBusinessTags(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		is, err := bizid.New(bizid.Options{Store: biz, IDs: cfg.svc.Segments.(*segment.Allocator).Specials(), Keys: [][]byte{[]byte(opaqueKey)}})
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: cfg.svc.Segments.(*segment.Allocator), Keys: [][]byte{[]byte(opaqueKey)}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.svc.Biz = is
+		cfg.svc.Biz, cfg.svc.Kinds = is, service.NewRegistry(biz, is, nil)
 		if cipher, err = bizid.NewCipher([]byte(opaqueKey), bizid.Bits53); err != nil {
 			t.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func TestEdgesDecideNoKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"ErrNotPlain", "ErrSpecial", "NotOwnerError", ".Special(tag", ".Ordered(ctx", ".Lookup(ctx", ".NextOrdered("} {
+			for _, name := range []string{"NotOwnerError", "LookupTags", ".Loaded(", "bizid.Row", ".NextOrdered("} {
 				if strings.Contains(string(src), name) {
 					t.Errorf("%s names %s: deciding a tag's kind or owner is the service's", f, name)
 				}

@@ -218,10 +218,11 @@ func twoInstances(t *testing.T) []instance {
 		segs := segmenttest.New(segment.Tag{Name: "ticks", MaxID: 1, Step: 5})
 		segs.SetNotPlain("ticks")
 		alloc := segment.New(segs, segment.Options{RefreshInterval: -1})
+		kinds := service.NewRegistry(segs, nil, alloc)
 		t.Cleanup(func() { _ = alloc.Close() })
 		reg := prometheus.NewRegistry()
-		api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Peer: httpapi.NewPeer(0), Registry: reg, Logger: log}), Registry: reg, Logger: log})
-		h := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Peer: httpapi.NewPeer(0), Registry: reg, Logger: log}), Registry: reg, Logger: log}, api)
+		api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Kinds: kinds, Peer: httpapi.NewPeer(0), Registry: reg, Logger: log}), Registry: reg, Logger: log})
+		h := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Kinds: kinds, Peer: httpapi.NewPeer(0), Registry: reg, Logger: log}), Registry: reg, Logger: log}, api)
 		srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })

@@ -18,11 +18,13 @@ import (
 )
 
 // benchHandler is the API as serve wires it, with metrics, recovery and
-// the error map on, over the real allocator and generator.
+// the error map on, over the real allocator and generator and a tag
+// registry.
 func benchHandler(b *testing.B, withBiz ...bool) http.Handler {
 	b.Helper()
 	rows := segmenttest.New(segment.Tag{Name: "bench", MaxID: 1, Step: segment.MaxStep})
 	alloc := segment.New(rows, segment.Options{RefreshInterval: -1})
+	kinds := service.NewRegistry(rows, nil, alloc)
 	b.Cleanup(func() { alloc.Close() })
 	var (
 		biz    *bizidtest.Store
@@ -39,7 +41,7 @@ func benchHandler(b *testing.B, withBiz ...bool) http.Handler {
 			}
 		}
 		var err error
-		if issuer, err = bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: [][]byte{[]byte(testOpaqueKey)}}); err != nil {
+		if issuer, err = bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: [][]byte{[]byte(testOpaqueKey)}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -49,9 +51,9 @@ func benchHandler(b *testing.B, withBiz ...bool) http.Handler {
 	}
 	b.Cleanup(func() { gen.Close(context.Background()) })
 	reg := prometheus.NewRegistry()
-	cfg := service.Config{Segments: alloc, Snowflake: gen, Registry: reg}
+	cfg := service.Config{Segments: alloc, Kinds: kinds, Snowflake: gen, Registry: reg}
 	if issuer != nil {
-		cfg.Biz, cfg.BizTags = issuer, biz
+		cfg.Kinds, cfg.Biz, cfg.BizTags = service.NewRegistry(biz, issuer, alloc), issuer, biz
 	}
 	return httpapi.New(httpapi.Config{Service: service.New(cfg), Registry: reg})
 }

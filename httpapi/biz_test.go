@@ -15,6 +15,7 @@ import (
 	"github.com/leafid/leaf/internal/bizidtest"
 	"github.com/leafid/leaf/internal/segmenttest"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 const testOpaqueKey = "the fleet's opaque key, for tests"
@@ -45,12 +46,12 @@ func newBizEnv(tb testing.TB, keys ...string) *bizEnv {
 		seg.rows = cfg.Tags.(*segmenttest.MemStore)
 		b.biz = bizidtest.New(seg.rows)
 		var err error
-		b.is, err = bizid.New(bizid.Options{Store: b.biz, IDs: seg, Now: b.now, Keys: ks, OnSpecial: seg.markSpecial,
+		b.is, err = bizid.New(bizid.Options{Store: b.biz, IDs: seg, Now: b.now, Keys: ks,
 			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		cfg.Biz, cfg.BizTags = b.is, b.biz
+		cfg.Kinds, cfg.Biz, cfg.BizTags = service.NewRegistry(b.biz, b.is, nil), b.is, b.biz
 	})
 	return b
 }
@@ -200,7 +201,7 @@ func TestSettingsWithoutBiz(t *testing.T) {
 // orderedFake says which tags are ordered; it serves none of their ids.
 type orderedFake map[string]bool
 
-func (o orderedFake) Ordered(_ context.Context, tag string) (bool, error) { return o[tag], nil }
+func (o orderedFake) AddedOrdered(context.Context, string) {}
 func (o orderedFake) NextTag(context.Context, string, int) ([]int64, error) {
 	return nil, errors.New("not served by this fake")
 }
@@ -215,12 +216,13 @@ func TestOrderedFormatted(t *testing.T) {
 		seg.anyTag = true
 		rows := cfg.Tags.(*segmenttest.MemStore)
 		biz := bizidtest.New(rows)
-		is, err := bizid.New(bizid.Options{Store: biz, IDs: seg, Keys: [][]byte{[]byte(testOpaqueKey)}, Owner: &bizidtest.Owner{Rows: rows}, OnSpecial: seg.markSpecial,
+		is, err := bizid.New(bizid.Options{Store: biz, IDs: seg, Keys: [][]byte{[]byte(testOpaqueKey)}, Owner: &bizidtest.Owner{Rows: rows},
 			IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Biz, cfg.BizTags, cfg.Ordered = is, biz, orderedFake{"orders": true}
+		rows.SetNotPlain("orders") // ordered, as the store says
+		cfg.Kinds, cfg.Biz, cfg.BizTags, cfg.Ordered = service.NewRegistry(biz, is, nil), is, biz, orderedFake{"orders": true}
 	})
 	for _, tc := range []struct{ body, text string }{
 		{`{"tag":"o1","ordered":true,"format":"O-{seq}"}`, "O-1"},

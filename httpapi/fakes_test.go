@@ -36,27 +36,9 @@ type fakeSegments struct {
 	rangeCap int
 	issued   map[string]uint64
 	seen     []string
-	special  map[string]bool // tags served only through the business ids
 	// rows, when set, are raised past every id handed out of a tag that
 	// has one, as an allocator's ranges raise them.
 	rows *segmenttest.MemStore
-}
-
-// Special is segment.Allocator.Special: tags markSpecial named.
-func (f *fakeSegments) Special(tag string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.special[tag]
-}
-
-// markSpecial is segment.Allocator.MarkSpecial.
-func (f *fakeSegments) markSpecial(tag string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.special == nil {
-		f.special = map[string]bool{}
-	}
-	f.special[tag] = true
 }
 
 func newFakeSegments(tags ...string) *fakeSegments {
@@ -217,6 +199,22 @@ func stateOf(states []segment.BufferState, tag string) (segment.BufferState, boo
 
 // Failed lists no tag: the fake has no first load to fail.
 func (f *fakeSegments) Failed() []segment.FailedTag { return nil }
+
+// NextLoaded is Next for a tag that issued an id already (Loaded).
+func (f *fakeSegments) NextLoaded(ctx context.Context, tag string) (int64, bool, error) {
+	if !f.Loaded(tag) {
+		return 0, false, nil
+	}
+	id, err := f.Next(ctx, tag)
+	return id, true, err
+}
+
+// Loaded is true once tag issued an id, as a buffer is loaded then.
+func (f *fakeSegments) Loaded(tag string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.issued[tag] > 0
+}
 
 func (f *fakeSegments) setErr(tag string, err error) {
 	f.mu.Lock()

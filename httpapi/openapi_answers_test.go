@@ -101,6 +101,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 		)
 		s.store.SetNow(func() time.Time { return fakeNow })
 		s.store.SetFailTag("down", errors.New("store down"))
+		biz := bizidtest.New(s.store)
 		alloc := segment.New(s.store, segment.Options{RefreshInterval: -1})
 		tb.Cleanup(func() { alloc.Close() })
 		gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: 1})
@@ -126,7 +127,6 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 		cfg.Tags = oaTags{MemStore: s.store, ordered: ordered, seqs: s.seqs}
 		// Formatted and opaque tags: a daily one, an opaque one, and one
 		// whose fixed-width sequence is full ({seq:1!} at 10).
-		biz := bizidtest.New(s.store)
 		for _, t := range []struct {
 			name  string
 			maxID int64
@@ -140,13 +140,13 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 				tb.Fatal(err)
 			}
 		}
-		issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: [][]byte{[]byte(testOpaqueKey)},
+		issuer, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: [][]byte{[]byte(testOpaqueKey)},
 			Owner: &bizidtest.Owner{Rows: s.store},
 			Now:   func() time.Time { return fakeNow }, IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		cfg.Biz, cfg.BizTags, cfg.OnCreate = issuer, biz, alloc.Added
+		cfg.Kinds, cfg.Biz, cfg.BizTags = service.NewRegistry(biz, issuer, alloc), issuer, biz
 		cfg.UUIDs = uuidv7.New(uuidv7.Options{})
 		cfg.AdminToken, cfg.StatusToken = oaAdmin, oaStatus
 		cfg.Instance = httpapi.Instance{Version: "test", Store: "sqlite", Durability: func() []httpapi.DurabilityLine {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,9 +14,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/internal/sequencetest"
-	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 )
@@ -23,8 +24,7 @@ import (
 // TestOrderedTagRoutes: an ordered tag's ids, asked of either of two
 // instances, strictly increase: one owner serves them, the other
 // forwards. Its range is refused; a tag that is not ordered goes to the
-// allocator as before. The allocator refuses the ordered tag as not plain
-// (segment.ErrNotPlain), which sends it to its owner.
+// allocator as before. The tag registry says which is ordered.
 func TestOrderedTagRoutes(t *testing.T) {
 	st := sequencetest.NewMemStore(time.Now)
 	tags := sequencetest.NewOrderedTags(st, 5)
@@ -43,8 +43,8 @@ func TestOrderedTagRoutes(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = q.Close(context.Background()) })
 		segs := newFakeSegments("users")
-		segs.errs["orders"] = segment.ErrNotPlain // as the store classifies it
-		h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: segs, Ordered: q, Peer: httpapi.NewPeer(0), Logger: slog.New(slog.DiscardHandler)}), Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+		kinds := service.NewRegistry(orderedKinds{"orders"}, nil, nil)
+		h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: segs, Kinds: kinds, Ordered: q, Peer: httpapi.NewPeer(0), Logger: slog.New(slog.DiscardHandler)}), Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
 		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 		srv.Start()
 		t.Cleanup(srv.Close)
@@ -90,4 +90,16 @@ func TestCreateOrderedTagRefused(t *testing.T) {
 	if rec := v.admin(t, http.MethodPost, "/api/admin/tags", `{"tag":"o","ordered":false}`); rec.Code != http.StatusCreated {
 		t.Fatalf("ordered false: %d %s", rec.Code, rec.Body)
 	}
+}
+
+// orderedKinds says that the names it holds are ordered tags and the
+// others plain ones (service.TagKinds).
+type orderedKinds []string
+
+func (o orderedKinds) LookupTags(_ context.Context, names []string) (map[string]bizid.Row, error) {
+	out := make(map[string]bizid.Row, len(names))
+	for _, n := range names {
+		out[n] = bizid.Row{Kind: bizid.Plain, Settings: bizid.Settings{Tag: n, Ordered: slices.Contains(o, n)}}
+	}
+	return out, nil
 }

@@ -135,6 +135,17 @@ func newScaleInstance() (*scaleInstance, error) {
 	return s, nil
 }
 
+// linesOf are the lines of body that begin with prefix.
+func linesOf(body, prefix string) []string {
+	var out []string
+	for line := range strings.Lines(body) {
+		if strings.HasPrefix(line, prefix) {
+			out = append(out, strings.TrimSuffix(line, "\n"))
+		}
+	}
+	return out
+}
+
 // get answers target and returns the body and how long it took.
 func (s *scaleInstance) get(tb testing.TB, target string) (string, time.Duration) {
 	tb.Helper()
@@ -171,7 +182,8 @@ func TestWatchingManyTags(t *testing.T) {
 	}
 	for _, want := range wants {
 		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
+			name, _, _ := strings.Cut(want, " ")
+			t.Errorf("/metrics lacks %q; it has %q", want, linesOf(body, name))
 		}
 	}
 

@@ -37,8 +37,6 @@ type Allocator struct {
 	known    map[string]bool
 	added    map[string]uint64 // tags Added or found by a lookup, with the value of adds then
 	adds     uint64            // tags Added or found
-	notPlain map[string]bool   // tags the store's Classifier refuses (Kind Refused)
-	specials map[string]bool   // tags of Kind Special: their buffers are marked so
 	closed   bool
 	children sync.WaitGroup // every goroutine started; Add only under mu while !closed
 	// listReads counts the reads of the tag list under way (Refresh), and
@@ -66,7 +64,7 @@ type Allocator struct {
 // New returns an allocator over store and starts its periodic tag refresh.
 func New(store Store, opts Options) *Allocator {
 	a := &Allocator{store: store, opts: opts.withDefaults(), known: make(map[string]bool),
-		added: make(map[string]uint64), notPlain: make(map[string]bool), specials: make(map[string]bool), marks: make(map[string]*mark), failed: make(map[string]*FailedTag)}
+		added: make(map[string]uint64), marks: make(map[string]*mark), failed: make(map[string]*FailedTag)}
 	a.origin = a.opts.Now()
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.buffers.Store(newTable(0))
@@ -153,6 +151,22 @@ func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
 			return 0, err
 		}
 	}
+	for { // take's loop, written out: a call here would cost every id one
+		s := b.cur.Load()
+		if off := s.used.Add(1) - 1; off < s.size {
+			if off >= s.prefetchAt && b.wantNext.Load() {
+				b.prefetch(a, s)
+			}
+			return s.start + int64(off), nil
+		}
+		if err := b.advance(ctx, a, s); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// take hands out the buffer's next id, as Next does once it found it.
+func (b *buffer) take(ctx context.Context, a *Allocator) (int64, error) {
 	for {
 		s := b.cur.Load()
 		if off := s.used.Add(1) - 1; off < s.size {
@@ -165,6 +179,18 @@ func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
 			return 0, err
 		}
 	}
+}
+
+// NextLoaded is Next for a tag that has a buffer; loaded is false, and
+// nothing is done, for one that has none: its caller learns what the tag
+// is before its first load (the service's tag registry).
+func (a *Allocator) NextLoaded(ctx context.Context, tag string) (id int64, loaded bool, err error) {
+	b := a.buffers.Load().get(tag)
+	if b == nil {
+		return 0, false, nil
+	}
+	id, err = b.take(ctx, a)
+	return id, true, err
 }
 
 // NextN returns n ids for tag in increasing order. They may span segments.

@@ -92,7 +92,6 @@ type buffer struct {
 	tag string
 
 	wantNext atomic.Bool // no next segment and no load in flight
-	special  atomic.Bool // its ids go out only through NextSpecial (Kind Special)
 
 	// more is nil until the buffer starts its second load; it is set
 	// under mu, and read without it only for its atomic fields.

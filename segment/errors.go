@@ -40,13 +40,6 @@ var (
 	ErrNotDurable = errors.New("the database can forget acknowledged commits")
 	// ErrClosed: the allocator was closed.
 	ErrClosed = errors.New("allocator closed")
-	// ErrNotPlain: the tag's ids are not the allocator's to hand out: the
-	// store says another part of the service serves it (an ordered,
-	// formatted or opaque tag; see Classifier).
-	ErrNotPlain = errors.New("biz tag is not served by the segment allocator")
-	// ErrSpecial: the tag's ids are handed out only once transformed (a
-	// formatted or opaque tag; see Kind Special).
-	ErrSpecial = fmt.Errorf("%w as plain numbers", ErrNotPlain)
 )
 
 // NotDurableError is why a store refused to hand out numbers while it

@@ -20,13 +20,10 @@ import (
 // reaches the statement that raises max_id.
 func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) {
 	a.mu.Lock()
-	closed, known, notPlain := a.closed, a.known[tag], a.notPlain[tag]
+	closed, known := a.closed, a.known[tag]
 	a.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
-	}
-	if notPlain {
-		return nil, fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	}
 	if b, batched, err := a.firstInBatch(ctx, tag); batched {
 		return b, err
@@ -42,19 +39,10 @@ func (a *Allocator) newBuffer(ctx context.Context, tag string) (*buffer, error) 
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return notSpecial(r.Val.(*buffer))
+		return r.Val.(*buffer), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: first load of %q: %w", ErrUnavailable, tag, ctx.Err())
 	}
-}
-
-// notSpecial returns b, or ErrSpecial when its ids go out only through
-// NextSpecial (which finds b published).
-func notSpecial(b *buffer) (*buffer, error) {
-	if b.special.Load() {
-		return nil, fmt.Errorf("%w: %q", ErrSpecial, b.tag)
-	}
-	return b, nil
 }
 
 // firstLoad takes the tag's first segment and publishes its buffer, when
@@ -87,10 +75,6 @@ func (a *Allocator) firstLoadEnded(tag string, err error) error {
 		a.forgetRow(tag)
 		a.firstLoaded(tag, nil)
 		return fmt.Errorf("%w: %q", ErrUnknownTag, tag)
-	case errors.Is(err, ErrNotPlain):
-		a.MarkNotPlain(tag)
-		a.firstLoaded(tag, nil)
-		return fmt.Errorf("%w: %q", ErrNotPlain, tag)
 	case err != nil:
 		if !errors.Is(err, ErrClosed) && a.ctx.Err() == nil {
 			a.firstLoaded(tag, err)
@@ -102,20 +86,13 @@ func (a *Allocator) firstLoadEnded(tag string, err error) error {
 }
 
 // publishFirstLocked publishes b, the buffer of tag's first load, unless
-// the allocator closed or the tag was marked not plain meanwhile (its
-// range is lost then). Called with a.mu held.
+// the allocator closed meanwhile. Called with a.mu held.
 func (a *Allocator) publishFirstLocked(tag string, b *buffer) error {
 	if a.closed {
 		return ErrClosed
 	}
-	if a.notPlain[tag] { // marked while its first load ran: the range is lost
-		return fmt.Errorf("%w: %q", ErrNotPlain, tag)
-	}
 	if a.listReads > 0 {
 		a.publishedInRead[b] = true
-	}
-	if a.specials[tag] {
-		b.special.Store(true)
 	}
 	a.publishLocked(tag, b)
 	return nil
@@ -193,8 +170,7 @@ func (a *Allocator) firstInBatch(ctx context.Context, tag string) (b *buffer, ba
 		// removed only once the buffer is in the table.
 		if b := a.buffers.Load().get(tag); b != nil {
 			l.mu.Unlock()
-			b, err := notSpecial(b)
-			return b, true, err
+			return b, true, nil
 		}
 		if a.opts.AboveReceived && a.mark(tag).high > 0 {
 			l.mu.Unlock()
@@ -229,13 +205,73 @@ func (a *Allocator) firstInBatch(ctx context.Context, tag string) (b *buffer, ba
 	if r.err != nil {
 		return nil, true, r.err
 	}
-	b, err = notSpecial(r.b)
-	return b, true, err
+	return r.b, true, nil
+}
+
+// LoadFirst takes the first ranges of those of tags that have no buffer,
+// in one batch of first loads through a store that takes batches, and
+// waits for it (bounded by ctx): a caller that learned of many tags at
+// once (the service's tag registry, which read what they are) has them
+// loaded together, rather than by the first requests that then come one
+// by one. A tag whose batch is waiting or running waits for that batch.
+// How each load ended is not returned: the requests for a tag find its
+// buffer, or load it again.
+func (a *Allocator) LoadFirst(ctx context.Context, tags []string) {
+	st, ok := a.store.(BatchAllocator)
+	if !ok || len(tags) == 0 {
+		return
+	}
+	l := &a.firstBatches
+	fb := &firstBatch{done: make(chan struct{})}
+	waits := map[*firstBatch]bool{}
+	t := a.buffers.Load()
+	l.mu.Lock()
+	for _, tag := range tags {
+		if p := l.pending[tag]; p != nil {
+			waits[p] = true
+			continue
+		}
+		if t.get(tag) != nil || a.opts.AboveReceived && a.mark(tag).high > 0 {
+			continue // loaded, or loaded alone above its mark (firstInBatch)
+		}
+		fb.tags = append(fb.tags, tag)
+		if l.pending == nil {
+			l.pending = make(map[string]*firstBatch)
+		}
+		l.pending[tag] = fb
+	}
+	start := len(fb.tags) > 0 && l.running < maxLoadCalls
+	switch {
+	case start:
+		l.running++
+		waits[fb] = true
+	case len(fb.tags) > 0 && l.next != nil: // every call runs: the tags join the next
+		l.next.tags = append(l.next.tags, fb.tags...)
+		for _, tag := range fb.tags {
+			l.pending[tag] = l.next
+		}
+		waits[l.next] = true
+	case len(fb.tags) > 0:
+		l.next = fb
+		waits[fb] = true
+	}
+	l.mu.Unlock()
+	if start && !a.spawn(func() { a.runFirstBatches(st, fb) }) {
+		return
+	}
+	for b := range waits {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return
+		case <-a.ctx.Done():
+			return
+		}
+	}
 }
 
 // allocateFirst takes the first range of tag by a load of its own, from a
-// goroutine of the allocator's, after asking the store what kind of tag it
-// is.
+// goroutine of the allocator's.
 func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
 	var (
 		alloc Allocation
@@ -244,14 +280,6 @@ func (a *Allocator) allocateFirst(tag string) (Allocation, error) {
 	done := make(chan struct{})
 	if !a.spawn(func() {
 		defer close(done)
-		res := make(map[string]loadResult, 1)
-		if err = a.classify([]string{tag}, res); err != nil {
-			return
-		}
-		if r, ok := res[tag]; ok {
-			err = r.err
-			return
-		}
 		alloc, err = a.allocate(tag, 0)
 	}) {
 		return Allocation{}, ErrClosed
@@ -318,18 +346,6 @@ func (a *Allocator) publishBatch(tags []string, loads map[string]loadResult, too
 // allocateBatch takes the first ranges of tags in one call and checks
 // each as allocate does; a fence, rare, gets a deadline of its own.
 func (a *Allocator) allocateBatch(st BatchAllocator, tags []string, into map[string]loadResult) {
-	if err := a.classify(tags, into); err != nil {
-		for _, tag := range tags {
-			into[tag] = loadResult{err: err}
-		}
-		return
-	}
-	if len(into) > 0 {
-		tags = slices.DeleteFunc(slices.Clone(tags), func(tag string) bool { _, done := into[tag]; return done })
-		if len(tags) == 0 {
-			return
-		}
-	}
 	ctx, cancel := context.WithTimeout(a.ctx, a.opts.LoadTimeout)
 	defer cancel()
 	start := time.Now()

@@ -105,6 +105,10 @@ func (t *Totals) add(st TagStats) {
 	t.Waits += st.Waits
 }
 
+// Loaded reports whether tag has a buffer: one lookup in the table the hot
+// path reads, no lock.
+func (a *Allocator) Loaded(tag string) bool { return a.buffers.Load().get(tag) != nil }
+
 // State describes tag's buffer as Snapshot does, and is false when tag
 // has none.
 func (a *Allocator) State(tag string) (BufferState, bool) {

@@ -66,33 +66,3 @@ type BatchResult struct {
 	Allocation
 	Err error // nil when Allocation is the tag's range
 }
-
-// Kind is what a Classifier says a tag is.
-type Kind uint8
-
-const (
-	// Plain: the allocator hands out the tag's ids (the default).
-	Plain Kind = iota
-	// Special: the tag's ids are handed out only once transformed
-	// (formatted, opaque, or the row of a formatted tag's period, whose
-	// numbers are that tag's), by a caller that takes them with NextSpecial
-	// and NextNSpecial. Next, NextN and NextRange answer the call that
-	// loads the tag with ErrSpecial; their hot path does not look again,
-	// so a caller that serves plain ids asks Special(tag) before them.
-	Special
-	// Refused: the allocator never takes a range of the tag: another
-	// part of the service issues its ids (an ordered tag's owner). Every
-	// call answers ErrNotPlain.
-	Refused
-)
-
-// Classifier is implemented by stores whose tags are not all plain. The
-// allocator asks once per tag, with its first load (first loads taken
-// together are asked about together); a plain tag costs nothing more
-// after its first load. What kind a tag is is fixed when it is created,
-// or changed through MarkNotPlain and MarkSpecial.
-type Classifier interface {
-	// Classify returns the kind of those of tags, all different, that
-	// are not plain.
-	Classify(ctx context.Context, tags []string) (map[string]Kind, error)
-}

@@ -41,45 +41,19 @@ type TagRows interface {
 type OrderedStore interface {
 	// OrderedTags lists the ordered tags.
 	OrderedTags(ctx context.Context) ([]string, error)
-	// TagOrdered says whether the tag exists (has a row in leaf_alloc)
-	// and whether it is ordered.
-	TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error)
 	// EnsureOrdered makes an existing tag ordered: it creates the tag's
 	// lease row unless it exists.
 	EnsureOrdered(ctx context.Context, tag string) error
 }
 
-// Ordered says whether tag is an ordered tag. A tag not known here is read
-// from the store once; a tag that exists and is not ordered is remembered
-// as such, since a tag is ordered from its creation or never.
-func (q *Sequencer) Ordered(ctx context.Context, tag string) (bool, error) {
-	if _, ok := (*q.ordered.Load())[tag]; ok {
-		return true, nil
-	}
-	if _, ok := q.plain.Load(tag); ok {
-		return false, nil
-	}
-	if q.opts.Ordered == nil {
-		return false, nil
-	}
-	exists, ordered, err := q.opts.Ordered.TagOrdered(ctx, tag)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("is the tag ordered: %w", err) // the store's own error
-	case ordered:
-		q.addOrdered(tag)
-		q.roundNow(ctx, tag)
-		return true, nil
-	case exists:
-		q.plain.Store(tag, struct{}{})
-	}
-	return false, nil
-}
-
-// AddedOrdered tells the Sequencer of an ordered tag just created, and
-// runs a round at once (roundNow), bounded by ctx, so that the tag is
-// served where it was created when this instance wins it.
+// AddedOrdered tells the Sequencer of an ordered tag, just created or
+// learned of by the caller (what kind a tag is, the caller knows), and runs
+// a round at once (roundNow), bounded by ctx, so that the tag is served
+// without waiting for the next round: here when this instance wins it.
 func (q *Sequencer) AddedOrdered(ctx context.Context, tag string) {
+	if _, ok := (*q.ordered.Load())[tag]; ok {
+		return
+	}
 	q.addOrdered(tag)
 	q.roundNow(ctx, tag)
 }
@@ -112,7 +86,6 @@ func (q *Sequencer) Own(ctx context.Context, tag string) error {
 	if err := q.opts.Ordered.EnsureOrdered(ctx, tag); err != nil {
 		return fmt.Errorf("make tag %q ordered: %w", tag, err)
 	}
-	q.plain.Delete(tag)
 	q.addOrdered(tag)
 	q.roundNow(ctx, tag)
 	return nil
@@ -135,8 +108,10 @@ func (q *Sequencer) roundNow(ctx context.Context, tag string) {
 }
 
 // NextTag returns n ids of the ordered tag, increasing, each above every
-// id of the tag issued before by any instance.
+// id of the tag issued before by any instance. A tag not known here yet is
+// learned of first (AddedOrdered): the caller knows it is ordered.
 func (q *Sequencer) NextTag(ctx context.Context, tag string, n int) ([]int64, error) {
+	q.AddedOrdered(ctx, tag)
 	return q.NextRow(ctx, tag, tag, 0, n)
 }
 

@@ -33,14 +33,6 @@ func TestOrderedTag(t *testing.T) {
 	tags.Create("plain", false)
 	a := f.orderedMember(t, "a", tags)
 	ctx := context.Background()
-	for _, tc := range []struct {
-		tag  string
-		want bool
-	}{{"orders", true}, {"plain", false}, {"nope", false}} {
-		if got, err := a.Ordered(ctx, tc.tag); err != nil || got != tc.want {
-			t.Fatalf("Ordered(%s) = %v, %v", tc.tag, got, err)
-		}
-	}
 	round(t, a)
 	var last int64
 	take := func(qs ...*sequence.Sequencer) {

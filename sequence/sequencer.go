@@ -18,12 +18,9 @@ type Sequencer struct {
 	spaces map[string]*space
 
 	// ordered maps the ordered tags known here to their section; it is
-	// replaced whole under orderedMu and read without a lock. plain holds
-	// the tags known to exist and not be ordered (as many as the tags
-	// served: a sync.Map, whose reads of stable keys take no lock).
+	// replaced whole under orderedMu and read without a lock.
 	orderedMu sync.Mutex
 	ordered   atomic.Pointer[map[string]*section]
-	plain     sync.Map
 
 	keysInMemory atomic.Int64
 	taken        atomic.Int64 // sections taken over since the start

@@ -181,7 +181,7 @@ func Classify(err error) (code, message string) {
 		return Unavailable, snowflake.Reason(err)
 	case errors.Is(err, snowflake.ErrLeaseLost), errors.Is(err, snowflake.ErrNoWorkerID):
 		return Unavailable, snowflake.Reason(err) + "; retry later"
-	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed), errors.Is(err, bizid.ErrClosed):
+	case errors.Is(err, segment.ErrClosed), errors.Is(err, snowflake.ErrClosed):
 		return Unavailable, "the service is shutting down; retry later"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return Unavailable, "the request timed out; retry later"

@@ -44,7 +44,6 @@ func TestClassify(t *testing.T) {
 		{"opaque exhausted", service.WithTag("u", bizid.ErrExhausted), service.TagExhausted, "last id"},
 		{"no key", service.WithTag("u", bizid.ErrNoKey), service.Unavailable, "key"},
 		{"not opaque", service.WithTag("orders", bizid.ErrNotOpaque), service.InvalidRequest, "not opaque"},
-		{"issuer closed", bizid.ErrClosed, service.Unavailable, "shutting down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, msg := service.Classify(tc.err)

@@ -1,7 +1,9 @@
 // Package service is what an id request means once an edge has decoded
-// it, and everything both edges share. Service serves each kind of id: it
-// tells which part serves a tag (plain, formatted or opaque, ordered) and
-// sends a request for a sequence section or an ordered tag to its owner
+// it, and everything both edges share. Service serves each kind of id: its
+// Registry is the one record of what kind each tag is (plain, formatted or
+// opaque, ordered), read from the store once, by which each request goes to
+// the part that serves it; it sends a request for a sequence section or an
+// ordered tag to its owner
 // through a Peer (Forwarder, counted once for both edges); it says whether
 // a mode is on and whether a name can be a tag's (Off, SegmentCall,
 // SequenceCall, SpaceCall). TagAdmin is the administration of tags behind

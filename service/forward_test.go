@@ -93,8 +93,8 @@ func (p *fakePeer) KeyCurrent(context.Context, string, string, string) (int64, e
 
 // TestNextOrdered: an ordered tag's ids come from here when this instance
 // owns it, from the owner's answer otherwise (read, asked for as a batch);
-// a call that came forwarded is refused; a tag that is not ordered, or no
-// ordered tags at all, is unavailable, and a range is refused.
+// a call that came forwarded is refused; no ordered tags at all is
+// unavailable.
 func TestNextOrdered(t *testing.T) {
 	tags := orderedTags{"near": "", "far": "owner:1"}
 	f := service.NewForwarder(&fakePeer{}, prometheus.NewRegistry(), nil)
@@ -111,14 +111,8 @@ func TestNextOrdered(t *testing.T) {
 	if _, err := f.NextOrdered(ctx, tags, "far", 2, true); code(err) != service.Unavailable {
 		t.Fatalf("forwarded twice: %v", err)
 	}
-	if _, err := f.NextOrdered(ctx, tags, "plain", 1, false); code(err) != service.Unavailable {
-		t.Fatalf("a tag that is not ordered: %v", err)
-	}
 	if _, err := (*service.Forwarder)(nil).NextOrdered(ctx, nil, "far", 1, false); code(err) != service.Unavailable || !strings.Contains(err.Error(), "--sequences") {
 		t.Fatalf("no ordered tags: %v", err)
-	}
-	if err := service.RefuseOrderedRange(ctx, tags, "near", "get"); code(err) != service.InvalidRequest {
-		t.Fatalf("range: %v", err)
 	}
 }
 
@@ -126,10 +120,7 @@ func TestNextOrdered(t *testing.T) {
 // instance.
 type orderedTags map[string]string
 
-func (o orderedTags) Ordered(_ context.Context, tag string) (bool, error) {
-	_, ok := o[tag]
-	return ok, nil
-}
+func (o orderedTags) AddedOrdered(context.Context, string) {}
 
 func (o orderedTags) NextTag(_ context.Context, tag string, n int) ([]int64, error) {
 	if addr := o[tag]; addr != "" {

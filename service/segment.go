@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 )
 
@@ -38,33 +38,42 @@ type IDs struct {
 	Texts []string
 }
 
-// SegmentID issues one id of tag, whatever kind of tag it is: a plain
-// tag's from the allocator (the hot path: one call), a formatted or opaque
-// tag's through the business ids, an ordered or capped tag's from its
-// owner, here or asked through via.
+// SegmentID issues one id of tag, whatever kind of tag it is (the
+// registry says, once): a plain tag's from the allocator (the hot path:
+// one look-up and one call), a formatted or opaque tag's through the
+// business ids, an ordered tag's from its owner, here or asked through
+// via.
 func (s *Service) SegmentID(ctx context.Context, tag string, want Want, via Via) (ID, error) {
 	if s.cfg.Segments == nil {
 		return ID{}, ModeOff("segment")
 	}
-	if !s.cfg.Segments.Special(tag) {
-		id, err := s.cfg.Segments.Next(ctx, tag)
-		switch {
-		case err == nil:
-			return ID{N: id}, nil
-		case !errors.Is(err, segment.ErrNotPlain):
-			return ID{}, s.plainError(ctx, tag, err)
+	if k := s.cfg.Kinds; k == nil || k.lookup(tag) == nil && !mayBeRowName(tag) {
+		// The hot path: a plain tag with a buffer, found in one look-up.
+		if id, loaded, err := s.cfg.Segments.NextLoaded(ctx, tag); loaded {
+			return ID{N: id}, WithTag(tag, err)
 		}
 	}
-	if bt, err := s.bizTag(ctx, tag); err != nil {
-		return ID{}, err
-	} else if bt != nil {
-		return s.bizID(ctx, tag, bt, want, via)
-	}
-	ids, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, 1, forwarded(via))
+	e, err := s.kindOf(ctx, tag)
 	if err != nil {
 		return ID{}, err
 	}
-	return ID{N: ids[0]}, nil
+	switch e.kind {
+	case kindBiz:
+		return s.bizID(ctx, tag, e.biz, want, via)
+	case kindOrdered:
+		ids, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, 1, forwarded(via))
+		if err != nil {
+			return ID{}, err
+		}
+		return ID{N: ids[0]}, nil
+	case kindPeriodRow:
+		return ID{}, WithTag(tag, e.err)
+	}
+	id, err := s.cfg.Segments.Next(ctx, tag)
+	if err != nil {
+		return ID{}, WithTag(tag, err)
+	}
+	return ID{N: id}, nil
 }
 
 // SegmentIDs issues n ids of tag, as SegmentID issues one.
@@ -72,25 +81,27 @@ func (s *Service) SegmentIDs(ctx context.Context, tag string, n int, want Want, 
 	if s.cfg.Segments == nil {
 		return IDs{}, ModeOff("segment")
 	}
-	if !s.cfg.Segments.Special(tag) {
-		ids, err := s.cfg.Segments.NextN(ctx, tag, n)
-		switch {
-		case err == nil:
-			return IDs{Nums: ids}, checkCount(len(ids), n)
-		case !errors.Is(err, segment.ErrNotPlain):
-			return IDs{}, s.plainError(ctx, tag, err)
-		}
-	}
-	if bt, err := s.bizTag(ctx, tag); err != nil {
-		return IDs{}, err
-	} else if bt != nil {
-		return s.bizIDs(ctx, tag, bt, n, want, via)
-	}
-	ids, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, n, forwarded(via))
+	e, err := s.kindOf(ctx, tag)
 	if err != nil {
 		return IDs{}, err
 	}
-	return IDs{Nums: ids}, nil
+	switch e.kind {
+	case kindBiz:
+		return s.bizIDs(ctx, tag, e.biz, n, want, via)
+	case kindOrdered:
+		ids, err := s.fwd.NextOrdered(ctx, s.cfg.Ordered, tag, n, forwarded(via))
+		if err != nil {
+			return IDs{}, err
+		}
+		return IDs{Nums: ids}, nil
+	case kindPeriodRow:
+		return IDs{}, WithTag(tag, e.err)
+	}
+	ids, err := s.cfg.Segments.NextN(ctx, tag, n)
+	if err != nil {
+		return IDs{}, WithTag(tag, err)
+	}
+	return IDs{Nums: ids}, checkCount(len(ids), n)
 }
 
 // SegmentRange takes up to n consecutive ids of a plain tag, [start,
@@ -102,55 +113,62 @@ func (s *Service) SegmentRange(ctx context.Context, tag string, n int, use strin
 	if s.cfg.Segments == nil {
 		return 0, 0, ModeOff("segment")
 	}
-	if !s.cfg.Segments.Special(tag) {
-		start, count, err := s.cfg.Segments.NextRange(ctx, tag, n)
-		switch {
-		case err == nil && (count < 1 || count > n):
-			return 0, 0, fmt.Errorf("asked for a range of up to %d ids, got %d", n, count)
-		case err == nil:
-			return start, count, nil
-		case !errors.Is(err, segment.ErrNotPlain):
-			return 0, 0, s.plainError(ctx, tag, err)
-		}
+	e, err := s.kindOf(ctx, tag)
+	if err != nil {
+		return 0, 0, err
 	}
-	bt, err := s.bizTag(ctx, tag)
+	switch {
+	case e.kind == kindBiz && e.biz.Opaque():
+		return 0, 0, WithTag(tag, fmt.Errorf("%w: its ids are opaque: a range would be their numbers, which they hide, asked for one at a time or in batches", bizid.ErrNotNumeric))
+	case e.kind == kindBiz:
+		return 0, 0, WithTag(tag, fmt.Errorf("%w: its ids are texts, asked for one at a time or in batches", bizid.ErrNotNumeric))
+	case e.kind == kindOrdered && s.cfg.Ordered == nil:
+		return 0, 0, orderedOff(tag)
+	case e.kind == kindOrdered:
+		return 0, 0, Errorf(InvalidRequest, "biz tag %q is ordered: its ids are issued one by one by its owner, never as ranges; use %s", tag, use)
+	case e.kind == kindPeriodRow:
+		return 0, 0, WithTag(tag, e.err)
+	}
+	start, count, err = s.cfg.Segments.NextRange(ctx, tag, n)
 	switch {
 	case err != nil:
-		return 0, 0, err
-	case bt != nil && bt.Opaque():
-		return 0, 0, WithTag(tag, fmt.Errorf("%w: its ids are opaque: a range would be their numbers, which they hide, asked for one at a time or in batches", bizid.ErrNotNumeric))
-	case bt != nil:
-		return 0, 0, WithTag(tag, fmt.Errorf("%w: its ids are texts, asked for one at a time or in batches", bizid.ErrNotNumeric))
+		return 0, 0, WithTag(tag, err)
+	case count < 1 || count > n:
+		return 0, 0, fmt.Errorf("asked for a range of up to %d ids, got %d", n, count)
 	}
-	return 0, 0, RefuseOrderedRange(ctx, s.cfg.Ordered, tag, use)
+	return start, count, nil
 }
 
-// plainError is the allocator's error for tag as answered. A name
-// without a row that is the row of a period of a formatted tag, not begun
-// yet, is refused as that row is once the period has begun: never as a
-// tag that does not exist.
-func (s *Service) plainError(ctx context.Context, tag string, err error) error {
-	if errors.Is(err, segment.ErrUnknownTag) {
-		if _, _, ok := bizid.SplitRowName(tag); ok {
-			if _, perr := s.bizTag(ctx, tag); perr != nil {
-				return perr
-			}
+// mayBeRowName reports whether name may be the row of a period
+// (bizid.SplitRowName): only a name with the separator may.
+func mayBeRowName(name string) bool { return strings.IndexByte(name, bizid.RowSep[0]) >= 0 }
+
+// kindOf is what the registry says tag is, looked up once per request: a
+// tag that is not plain is kept there; a plain tag's record is its buffer
+// in the allocator (but for names like a period's row, which the business
+// ids number in the allocator too: the registry keeps those); any other
+// tag is read from the store, with the others asked for meanwhile. Every
+// tag is plain without a registry, and so is a formatted or opaque one
+// where the business ids are off.
+func (s *Service) kindOf(ctx context.Context, tag string) (*tagEntry, error) {
+	k := s.cfg.Kinds
+	if k == nil {
+		return plainEntry, nil
+	}
+	e := k.lookup(tag)
+	if e == nil {
+		if !mayBeRowName(tag) && s.cfg.Segments.Loaded(tag) {
+			return plainEntry, nil
+		}
+		var err error
+		if e, err = k.read(ctx, tag); err != nil {
+			return nil, WithTag(tag, err)
 		}
 	}
-	return WithTag(tag, err)
-}
-
-// bizTag is the formatted or opaque tag of name, nil for another kind or
-// where the business ids are off.
-func (s *Service) bizTag(ctx context.Context, tag string) (*bizid.Tag, error) {
-	if s.cfg.Biz == nil {
-		return nil, nil
+	if e.kind == kindBiz && (s.cfg.Biz == nil || e.biz == nil) {
+		return plainEntry, nil
 	}
-	bt, err := s.cfg.Biz.Lookup(ctx, tag)
-	if err != nil {
-		return nil, WithTag(tag, err)
-	}
-	return bt, nil
+	return e, nil
 }
 
 // bizID issues one id of a formatted or opaque tag: a formatted tag

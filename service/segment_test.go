@@ -16,7 +16,7 @@ import (
 func TestSegmentKinds(t *testing.T) {
 	ctx := context.Background()
 	p := newParts(t, true)
-	svc := service.New(service.Config{Segments: p.alloc, Tags: p.rows, Biz: p.is, BizTags: p.biz, OnCreate: p.alloc.Added, Ordered: p.rows})
+	svc := service.New(service.Config{Segments: p.alloc, Kinds: p.kinds, Tags: p.rows, Biz: p.is, BizTags: p.biz, Ordered: p.rows})
 	for _, n := range []service.NewTag{
 		{Name: "invoices", Settings: service.TagSettings{Format: ptr("INV-{seq}")}},
 		{Name: "users", Settings: service.TagSettings{Opaque: ptr(int64(63))}},

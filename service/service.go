@@ -33,11 +33,11 @@ type SegmentIDs interface {
 	// Failed lists the tags whose first load failed, for the status
 	// page.
 	Failed() []segment.FailedTag
-	// Special reports whether tag is served only transformed: a formatted
-	// or opaque tag whose buffer is loaded. The service asks it before
-	// Next, whose hot path does not look; a tag's first request learns it
-	// from Next's segment.ErrSpecial.
-	Special(tag string) bool
+	// Loaded reports whether tag has a buffer: a tag the registry does not
+	// keep is plain once loaded (Registry); NextLoaded is Next for such a
+	// tag, and says loaded false for one without a buffer.
+	Loaded(tag string) bool
+	NextLoaded(ctx context.Context, tag string) (id int64, loaded bool, err error)
 }
 
 // SnowflakeIDs issues and decodes snowflake ids (snowflake.Generator
@@ -58,10 +58,6 @@ type UUIDs interface {
 
 // BizIDs serves formatted and opaque tags (bizid.Issuer implements it).
 type BizIDs interface {
-	SettingsIssuer
-	// Lookup returns the tag when it is formatted or opaque, nil for a
-	// plain tag or a name without a row.
-	Lookup(ctx context.Context, tag string) (*bizid.Tag, error)
 	Next(ctx context.Context, t *bizid.Tag) (bizid.ID, error)
 	// AppendText issues one id of a formatted tag, appending its text.
 	AppendText(ctx context.Context, t *bizid.Tag, b []byte) ([]byte, error)
@@ -110,14 +106,14 @@ type Config struct {
 	UUIDs UUIDs
 	// Tags keeps the rows of leaf_alloc for the admin calls.
 	Tags TagRows
+	// Kinds is the tag registry: what kind each tag is; nil serves every
+	// tag as a plain one.
+	Kinds *Registry
 	// Biz serves formatted and opaque tags; nil serves every tag as a
 	// plain one. BizTags keeps their settings for the admin calls; with
-	// either nil, settings are refused.
+	// either nil, or no compiler in Kinds, settings are refused.
 	Biz     BizIDs
 	BizTags SettingsRows
-	// OnCreate, when set, is called with the name of a tag the admin calls
-	// created with settings (the allocator's Added).
-	OnCreate func(tag string)
 	// Sequences serves per-key sequences, and Spaces their spaces.
 	Sequences Sequences
 	Spaces    SpaceAdmin
@@ -155,7 +151,13 @@ func New(cfg Config) *Service {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	s := &Service{cfg: cfg}
-	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Issuer: cfg.Biz, Ordered: cfg.Ordered, OnCreate: cfg.OnCreate}
+	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds}
+	if cfg.Biz == nil {
+		s.tags.Settings = nil
+	}
+	if cfg.Ordered != nil {
+		s.tags.Ordered = cfg.Ordered
+	}
 	if cfg.Sequences != nil || cfg.Ordered != nil {
 		s.fwd = NewForwarder(cfg.Peer, cfg.Registry, cfg.Logger)
 	}

@@ -23,45 +23,47 @@ type parts struct {
 	alloc *segment.Allocator
 	biz   *bizidtest.Store
 	is    *bizid.Issuer
+	kinds *service.Registry
 }
 
 func newParts(t *testing.T, withKey bool) *parts {
 	t.Helper()
 	rows := segmenttest.NewOrdered(segmenttest.New(segment.Tag{Name: "orders", MaxID: 1, Step: 1000}))
+	biz := bizidtest.New(rows.MemStore)
 	alloc := segment.New(rows.MemStore, segment.Options{RefreshInterval: -1})
 	t.Cleanup(func() { _ = alloc.Close() })
 	var keys [][]byte
 	if withKey {
 		keys = [][]byte{[]byte("the fleet's opaque key for service tests")}
 	}
-	biz := bizidtest.New(rows.MemStore)
-	is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc.Specials(), Keys: keys,
+	is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: keys,
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &parts{rows: rows, alloc: alloc, biz: biz, is: is}
+	kinds := service.NewRegistry(biz, is, alloc)
+	return &parts{rows: rows, alloc: alloc, biz: biz, is: is, kinds: kinds}
 }
 
-// tagAdmin is the TagAdmin of parts, and the tags its OnCreate was told
-// of.
+// tagAdmin is the TagAdmin of parts, and the ordered tags it told of.
 type tagAdmin struct {
 	*service.TagAdmin
-	rows    *segmenttest.Ordered
-	mu      sync.Mutex
-	created []string
+	rows  *segmenttest.Ordered
+	mu    sync.Mutex
+	added []string
+}
+
+func (a *tagAdmin) AddedOrdered(_ context.Context, tag string) {
+	a.mu.Lock()
+	a.added = append(a.added, tag)
+	a.mu.Unlock()
 }
 
 func newTagAdmin(t *testing.T, withKey bool) *tagAdmin {
 	t.Helper()
 	p := newParts(t, withKey)
 	a := &tagAdmin{rows: p.rows}
-	a.TagAdmin = &service.TagAdmin{Rows: p.rows, Settings: p.biz, Issuer: p.is, Ordered: p.rows, OnCreate: func(tag string) {
-		p.alloc.Added(tag)
-		a.mu.Lock()
-		a.created = append(a.created, tag)
-		a.mu.Unlock()
-	}}
+	a.TagAdmin = &service.TagAdmin{Rows: p.rows, Settings: p.biz, Kinds: p.kinds, Ordered: a}
 	return a
 }
 
@@ -103,8 +105,8 @@ func TestTagAdminCreate(t *testing.T) {
 	if v, err = a.Create(ctx, service.NewTag{Name: "users", Settings: service.TagSettings{Opaque: ptr(int64(63))}}); err != nil || v.Opaque != 63 || v.KeyID == "" {
 		t.Fatalf("opaque = %+v, %v", v, err)
 	}
-	if !slices.Equal(a.created, []string{"invoices", "users"}) {
-		t.Fatalf("OnCreate told of %v, want the tags with settings", a.created)
+	if !slices.Equal(a.added, []string{"ticks"}) {
+		t.Fatalf("told of the ordered tags %v, want the one created", a.added)
 	}
 	for _, tt := range []struct {
 		name       string
@@ -144,7 +146,7 @@ func TestTagAdminWithout(t *testing.T) {
 	wantCode(t, "ordered without sequences", err, service.InvalidRequest, "need sequences on")
 
 	plainOnly := newTagAdmin(t, true)
-	plainOnly.Settings, plainOnly.Issuer = nil, nil
+	plainOnly.Settings = nil
 	_, err = plainOnly.Create(ctx, service.NewTag{Name: "invoices", Settings: service.TagSettings{Format: ptr("INV-{seq}")}})
 	wantCode(t, "formatted without formatted tags", err, service.InvalidRequest, "not enabled")
 	_, err = plainOnly.Update(ctx, "orders", segment.TagUpdate{}, service.TagSettings{Opaque: ptr(int64(63))})

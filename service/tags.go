@@ -27,19 +27,16 @@ type OrderedTagRows interface {
 type SettingsRows interface {
 	CreateSpecialTag(ctx context.Context, t segment.Tag, s bizid.Settings) (segment.Tag, error)
 	SetTagSettings(ctx context.Context, old bizid.Settings, had bool, s bizid.Settings) error
-	LookupTag(ctx context.Context, tag string) (bizid.Settings, bizid.Kind, error)
 	TagSettings(ctx context.Context) ([]bizid.Settings, error)
+	// LookupTags reads what names are (TagKinds): an update reads the settings
+	// it changes from the store, not from what this instance last read.
+	TagKinds
 }
 
-// SettingsIssuer serves formatted and opaque tags by their settings, and
-// reveals opaque ids (bizid.Issuer implements it).
-type SettingsIssuer interface {
-	// CurrentKeyID is the fingerprint of the key new opaque tags get.
-	CurrentKeyID() (string, bool)
-	// Put serves a tag by new settings at once.
-	Put(s bizid.Settings) *bizid.Tag
-	// Reveal turns an opaque id of tag back into its number.
-	Reveal(ctx context.Context, tag string, id int64) (int64, error)
+// OrderedAdded is told of an ordered tag created here (sequence.Sequencer
+// is), so that it is served at once.
+type OrderedAdded interface {
+	AddedOrdered(ctx context.Context, tag string)
 }
 
 // TagAdmin is what the admin calls of both edges do with tags: create one
@@ -49,16 +46,14 @@ type SettingsIssuer interface {
 type TagAdmin struct {
 	// Rows are leaf_alloc's rows.
 	Rows TagRows
-	// Settings and Issuer keep and serve formatted and opaque tags; when
-	// either is nil, settings are refused.
+	// Settings keep the settings of formatted and opaque tags, and Kinds
+	// records what kind each tag is; settings are refused when Settings is
+	// nil or Kinds has no compiler.
 	Settings SettingsRows
-	Issuer   SettingsIssuer
-	// Ordered tells ordered tags; nil refuses them (the instance runs
-	// without sequences).
-	Ordered OrderedLookup
-	// OnCreate, when set, is called with the name of a tag created with
-	// settings (the allocator's Added).
-	OnCreate func(tag string)
+	Kinds    *Registry
+	// Ordered is told of the ordered tags created; nil refuses them (the
+	// instance runs without sequences).
+	Ordered OrderedAdded
 }
 
 // Off is the error of an admin call for tags where their administration
@@ -82,10 +77,18 @@ func (a *TagAdmin) Named(name string) error {
 
 // refuseSettings refuses settings where they cannot be kept here.
 func (a *TagAdmin) refuseSettings() error {
-	if a.Settings == nil || a.Issuer == nil {
+	if a.compiler() == nil {
 		return bizOff()
 	}
 	return nil
+}
+
+// compiler compiles settings here, nil where they are refused.
+func (a *TagAdmin) compiler() Compiler {
+	if a.Settings == nil || a.Kinds == nil {
+		return nil
+	}
+	return a.Kinds.Compiler()
 }
 
 // refuseOwned refuses settings that make a tag served by one owner at a time
@@ -142,8 +145,8 @@ func (a *TagAdmin) Create(ctx context.Context, n NewTag) (TagView, error) {
 		}
 	}
 	keyID := ""
-	if a.Issuer != nil {
-		keyID, _ = a.Issuer.CurrentKeyID()
+	if c := a.compiler(); c != nil {
+		keyID, _ = c.CurrentKeyID()
 	}
 	set, special, err := NewTagSettings(t, ordered, g, keyID)
 	switch {
@@ -160,6 +163,10 @@ func (a *TagAdmin) Create(ctx context.Context, n NewTag) (TagView, error) {
 		if err != nil {
 			return TagView{}, WithTag(t.Name, err)
 		}
+		if a.Kinds != nil {
+			a.Kinds.Ordered(created.Name)
+		}
+		a.Ordered.AddedOrdered(ctx, created.Name)
 		v := viewOf(created, bizid.Settings{}, false)
 		v.Ordered = true
 		return v, nil
@@ -176,7 +183,7 @@ func (a *TagAdmin) withKey(set *bizid.Settings) error {
 	if !set.Opaque() {
 		return nil
 	}
-	id, ok := a.Issuer.CurrentKeyID()
+	id, ok := a.compiler().CurrentKeyID()
 	if !ok {
 		return Errorf(InvalidFormat, "opaque tags need a key: set --opaque-key (LEAF_OPAQUE_KEY) on every instance")
 	}
@@ -193,10 +200,7 @@ func (a *TagAdmin) createSpecial(ctx context.Context, t segment.Tag, set bizid.S
 	if err != nil {
 		return TagView{}, WithTag(t.Name, err)
 	}
-	if a.OnCreate != nil {
-		a.OnCreate(created.Name)
-	}
-	a.Issuer.Put(set)
+	a.Kinds.Put(set)
 	return viewOf(created, set, true), nil
 }
 
@@ -242,24 +246,22 @@ func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.
 	if err := a.refuseSettings(); err != nil {
 		return err
 	}
-	old, kind, err := a.Settings.LookupTag(ctx, name)
+	rows, err := a.Settings.LookupTags(ctx, []string{name})
 	if err != nil {
 		return err
 	}
-	if kind == bizid.NoRow {
+	row := rows[name]
+	if row.Kind == bizid.NoRow {
 		return segment.ErrUnknownTag
 	}
-	had := kind == bizid.Special
-	if !had && a.Ordered != nil {
+	had, old := row.Kind == bizid.Special, row.Settings
+	if !had && old.Ordered {
 		// An ordered tag is served by its owner as plain numbers; it never
 		// takes a format or opaque ids (docs/business-ids.md).
-		ordered, err := a.Ordered.Ordered(ctx, name)
-		if err != nil {
-			return err
-		}
-		if ordered {
-			return fmt.Errorf("%w: the tag is ordered, and an ordered tag cannot be made formatted or opaque", bizid.ErrFixed)
-		}
+		return fmt.Errorf("%w: the tag is ordered, and an ordered tag cannot be made formatted or opaque", bizid.ErrFixed)
+	}
+	if !had {
+		old = bizid.Settings{}
 	}
 	next := given
 	next.Tag = name
@@ -282,7 +284,7 @@ func (a *TagAdmin) updateSettings(ctx context.Context, name string, given bizid.
 	if err := a.Settings.SetTagSettings(ctx, old, had, next); err != nil {
 		return err
 	}
-	a.Issuer.Put(next)
+	a.Kinds.Put(next)
 	return nil
 }
 
@@ -340,7 +342,7 @@ type Revealed struct {
 // the whole domain, far above). A tag whose key this instance lacks is
 // unavailable.
 func (a *TagAdmin) Reveal(ctx context.Context, tag string, id int64) (Revealed, error) {
-	if a.Issuer == nil {
+	if a.compiler() == nil {
 		return Revealed{}, bizOff()
 	}
 	if err := segment.ValidateTag(tag); err != nil {
@@ -349,7 +351,17 @@ func (a *TagAdmin) Reveal(ctx context.Context, tag string, id int64) (Revealed, 
 	if id < 0 {
 		return Revealed{}, Errorf(InvalidID, "id must be a non-negative 64-bit integer")
 	}
-	n, err := a.Issuer.Reveal(ctx, tag, id)
+	e := a.Kinds.lookup(tag)
+	if e == nil {
+		var err error
+		if e, err = a.Kinds.read(ctx, tag); err != nil {
+			return Revealed{}, WithTag(tag, err)
+		}
+	}
+	if e.biz == nil {
+		return Revealed{}, WithTag(tag, fmt.Errorf("%w: %q", bizid.ErrNotOpaque, tag))
+	}
+	n, err := e.biz.Reveal(id)
 	if err != nil {
 		return Revealed{}, WithTag(tag, err)
 	}

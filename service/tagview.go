@@ -47,6 +47,7 @@ func (a *TagAdmin) view(ctx context.Context, t segment.Tag) TagView {
 	if a.Settings == nil {
 		return viewOf(t, bizid.Settings{}, false)
 	}
-	set, kind, err := a.Settings.LookupTag(ctx, t.Name)
-	return viewOf(t, set, err == nil && kind == bizid.Special)
+	rows, err := a.Settings.LookupTags(ctx, []string{t.Name})
+	r := rows[t.Name]
+	return viewOf(t, r.Settings, err == nil && r.Kind == bizid.Special)
 }

@@ -17,18 +17,6 @@ var _ bizid.Store = (*Store)(nil)
 const (
 	settingsColumns = `biz_tag, format, reset, time_zone, opaque_bits, key_id, pruned_before`
 
-	// lookupTag reads a tag's row, its settings and whether it is ordered
-	// (has the lease row of an ordered tag) in one statement, so that a
-	// tag created with settings (one transaction) is never seen without
-	// them. Both names are as stored: the caller keeps only the exact ones
-	// (leaf_tag_format's key ignores trailing spaces, and a Leaf table
-	// under a NO PAD collation may hold "fmt" and "fmt "). Args: tag, tag,
-	// tag, tag.
-	lookupTag = `SELECT a.biz_tag, f.biz_tag AS settings_of, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
-  (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = ? AND HEX(s.space) = HEX(?) AND s.section = -1) AS ordered
-FROM leaf_alloc a LEFT JOIN leaf_tag_format f ON f.biz_tag = ?
-WHERE a.biz_tag = ?`
-
 	selectSettings = `SELECT f.biz_tag, f.format, f.reset, f.time_zone, f.opaque_bits, f.key_id, f.pruned_before,
   (SELECT COUNT(*) FROM leaf_seq_section s WHERE s.space = f.biz_tag AND HEX(s.space) = HEX(f.biz_tag) AND s.section = -1) AS ordered
 FROM leaf_tag_format f`
@@ -74,7 +62,6 @@ ON CONFLICT(biz_tag) DO NOTHING`
 
 type settingsRow struct {
 	Tag          string         `db:"biz_tag"`
-	SettingsOf   sql.NullString `db:"settings_of"` // lookupTag only
 	Format       sql.NullString `db:"format"`
 	Reset        sql.NullString `db:"reset"`
 	TimeZone     sql.NullString `db:"time_zone"`
@@ -90,32 +77,6 @@ func (r settingsRow) settings() bizid.Settings {
 		OpaqueBits: int(r.OpaqueBits.Int64), KeyID: r.KeyID.String, PrunedBefore: r.PrunedBefore.String,
 		Ordered: r.Ordered > 0,
 	}
-}
-
-// LookupTag says whether tag has a row and settings (bizid.Store).
-func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizid.Kind, error) {
-	var rows []settingsRow
-	err := s.call(ctx, true, func(ctx context.Context) error {
-		rows = rows[:0]
-		err := s.db.SelectContext(ctx, &rows, lookupTag, tag, tag, tag, tag)
-		if isCharsetMismatch(err) {
-			return nil // a name the table cannot hold has no row
-		}
-		return err
-	})
-	if err != nil {
-		return bizid.Settings{}, bizid.NoRow, fmt.Errorf("look up tag %q: %w", tag, err)
-	}
-	for _, r := range rows {
-		if r.Tag != tag {
-			continue // a row only the collation matches
-		}
-		if !r.Format.Valid || r.SettingsOf.String != tag {
-			return bizid.Settings{}, bizid.Plain, nil // none, or another tag's
-		}
-		return r.settings(), bizid.Special, nil
-	}
-	return bizid.Settings{}, bizid.NoRow, nil
 }
 
 // TagSettings returns the settings of every formatted or opaque tag

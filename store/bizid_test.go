@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,43 @@ func createSpecial(t testing.TB, s *store.Store, name string, step int64, set bi
 	}
 }
 
+// kindsOf says in a word what LookupTags finds each of names to be:
+// "none" (no row, no period's), "period", "ordered", "special" or "plain".
+func kindsOf(t testing.TB, s *store.Store, names ...string) map[string]string {
+	t.Helper()
+	rows, err := s.LookupTags(context.Background(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(names))
+	for _, n := range names {
+		r, ok := rows[n]
+		switch {
+		case !ok:
+			out[n] = "none"
+		case r.Period != nil:
+			out[n] = "period"
+		case r.Settings.Ordered:
+			out[n] = "ordered"
+		case r.Kind == bizid.Special:
+			out[n] = "special"
+		default:
+			out[n] = "plain"
+		}
+	}
+	return out
+}
+
+// settingsOf are the settings LookupTags reads of name.
+func settingsOf(t testing.TB, s *store.Store, name string) bizid.Settings {
+	t.Helper()
+	rows, err := s.LookupTags(context.Background(), []string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[name].Settings
+}
+
 func TestSpecialTags(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
@@ -31,22 +69,17 @@ func TestSpecialTags(t *testing.T) {
 		createSpecial(t, s, "orders", 10, daily)
 		createTag(t, s, "plain", 1, 10)
 
-		for name, want := range map[string]bizid.Kind{"orders": bizid.Special, "plain": bizid.Plain, "none": bizid.NoRow} {
-			set, kind, err := s.LookupTag(ctx, name)
-			if err != nil || kind != want {
-				t.Fatalf("LookupTag(%q) = %v, %v; want kind %v", name, kind, err, want)
-			}
-			if kind == bizid.Special && (set.Format != daily.Format || set.Reset != bizid.Day || set.TimeZone != "Asia/Shanghai") {
-				t.Fatalf("LookupTag(orders) = %+v", set)
-			}
+		// What each name is, read in one statement, exactly the names asked.
+		want := map[string]string{"orders": "special", "plain": "plain", "none": "none", "ORDERS": "none"}
+		if got := kindsOf(t, s, "orders", "plain", "none", "ORDERS"); !maps.Equal(got, want) {
+			t.Fatalf("LookupTags = %v, want %v", got, want)
+		}
+		if set := settingsOf(t, s, "orders"); set.Format != daily.Format || set.Reset != bizid.Day || set.TimeZone != "Asia/Shanghai" {
+			t.Fatalf("LookupTags(orders) = %+v", set)
 		}
 		all, err := s.TagSettings(ctx)
 		if err != nil || len(all) != 1 || all[0].Tag != "orders" {
 			t.Fatalf("TagSettings = %+v, %v", all, err)
-		}
-		// The allocator's question, with its first loads.
-		if kinds, err := s.Classify(ctx, []string{"orders", "plain", "none", "ORDERS"}); err != nil || len(kinds) != 1 || kinds["orders"] != segment.Special {
-			t.Fatalf("Classify = %v, %v; want orders special", kinds, err)
 		}
 		if _, err := s.CreateSpecialTag(ctx, segment.Tag{Name: "orders", MaxID: 1, Step: 10}, daily); !errors.Is(err, segment.ErrTagExists) {
 			t.Fatalf("second create: %v", err)
@@ -62,8 +95,8 @@ func TestSpecialTags(t *testing.T) {
 		if err := s.SetTagSettings(ctx, bizid.Settings{}, false, next); err != nil {
 			t.Fatal(err)
 		}
-		if kinds, err := s.Classify(ctx, []string{"plain"}); err != nil || kinds["plain"] != segment.Special {
-			t.Fatalf("Classify after the format = %v, %v", kinds, err)
+		if got := kindsOf(t, s, "plain")["plain"]; got != "special" {
+			t.Fatalf("plain after the format: %s", got)
 		}
 		if err := s.SetTagSettings(ctx, bizid.Settings{}, false, next); !errors.Is(err, bizid.ErrFixed) {
 			t.Fatalf("settings given twice: %v", err)
@@ -73,7 +106,7 @@ func TestSpecialTags(t *testing.T) {
 		if err := s.SetTagSettings(ctx, daily, true, moved); err != nil {
 			t.Fatal(err)
 		}
-		if set, _, _ := s.LookupTag(ctx, "orders"); set.TimeZone != "America/New_York" {
+		if set := settingsOf(t, s, "orders"); set.TimeZone != "America/New_York" {
 			t.Fatalf("zone = %q", set.TimeZone)
 		}
 	})
@@ -137,7 +170,7 @@ func TestPeriodRows(t *testing.T) {
 		if _, err := s.PrunePeriods(ctx, "orders", "20261101"); err != nil {
 			t.Fatal(err)
 		}
-		if set, _, _ := s.LookupTag(ctx, "orders"); set.PrunedBefore != "20261124" {
+		if set := settingsOf(t, s, "orders"); set.PrunedBefore != "20261124" {
 			t.Fatalf("mark = %q", set.PrunedBefore)
 		}
 		// A tag that resets cannot be created over rows named like its
@@ -177,7 +210,7 @@ func TestTwoInstancesAcrossMidnight(t *testing.T) {
 			alloc := segment.New(s, segment.Options{RefreshInterval: -1, Now: clock.now})
 			t.Cleanup(func() { alloc.Close() })
 			is, err := bizid.New(bizid.Options{
-				Store: s, IDs: alloc.Specials(), Now: clock.now,
+				Store: s, IDs: alloc, Now: clock.now,
 				IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
 			})
 			if err != nil {
@@ -186,6 +219,7 @@ func TestTwoInstancesAcrossMidnight(t *testing.T) {
 			issuers[i] = is
 		}
 
+		set := settingsOf(t, stores[0], "orders")
 		const workers = 4
 		var (
 			mu     sync.Mutex
@@ -200,11 +234,7 @@ func TestTwoInstancesAcrossMidnight(t *testing.T) {
 			active.Add(1)
 			wg.Go(func() {
 				defer active.Add(-1)
-				tag, err := is.Lookup(ctx, "orders")
-				if err != nil || tag == nil {
-					t.Errorf("Lookup: %v, %v", tag, err)
-					return
-				}
+				tag := is.Compile(nil, set)
 				var local []string
 				for i := 0; !stop.Load() || i < 50; i++ {
 					if i%5 == 0 {

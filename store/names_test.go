@@ -59,16 +59,13 @@ func TestEveryNameIsExact(t *testing.T) {
 			if _, err := s.CreateSpecialTag(ctx, segment.Tag{Name: "fmt", MaxID: 1, Step: 10}, set); err != nil {
 				t.Fatal(err)
 			}
-			want := bizid.NoRow
+			want := "none"
 			if twins {
 				insertRow(t, s, "fmt ")
-				want = bizid.Plain
+				want = "plain"
 			}
-			if got, kind, err := s.LookupTag(ctx, "fmt "); err != nil || kind != want {
-				t.Errorf("LookupTag(\"fmt \") = %+v, %v, %v; want kind %v, never fmt's settings", got, kind, err, want)
-			}
-			if kinds, err := s.Classify(ctx, []string{"fmt "}); err != nil || len(kinds) != 0 {
-				t.Errorf("Classify(\"fmt \") = %v, %v; want plain", kinds, err)
+			if got := kindsOf(t, s, "fmt ")["fmt "]; got != want {
+				t.Errorf("LookupTags(\"fmt \") = %s; want %s, never fmt's settings", got, want)
 			}
 			if twins {
 				err := s.SetTagSettings(ctx, bizid.Settings{}, false, bizid.Settings{Tag: "fmt ", Format: "G-{seq}", Reset: bizid.Never})
@@ -84,11 +81,10 @@ func TestEveryNameIsExact(t *testing.T) {
 			if twins {
 				insertRow(t, s, "ord ")
 			}
-			if _, ordered, err := s.TagOrdered(ctx, "ord "); err != nil || ordered {
-				t.Errorf("TagOrdered(\"ord \") = ordered %v, %v; want not ordered", ordered, err)
-			}
-			if kinds, err := s.Classify(ctx, []string{"ord ", "ORD"}); err != nil || len(kinds) != 0 {
-				t.Errorf("Classify = %v, %v; want plain", kinds, err)
+			for name, kind := range kindsOf(t, s, "ord ", "ORD") {
+				if kind != "none" && kind != "plain" {
+					t.Errorf("LookupTags(%q) = %s; want no row or a plain one", name, kind)
+				}
 			}
 			m := sequence.Member{ID: "m", Addr: "m:1"}
 			if _, ok, err := s.AcquireSection(ctx, "ord ", sequence.OrderedSection, m, time.Minute); err != nil || ok {
@@ -131,9 +127,10 @@ func TestEveryNameIsExact(t *testing.T) {
 			}
 			// A period's row is served only as inv's texts, and no tag of
 			// such a name is created; a name of no period's is a tag.
-			kinds, err := s.Classify(ctx, []string{"inv@20200102", "inv@20200102 ", "INV@20200102", "inv@2020", "inv@x0200102"})
-			if err != nil || len(kinds) != 1 || kinds["inv@20200102"] != segment.Special {
-				t.Errorf("Classify = %v, %v; want inv@20200102 Special, the others plain", kinds, err)
+			for name, kind := range kindsOf(t, s, "inv@20200102", "inv@20200103", "inv@20200102 ", "INV@20200102", "inv@2020", "inv@x0200102") {
+				if period := name == "inv@20200102" || name == "inv@20200103"; period != (kind == "period") {
+					t.Errorf("LookupTags(%q) = %s; want a period's row only for inv@20200102 and inv@20200103 (not begun)", name, kind)
+				}
 			}
 			if _, err := s.CreateTag(ctx, segment.Tag{Name: "inv@20200103", MaxID: 1, Step: 10}); !errors.Is(err, segment.ErrInvalidTag) {
 				t.Errorf("CreateTag(inv@20200103) = %v; want ErrInvalidTag", err)

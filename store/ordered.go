@@ -21,11 +21,6 @@ var (
 const (
 	insertOrderedTag = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)`
 	selectOrdered    = `SELECT space FROM leaf_seq_section WHERE section = -1 ORDER BY space`
-	// selectTagOrdered counts the tag's rows in leaf_alloc (by the
-	// column's collation) and its lease rows (exactly).
-	// Args: tag, tag, tag.
-	selectTagOrdered = `SELECT (SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?) AS alloc_rows,
-  (SELECT COUNT(*) FROM leaf_seq_section WHERE space = ? AND HEX(space) = HEX(?) AND section = -1) AS ordered_rows`
 	// ensureOrdered* create a tag's lease row unless it exists. Args: tag.
 	ensureOrderedMySQL = `INSERT INTO leaf_seq_section (space, section) VALUES (?, -1)
 ON DUPLICATE KEY UPDATE section = section`
@@ -61,30 +56,6 @@ func (s *Store) OrderedTags(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("read ordered tags: %w", err)
 	}
 	return names, nil
-}
-
-// TagOrdered says whether the tag has a row, and whether it is ordered,
-// in one read: it is asked once per tag an instance serves. A row that
-// only the column's collation matches ("ORDERS" for "orders") counts as
-// existing: no ordered tag of that name can be created beside it. Only the
-// lease row of exactly the name makes it ordered.
-func (s *Store) TagOrdered(ctx context.Context, tag string) (exists, ordered bool, err error) {
-	var r struct {
-		Rows    int `db:"alloc_rows"`
-		Ordered int `db:"ordered_rows"`
-	}
-	err = s.call(ctx, true, func(ctx context.Context) error {
-		err := sqlx.GetContext(ctx, s.db, &r, selectTagOrdered, tag, tag, tag)
-		if isCharsetMismatch(err) {
-			r.Rows, r.Ordered = 0, 0
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return false, false, fmt.Errorf("is tag %q ordered: %w", tag, err)
-	}
-	return r.Rows > 0, r.Ordered > 0, nil
 }
 
 // RaiseRow raises a row of an ordered tag by its step, or by atLeast where

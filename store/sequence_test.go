@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"sync"
 	"testing"
@@ -199,17 +200,9 @@ func TestOrderedTags(t *testing.T) {
 		if names, err := s.OrderedTags(ctx); err != nil || len(names) != 1 || names[0] != "orders" {
 			t.Fatalf("ordered tags = %q, %v", names, err)
 		}
-		if kinds, err := s.Classify(ctx, []string{"plain", "orders", "nope", "ORDERS"}); err != nil || len(kinds) != 1 || kinds["orders"] != segment.Refused {
-			t.Fatalf("Classify = %v, %v; want orders refused", kinds, err)
-		}
-		for _, tc := range []struct {
-			tag             string
-			exists, ordered bool
-		}{{"orders", true, true}, {"plain", true, false}, {"nope", false, false}} {
-			e, o, err := s.TagOrdered(ctx, tc.tag)
-			if err != nil || e != tc.exists || o != tc.ordered {
-				t.Fatalf("TagOrdered(%s) = %v, %v, %v", tc.tag, e, o, err)
-			}
+		want := map[string]string{"plain": "plain", "orders": "ordered", "nope": "none", "ORDERS": "none"}
+		if got := kindsOf(t, s, "plain", "orders", "nope", "ORDERS"); !maps.Equal(got, want) {
+			t.Fatalf("LookupTags = %v, want %v", got, want)
 		}
 		for i, want := range [][2]int64{{1, 10}, {11, 20}} {
 			first, last, err := s.RaiseRow(ctx, "orders", 0, 0)
@@ -248,8 +241,8 @@ func TestOrderedTags(t *testing.T) {
 		if err := s.EnsureOrdered(ctx, "plain"); err != nil {
 			t.Fatalf("EnsureOrdered twice: %v", err)
 		}
-		if e, o, err := s.TagOrdered(ctx, "plain"); err != nil || !e || !o {
-			t.Fatalf("TagOrdered(plain) after EnsureOrdered = %v, %v, %v", e, o, err)
+		if got := kindsOf(t, s, "plain")["plain"]; got != "ordered" {
+			t.Fatalf("plain after EnsureOrdered: %s", got)
 		}
 		if err := s.EnsureOrdered(ctx, "nope"); !errors.Is(err, segment.ErrUnknownTag) {
 			t.Fatalf("EnsureOrdered of no tag: %v", err)

@@ -37,6 +37,12 @@ type ClassResult struct {
 // read of the names per other store.
 func (s *Stores) AllocateBatch(ctx context.Context, tags []string) ([]segment.BatchResult, error) {
 	out := make([]segment.BatchResult, len(tags))
+	if err := s.route(ctx, tags); err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out, nil
+	}
 	var homed, striped []int
 	for i, tag := range tags {
 		if s.Homed(tag) {

@@ -17,7 +17,7 @@ import (
 // firstRequests asks for one id of every tag at once, from as many
 // goroutines, as clients of an instance that just started do, and returns
 // each tag's id or error.
-func firstRequests(a *segment.Allocator, tags []string, special map[string]bool) (map[string]int64, map[string]error) {
+func firstRequests(a *segment.Allocator, tags []string) (map[string]int64, map[string]error) {
 	var (
 		mu   sync.Mutex
 		ids  = map[string]int64{}
@@ -26,11 +26,7 @@ func firstRequests(a *segment.Allocator, tags []string, special map[string]bool)
 	)
 	for _, tag := range tags {
 		wg.Go(func() {
-			get := a.Next
-			if special[tag] {
-				get = a.NextSpecial
-			}
-			id, err := get(context.Background(), tag)
+			id, err := a.Next(context.Background(), tag)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -92,7 +88,7 @@ func TestBatchFirstLoads(t *testing.T) {
 			}
 		}})
 		tags := append(append([]string{}, plain...), "late", "nope", "f0", "f1", "f2", "f3", "f4")
-		ids, errs := firstRequests(a, tags, special)
+		ids, errs := firstRequests(a, tags)
 		if !errors.Is(errs["nope"], segment.ErrUnknownTag) || len(errs) != 1 {
 			t.Fatalf("errors %v; want nope's, ErrUnknownTag, alone", errs)
 		}
@@ -129,7 +125,7 @@ func TestBatchFirstLoads(t *testing.T) {
 		// one transaction or a few.
 		dbs[0].down.Store(true)
 		_, a2 := instance(t, namedOf(dbs...))
-		ids, errs = firstRequests(a2, append(plain[1:], "nope"), nil)
+		ids, errs = firstRequests(a2, append(plain[1:], "nope"))
 		// A name no store that answers has may be a row of the home store
 		// alone (a formatted or opaque tag): unavailable while a, the
 		// home, does not answer, as the look-up of names says; unknown once
@@ -176,7 +172,7 @@ func TestBatchStaleHomeRow(t *testing.T) {
 	}
 	storetest.RewindTag(t, dbs[0].Store, "g", 1)
 	_, a := instance(t, namedOf(dbs...))
-	ids, errs := firstRequests(a, []string{"f", "g"}, map[string]bool{"f": true, "g": true})
+	ids, errs := firstRequests(a, []string{"f", "g"})
 	if len(errs) != 0 || ids["f"] < 700+storeset.DefaultFailoverJump || ids["g"] != 1 {
 		t.Fatalf("first numbers %v (%v); want f past its mark and the jump, g at 1", ids, errs)
 	}
@@ -207,7 +203,7 @@ func TestStaleRetakeFails(t *testing.T) {
 			return res[0].Allocation, res[0].Err
 		}, false},
 		{"a homed row in a batch", func(s *storeset.Stores, tag string) (segment.Allocation, error) {
-			if _, err := s.Classify(context.Background(), []string{tag}); err != nil {
+			if _, err := s.LookupTags(context.Background(), []string{tag}); err != nil {
 				return segment.Allocation{}, err
 			}
 			res, err := s.AllocateBatch(context.Background(), []string{tag})

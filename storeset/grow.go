@@ -151,11 +151,11 @@ func plainTags(ctx context.Context, n Named) ([]segment.Tag, error) {
 	for i, t := range tags {
 		names[i] = t.Name
 	}
-	kinds, err := n.Store.Classify(ctx, names)
+	rows, err := n.Store.LookupTags(ctx, names)
 	if err != nil {
 		return nil, fmt.Errorf("store %q: %w", n.Name, err)
 	}
-	return slices.DeleteFunc(tags, func(t segment.Tag) bool { return kinds[t.Name] != segment.Plain }), nil
+	return slices.DeleteFunc(tags, func(t segment.Tag) bool { return !rows[t.Name].Plain() }), nil
 }
 
 // refuseHomeRows refuses a store, not the home of its set, that holds what

@@ -15,16 +15,12 @@ import (
 )
 
 // next takes n ids of tag from a, in order, records them, and returns the
-// last; special takes them as a caller of formatted ids does.
-func next(t *testing.T, a *segment.Allocator, tag string, n int, special bool, into *ids) int64 {
+// last.
+func next(t *testing.T, a *segment.Allocator, tag string, n int, into *ids) int64 {
 	t.Helper()
 	last := int64(0)
 	for range n {
-		get := a.Next
-		if special {
-			get = a.NextSpecial
-		}
-		id, err := get(context.Background(), tag)
+		id, err := a.Next(context.Background(), tag)
 		if err != nil {
 			t.Fatalf("Next(%q): %v", tag, err)
 		}
@@ -97,34 +93,34 @@ func TestHandBackInSet(t *testing.T) {
 		often, never := opts, opts
 		often.MarkInterval, never.MarkInterval = 10*time.Millisecond, time.Hour
 		s1, a1 := instance(t, namedOf(dbs...), often)
-		last := next(t, a1, "t", 150, false, &all)
-		lastF := next(t, a1, "fmt", 15, true, &formatted)
+		last := next(t, a1, "t", 150, &all)
+		lastF := next(t, a1, "fmt", 15, &formatted)
 		marksWritten(t, dbs, "t", "fmt")
 		stopCleanly(t, s1, a1, 2)
 
 		s2, a2 := instance(t, namedOf(dbs...), never)
-		if id := next(t, a2, "t", 1, false, &all); id != last+1 {
+		if id := next(t, a2, "t", 1, &all); id != last+1 {
 			t.Fatalf("after a clean stop the next id of t is %d, want %d", id, last+1)
 		}
 		if c, _ := set.Class("a"); !c.Contains(last + 1) {
 			t.Fatalf("id %d is not of store a", last+1)
 		}
-		if id := next(t, a2, "fmt", 1, true, &formatted); id != lastF+1 {
+		if id := next(t, a2, "fmt", 1, &formatted); id != lastF+1 {
 			t.Fatalf("after a clean stop the next formatted number is %d, want %d", id, lastF+1)
 		}
-		last = next(t, a2, "t", 40, false, &all)
+		last = next(t, a2, "t", 40, &all)
 		stopCleanly(t, s2, a2, 2)
 
 		// An instance that prefers b takes its ranges from b's class, and
 		// hands them back to b.
 		s3, a3 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]), opts)
-		lastB := next(t, a3, "t", 30, false, &all)
+		lastB := next(t, a3, "t", 30, &all)
 		if c, _ := set.Class("b"); !c.Contains(lastB) {
 			t.Fatalf("id %d is not of store b", lastB)
 		}
 		stopCleanly(t, s3, a3, 1)
 		s4, a4 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]), opts)
-		if id := next(t, a4, "t", 1, false, &all); id != lastB+1 {
+		if id := next(t, a4, "t", 1, &all); id != lastB+1 {
 			t.Fatalf("after a clean stop the next id of t from b is %d, want %d", id, lastB+1)
 		}
 		stopCleanly(t, s4, a4, 1)
@@ -135,7 +131,7 @@ func TestHandBackInSet(t *testing.T) {
 		// Store a restored from the copy: found out, and jumped.
 		storetest.RewindTag(t, dbs[0].Store, "t", backup.MaxID)
 		_, a5 := instance(t, namedOf(dbs...), opts)
-		if id := next(t, a5, "t", 1, false, &all); id <= last {
+		if id := next(t, a5, "t", 1, &all); id <= last {
 			t.Fatalf("after a stale restore the next id of t is %d, at or below %d", id, last)
 		}
 		if n := stale.Load(); n != 1 {
@@ -190,11 +186,11 @@ func TestHandBackAcrossBlocks(t *testing.T) {
 		storetest.RewindTag(t, dbs[0].Store, "t", edge-50)
 		s, a := instance(t, namedOf(dbs...))
 		var all ids
-		if id := next(t, a, "t", 1, false, &all); id != edge-50 {
+		if id := next(t, a, "t", 1, &all); id != edge-50 {
 			t.Fatalf("first id %d, want %d", id, edge-50)
 		}
 		dbs[0].down.Store(true) // the next half comes from b
-		next(t, a, "t", 10, false, &all)
+		next(t, a, "t", 10, &all)
 		testkit.WaitFor(t, 0, "the next half, from b", func() bool {
 			st, _ := a.State("t")
 			return st.Segments[1-st.Current] != nil && !st.Loading
@@ -240,15 +236,15 @@ func TestHandBackSharedMark(t *testing.T) {
 	opts := storeset.Options{MarkInterval: 10 * time.Millisecond, OnStale: func(store, tag string, mark int64) { stale.Add(1) }}
 	var own, u ids // the ids of each tag
 	s1, a1 := instance(t, namedOf(dbs...), opts)
-	lastOwn := next(t, a1, "own", 5, false, &own)
-	lastU := next(t, a1, "u", 5, false, &u)
+	lastOwn := next(t, a1, "own", 5, &own)
+	lastU := next(t, a1, "u", 5, &u)
 	marksWritten(t, dbs, "own", "u")
 	stopCleanly(t, s1, a1, 2)
 	_, a2 := instance(t, namedOf(dbs...), opts)
-	if id := next(t, a2, "own", 1, false, &own); id != lastOwn+1 {
+	if id := next(t, a2, "own", 1, &own); id != lastOwn+1 {
 		t.Fatalf("own: %d after a clean stop, want %d", id, lastOwn+1)
 	}
-	if id := next(t, a2, "u", 1, false, &u); id < lastU+storeset.DefaultFailoverJump {
+	if id := next(t, a2, "u", 1, &u); id < lastU+storeset.DefaultFailoverJump {
 		t.Fatalf("u: %d after a clean stop, want one past the jump from %d", id, lastU)
 	}
 	if n := stale.Load(); n != 1 || own.dups+u.dups != 0 {

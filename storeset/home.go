@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -18,8 +19,9 @@ import (
 // Their rows exist only in the home store and are numbered there as a
 // single store numbers them, with no class: no other store has a row of
 // the name, so no other store numbers it. A row is homed or striped for
-// good: the allocator asks what kind each tag is before its first load
-// (Classify), and the home store says which rows are special; a special
+// good: the set asks what each tag is before its first load (LookupTags,
+// which the service's registry asks, or route), and the home store says
+// which rows are special; a special
 // row is never copied to another store (copyRow), nor a plain one created
 // in the home store alone, and a plain tag cannot be given settings in a
 // set (the admin API refuses it). While the home store does not answer,
@@ -33,16 +35,16 @@ type Homing interface {
 	HomeRows(ctx context.Context) (int, error)
 }
 
-// Classify says which of tags are not plain (segment.Classifier), asking
-// the home store, or, while it is not up, every store that is up: a tag
-// that any of them says is not plain is not, the most restricted kind
-// winning. The rows of special tags are numbered in the home store from
-// then on. An error of a store asked fails the call: a row of the home
-// store must never be taken for a plain one because the home store's
-// answer was missing.
+// LookupTags says what each of names is (bizid.Row), asking the home store, or,
+// while it is not up, every store that is up: a name that any of them says
+// is not plain is not, the most restricted answer winning. The rows that
+// are homed (Row.Homed) are numbered in the home store from then on. An
+// error of a store asked fails the call: a row of the home store must
+// never be taken for a plain one because the home store's answer was
+// missing. The service's tag registry asks it before any first load.
 //
 // The home store alone is asked while it is up because no other store
-// holds what Classify finds: such rows are created in the home store
+// holds what LookupTags finds: such rows are created in the home store
 // alone, leaf store init and leaf store add refuse another store that
 // holds any, and the home store is retired only empty. Asking the others
 // too cost a read per store and batch of first loads: over three stores
@@ -50,7 +52,7 @@ type Homing interface {
 // times as long as over one asking every store, 1.49 times asking the home
 // store alone (medians of the ratios of 3 rounds, 2026-11-26; BENCHMARKS.md,
 // "At the limit").
-func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
+func (s *Stores) LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error) {
 	var asked []*member
 	for _, m := range s.members {
 		if m.up() {
@@ -65,14 +67,14 @@ func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segmen
 	}
 	// The stores are asked at once (when the home store is not up): a
 	// batch of first loads waits for the slowest, not for the sum.
-	kinds := make([]map[string]segment.Kind, len(asked))
+	rows := make([]map[string]bizid.Row, len(asked))
 	errs := make([]error, len(asked))
 	var wg sync.WaitGroup
 	for i, m := range asked {
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 			defer cancel()
-			kinds[i], errs[i] = m.st.Classify(cctx, tags)
+			rows[i], errs[i] = m.st.LookupTags(cctx, names)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("store %q: %w", m.name, errs[i])
 			}
@@ -82,18 +84,65 @@ func (s *Stores) Classify(ctx context.Context, tags []string) (map[string]segmen
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	out := map[string]segment.Kind{}
-	for _, got := range kinds {
-		for tag, k := range got {
-			out[tag] = max(out[tag], k)
+	out := map[string]bizid.Row{}
+	for _, got := range rows {
+		for name, r := range got {
+			out[name] = mergeRows(out[name], r)
 		}
 	}
-	for tag, k := range out {
-		if k == segment.Special {
-			s.homed.Store(tag, struct{}{})
+	s.stripedMu.Lock()
+	defer s.stripedMu.Unlock()
+	if s.striped == nil {
+		s.striped = make(map[string]struct{})
+	}
+	for name, r := range out {
+		if r.Homed() {
+			s.homed.Store(name, struct{}{})
+		} else {
+			s.striped[name] = struct{}{}
 		}
 	}
 	return out, nil
+}
+
+// route makes sure the set knows whether each of tags is homed or
+// striped before it takes their ranges: the service's registry asks
+// LookupTags about most before their first load, and the others (the rows
+// of the periods of formatted tags, tags whose settings came from a read
+// of every tag's) are asked about here, once each.
+func (s *Stores) route(ctx context.Context, tags []string) error {
+	var missing []string
+	s.stripedMu.Lock()
+	for _, tag := range tags {
+		if _, ok := s.homed.Load(tag); ok {
+			continue
+		}
+		if _, ok := s.striped[tag]; !ok {
+			missing = append(missing, tag)
+		}
+	}
+	s.stripedMu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := s.LookupTags(ctx, missing); err != nil {
+		return fmt.Errorf("%w: which stores number %d tags: %w", segment.ErrStoreUnavailable, len(missing), err)
+	}
+	return nil
+}
+
+// mergeRows is what two stores' answers about one name say together: the
+// most restricted of each.
+func mergeRows(a, b bizid.Row) bizid.Row {
+	ordered := a.Settings.Ordered || b.Settings.Ordered
+	if b.Kind > a.Kind {
+		a.Kind, a.Settings = b.Kind, b.Settings
+	}
+	a.Settings.Ordered = ordered
+	if a.Period == nil {
+		a.Period = b.Period
+	}
+	return a
 }
 
 // Homed reports whether tag's row is numbered in the home store.
@@ -170,6 +219,6 @@ func (s *Stores) allocateHome(ctx context.Context, tag string, step, floor int64
 // plainIn reports whether store m says tag is plain: a row copied to
 // another store must be one.
 func plainIn(ctx context.Context, m *member, tag string) bool {
-	kinds, err := m.st.Classify(ctx, []string{tag})
-	return err == nil && kinds[tag] == segment.Plain
+	rows, err := m.st.LookupTags(ctx, []string{tag})
+	return err == nil && rows[tag].Plain()
 }

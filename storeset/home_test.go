@@ -14,11 +14,11 @@ import (
 	"github.com/leafid/leaf/storeset"
 )
 
-func (f faulty) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
+func (f faulty) LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error) {
 	if f.down.Load() {
 		return nil, errUnreachable
 	}
-	return f.Store.Classify(ctx, tags)
+	return f.Store.LookupTags(ctx, names)
 }
 
 // TestHomedRows: a formatted and an opaque tag, made in the home store
@@ -57,7 +57,7 @@ func TestHomedRows(t *testing.T) {
 			for _, tag := range []string{"fmt", "opq"} {
 				wg.Go(func() {
 					for range 60 {
-						id, err := a.NextSpecial(ctx, tag)
+						id, err := a.Next(ctx, tag)
 						if err != nil {
 							t.Error(err)
 							return
@@ -101,14 +101,14 @@ func TestHomedRows(t *testing.T) {
 		// than leave them out, so it keeps them and serves what it holds.
 		dbs[0].down.Store(true)
 		_, a3 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]))
-		if _, err := a3.NextSpecial(ctx, "fmt"); err == nil || errors.Is(err, segment.ErrUnknownTag) {
+		if _, err := a3.Next(ctx, "fmt"); err == nil || errors.Is(err, segment.ErrUnknownTag) {
 			t.Fatalf("a homed tag with its home store down: %v, want unavailable", err)
 		}
 		if err := a2.Refresh(ctx); !errors.Is(err, segment.ErrStoreUnavailable) {
 			t.Fatalf("the tag list read with the home store down: %v, want unavailable", err)
 		}
 		for _, tag := range []string{"fmt", "opq"} {
-			if _, err := a2.NextSpecial(ctx, tag); errors.Is(err, segment.ErrUnknownTag) {
+			if _, err := a2.Next(ctx, tag); errors.Is(err, segment.ErrUnknownTag) {
 				t.Fatalf("%s unknown to a running instance once its home store is down: %v", tag, err)
 			}
 		}
@@ -116,7 +116,7 @@ func TestHomedRows(t *testing.T) {
 			t.Fatalf("plain tag with the home store down: %v", err)
 		}
 		dbs[0].down.Store(false)
-		if _, err := a3.NextSpecial(ctx, "fmt"); err != nil {
+		if _, err := a3.Next(ctx, "fmt"); err != nil {
 			t.Fatalf("a homed tag once its home answers again: %v", err)
 		}
 		for _, d := range dbs[1:] {
@@ -222,7 +222,7 @@ func TestNewestOneRule(t *testing.T) {
 	}
 }
 
-// meeting is a store whose Classify returns only once every store of the
+// meeting is a store whose LookupTags returns only once every store of the
 // meeting has been asked: it shows that the set asks them at once. asked
 // counts the calls.
 type meeting struct {
@@ -232,7 +232,7 @@ type meeting struct {
 	n     int32
 }
 
-func (m meeting) Classify(ctx context.Context, tags []string) (map[string]segment.Kind, error) {
+func (m meeting) LookupTags(ctx context.Context, tags []string) (map[string]bizid.Row, error) {
 	if m.asked.Add(1) == m.n {
 		close(m.all)
 	}
@@ -241,15 +241,15 @@ func (m meeting) Classify(ctx context.Context, tags []string) (map[string]segmen
 	case <-time.After(5 * time.Second):
 		return nil, errors.New("the other stores were not asked meanwhile")
 	}
-	return m.faulty.Classify(ctx, tags)
+	return m.faulty.LookupTags(ctx, tags)
 }
 
-// TestClassifyAsksTheHome: what kind the tags of a batch are is asked of
+// TestLookupAsksTheHome: what the tags of a batch are is asked of
 // the home store alone while it is up (no other store holds what it
 // finds); while it is not, of every store that is up, at once, so that a
 // batch of first loads waits for the slowest store (another region's,
 // say), not for the sum of them.
-func TestClassifyAsksTheHome(t *testing.T) {
+func TestLookupAsksTheHome(t *testing.T) {
 	ctx := context.Background()
 	dbs := databases(t, "sqlite", 3)
 	createTag(t, dbs, "t", 1, 10)
@@ -272,9 +272,9 @@ func TestClassifyAsksTheHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	kinds, err := s.Classify(ctx, []string{"t", "f"})
-	if err != nil || kinds["f"] != segment.Special || len(kinds) != 1 {
-		t.Fatalf("Classify with the home store up = %v, %v; want f special", kinds, err)
+	rows, err := s.LookupTags(ctx, []string{"t", "f"})
+	if err != nil || rows["f"].Kind != bizid.Special || !rows["t"].Plain() || !s.Homed("f") || s.Homed("t") {
+		t.Fatalf("LookupTags with the home store up = %v, %v; want f special and homed, t plain", rows, err)
 	}
 	if n := asked.Load(); n != 2 {
 		t.Fatalf("%d stores asked with the home store up, want the home store alone", n-1)
@@ -291,7 +291,7 @@ func TestClassifyAsksTheHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if _, err := s2.Classify(ctx, []string{"t"}); err != nil {
+	if _, err := s2.LookupTags(ctx, []string{"t"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := asked.Load(); n != 2 {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 )
 
@@ -47,9 +48,9 @@ type Store interface {
 	// HandBack sets the row's max_id back from end to first, only while
 	// it is still end (segment.HandBacker).
 	segment.HandBacker
-	// Classify says which of tags are not plain, and HomeRows counts what
-	// lives in the home store of a set alone (home.go).
-	segment.Classifier
+	// LookupTags says what each of names is, and HomeRows counts what lives in
+	// the home store of a set alone (home.go).
+	LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error)
 	Homing
 	// AcquireIn, Renew and Release lease snowflake worker ids in the
 	// store's part of the worker-id space (leases.go).
@@ -107,8 +108,13 @@ type Stores struct {
 
 	rereads singleflight.Group // reads of the set by recheck
 
-	// homed holds the tags whose rows the home store numbers (home.go).
-	homed sync.Map
+	// homed holds the tags whose rows the home store numbers, and striped
+	// those numbered in classes (a map under a mutex: it holds every plain
+	// tag served, and is read once per load), as LookupTags found them
+	// (home.go).
+	homed     sync.Map
+	stripedMu sync.Mutex
+	striped   map[string]struct{}
 
 	// flushMu is held while the marks are written, and while a row is
 	// handed back with its marks (handback.go).

@@ -146,8 +146,8 @@ func TestServePrunesOldPeriods(t *testing.T) {
 	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/orders"); code != 200 || !strings.HasPrefix(body, "ORD-") {
 		t.Fatalf("after the prune: %d %s", code, body)
 	}
-	if s, _, err := st.LookupTag(ctx, "orders"); err != nil || s.PrunedBefore < "20200103" {
-		t.Fatalf("the mark is %q (%v)", s.PrunedBefore, err)
+	if rows, err := st.LookupTags(ctx, []string{"orders"}); err != nil || rows["orders"].Settings.PrunedBefore < "20200103" {
+		t.Fatalf("the mark is %q (%v)", rows["orders"].Settings.PrunedBefore, err)
 	}
 	if err := st.EnsurePeriod(ctx, "orders", "20200101"); !errors.Is(err, bizid.ErrPeriodClosed) {
 		t.Fatalf("a pruned period: %v", err)

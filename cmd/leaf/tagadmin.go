@@ -99,21 +99,22 @@ func newTagAdmin(st *store.Store, set *storeset.Stores, where string, keys [][]b
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	rows, settings := app.TagRows(st, set)
+	var kinds service.TagKinds = st
+	if set != nil {
+		kinds = set
+	}
 	return &tagAdmin{
-		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Issuer: is, Ordered: storeOrdered{st}},
+		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Kinds: service.NewRegistry(kinds, is, nil), Ordered: createdOnly{}},
 		where:    where,
 		close:    closeAll,
 	}, nil
 }
 
-// storeOrdered tells the ordered tags from the store's rows: leaf tag add
-// creates them whether or not an instance serves them yet.
-type storeOrdered struct{ st *store.Store }
+// createdOnly is where leaf tag add tells of the ordered tags it creates:
+// nowhere, the instances learn of them from the store when first asked.
+type createdOnly struct{}
 
-func (s storeOrdered) Ordered(ctx context.Context, tag string) (bool, error) {
-	_, ordered, err := s.st.TagOrdered(ctx, tag)
-	return ordered, err
-}
+func (createdOnly) AddedOrdered(context.Context, string) {}
 
 // createdLine says what was created where.
 func createdLine(v service.TagView, where string) string {

@@ -63,11 +63,12 @@ func TestTagRulesOneWay(t *testing.T) {
 			}
 			alloc := segment.New(rows, segment.Options{RefreshInterval: -1})
 			t.Cleanup(func() { _ = alloc.Close() })
-			is, err := bizid.New(bizid.Options{Store: bizidtest.New(rows), IDs: alloc.Specials(), Keys: keys})
+			biz := bizidtest.New(rows)
+			is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: keys})
 			if err != nil {
 				t.Fatal(err)
 			}
-			admin := service.TagAdmin{Rows: rows, Settings: bizidtest.New(rows), Issuer: is, Ordered: noOrdered{}}
+			admin := service.TagAdmin{Rows: rows, Settings: biz, Kinds: service.NewRegistry(biz, is, nil), Ordered: noOrdered{}}
 			_, apiErr := admin.Create(context.Background(), service.NewTag{
 				Name: tag.Name, Step: &tag.Step, MaxID: &tag.MaxID, Ordered: tc.ordered, Settings: tc.g,
 			})
@@ -89,10 +90,10 @@ func TestTagRulesOneWay(t *testing.T) {
 	}
 }
 
-// noOrdered serves no tag as ordered, but lets ordered ones be asked for.
+// noOrdered serves no ordered tag, but lets ordered ones be created.
 type noOrdered struct{}
 
-func (noOrdered) Ordered(context.Context, string) (bool, error) { return false, nil }
+func (noOrdered) AddedOrdered(context.Context, string) {}
 func (noOrdered) NextTag(context.Context, string, int) ([]int64, error) {
 	return nil, errors.New("no ordered tags")
 }

@@ -47,18 +47,32 @@ func (s *Store) exists(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
-// LookupTag implements bizid.Store.
-func (s *Store) LookupTag(ctx context.Context, tag string) (bizid.Settings, bizid.Kind, error) {
-	ok, err := s.exists(ctx, tag)
-	if err != nil || !ok {
-		return bizid.Settings{}, bizid.NoRow, err
+// LookupTags says what each of names is, as store.Store does: the rows'
+// kinds, the settings kept here, and the rows of the periods of formatted
+// tags, made or not.
+func (s *Store) LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error) {
+	out, err := s.Rows.LookupTags(ctx, names)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if set, ok := s.settings[tag]; ok {
-		return set, bizid.Special, nil
+	for _, name := range names {
+		r, ok := out[name]
+		if set, has := s.settings[name]; ok && has {
+			set.Ordered = set.Ordered || r.Settings.Ordered
+			r.Kind, r.Settings = bizid.Special, set
+		}
+		if tag, key, split := bizid.SplitRowName(name); split {
+			if set, has := s.settings[tag]; has && set.PeriodKey(key) {
+				r.Period = &bizid.PeriodRowError{Row: name, Tag: tag, Key: key}
+			}
+		}
+		if ok || r.Period != nil {
+			out[name] = r
+		}
 	}
-	return bizid.Settings{}, bizid.Plain, nil
+	return out, nil
 }
 
 // TagSettings implements bizid.Store.

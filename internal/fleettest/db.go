@@ -2,7 +2,6 @@ package fleettest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -65,7 +64,7 @@ func newDB(tb testing.TB) *DB {
 // created with it (an ordered tag, or a formatted one served by one
 // owner) or at its first request (EnsureOrdered, for a tag that became
 // capped by a change of its settings); an ordered tag is never plain to
-// an allocator (Classify says Refused).
+// an allocator (LookupTags says it is ordered).
 type ownedRows struct {
 	db     *DB
 	leases *sequencetest.OrderedTags // its rows are unused: the numbers are Rows'
@@ -88,18 +87,6 @@ func (o *ownedRows) Writes() int {
 
 func (o *ownedRows) OrderedTags(ctx context.Context) ([]string, error) {
 	return o.leases.OrderedTags(ctx)
-}
-
-func (o *ownedRows) TagOrdered(ctx context.Context, tag string) (bool, bool, error) {
-	_, err := o.db.Rows.Tag(ctx, tag)
-	switch {
-	case errors.Is(err, segment.ErrUnknownTag):
-		return false, false, nil
-	case err != nil:
-		return false, false, err
-	}
-	_, ordered, err := o.leases.TagOrdered(ctx, tag)
-	return true, ordered, err
 }
 
 func (o *ownedRows) EnsureOrdered(ctx context.Context, tag string) error {
@@ -202,13 +189,12 @@ func (s settingsAdmin) CreateSpecialTag(ctx context.Context, t segment.Tag, set 
 	return created, o.leaseLocked(t.Name)
 }
 
-// announcedRows is leaf serve's: a tag created is told to the allocator, an
-// ordered one to the Sequencer.
+// announcedRows is leaf serve's: a plain tag created is told to the
+// allocator.
 type announcedRows struct {
 	*segmenttest.MemStore
 	db    *DB
 	alloc *segment.Allocator
-	seq   *sequence.Sequencer
 }
 
 func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
@@ -220,12 +206,7 @@ func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.
 }
 
 func (t announcedRows) CreateOrderedTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
-	created, err := t.db.owned.CreateOrderedTag(ctx, tag)
-	if err == nil {
-		t.alloc.MarkNotPlain(created.Name)
-		t.seq.AddedOrdered(ctx, created.Name)
-	}
-	return created, err
+	return t.db.owned.CreateOrderedTag(ctx, tag)
 }
 
 // spaceAdmin is leaf serve's: a space created is told to the Sequencer.

@@ -234,14 +234,14 @@ func (fl *Fleet) instance(tb testing.TB, name string, worker int64, ln net.Liste
 	tb.Cleanup(func() { _ = q.Close(context.Background()) })
 	in.Seq = q
 	is, err := bizid.New(bizid.Options{
-		Store: db.Settings, IDs: alloc.Specials(), Keys: [][]byte{[]byte(OpaqueKey)}, Now: fl.Now,
-		OnSpecial: alloc.MarkSpecial, Owner: owner{q: q, l: fl.Ledger, db: db},
+		Store: db.Settings, IDs: alloc, Keys: [][]byte{[]byte(OpaqueKey)}, Now: fl.Now,
+		Owner:     owner{q: q, l: fl.Ledger, db: db},
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) },
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(is.Close)
+	kinds := service.NewRegistry(db.Settings, is, alloc)
 	in.Issuer = is
 	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: worker})
 	if err != nil {
@@ -251,10 +251,10 @@ func (fl *Fleet) instance(tb testing.TB, name string, worker int64, ln net.Liste
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
 	ordered := orderedTags{Sequencer: q, l: fl.Ledger}
-	tags := announcedRows{MemStore: db.Rows, db: db, alloc: alloc, seq: q}
+	tags := announcedRows{MemStore: db.Rows, db: db, alloc: alloc}
 	svc := service.New(service.Config{
 		Segments: alloc, Snowflake: gen, UUIDs: uuidv7.New(uuidv7.Options{}), Tags: tags,
-		Biz: is, BizTags: settingsAdmin{Store: db.Settings, db: db}, OnCreate: alloc.Added,
+		Kinds: kinds, Biz: is, BizTags: settingsAdmin{Store: db.Settings, db: db},
 		Sequences: q, Spaces: spaceAdmin{MemStore: db.Seqs, seq: q}, Ordered: ordered,
 		Registry: reg, Logger: log, Peer: httpapi.NewPeer(0),
 	})

@@ -116,7 +116,8 @@ func (l *Ledger) Reached() map[string]int {
 // Kind is what tag is now, as the database says.
 func (l *Ledger) Kind(tag string) string {
 	ctx := context.Background()
-	set, k, err := l.db.Settings.LookupTag(ctx, tag)
+	rows, err := l.db.Settings.LookupTags(ctx, []string{tag})
+	set, k := rows[tag].Settings, rows[tag].Kind
 	switch {
 	case err != nil || k == bizid.NoRow:
 		return KindUnknown
@@ -133,7 +134,7 @@ func (l *Ledger) Kind(tag string) string {
 		}
 		return KindOpen
 	}
-	if _, ordered, _ := l.db.owned.leases.TagOrdered(ctx, tag); ordered {
+	if set.Ordered {
 		return KindOrdered
 	}
 	return KindPlain

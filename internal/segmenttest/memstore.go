@@ -29,7 +29,7 @@ type MemStore struct {
 	fold bool
 	now  func() time.Time
 
-	kinds map[string]segment.Kind // what Classify says of the tags that are not plain
+	kinds map[string]kind // what LookupTags says of the tags that are not plain
 
 	fail      error
 	failTag   map[string]error // Allocate's error for one tag
@@ -52,7 +52,6 @@ type MemStore struct {
 var (
 	_ segment.Store      = (*MemStore)(nil)
 	_ segment.HandBacker = (*MemStore)(nil)
-	_ segment.Classifier = (*MemStore)(nil)
 )
 
 // New returns a store holding rows, each with its own max_id, as the

@@ -9,7 +9,7 @@ import (
 
 // Ordered is a MemStore that also creates ordered tags, says which tags
 // are ordered and serves their ids, as store.Store and sequence.Sequencer
-// do in leaf serve: an ordered tag is not plain (Classify refuses it), and
+// do in leaf serve: an ordered tag is not plain (LookupTags says so), and
 // NextTag raises its row by each call's count, as one owner's would.
 type Ordered struct {
 	*MemStore
@@ -45,6 +45,10 @@ func (o *Ordered) Ordered(_ context.Context, tag string) (bool, error) {
 	defer o.mu.Unlock()
 	return o.ordered[tag], nil
 }
+
+// AddedOrdered is told of an ordered tag created (service.OrderedTags):
+// CreateOrderedTag has marked it already.
+func (o *Ordered) AddedOrdered(context.Context, string) {}
 
 // NextTag returns n increasing ids of the ordered tag, raising its row by
 // n; a tag that is not ordered is unknown.
