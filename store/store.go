@@ -4,7 +4,8 @@
 //
 //   - the rows of leaf_alloc and their ranges (segment.Store, tags.go,
 //     ranges.go, batch.go), with the rule of a new tag's name whatever its
-//     case (newtag.go), and which rows are not plain tags (notplain.go);
+//     case (newtag.go), and what many names are at once, for the
+//     service's tag registry (rows.go);
 //   - the settings and period rows of formatted and opaque tags (bizid.go,
 //     periods.go), ordered tags (ordered.go), sequence spaces and sections
 //     (spaces.go, sections.go, sequence.go), snowflake worker-id leases

@@ -140,7 +140,7 @@ func (s *Store) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.S
 	if err != nil {
 		return segment.Tag{}, err
 	}
-	s.Rows.SetSpecial(t.Name) // as the real store's Classify says
+	s.Rows.SetSpecial(t.Name) // as the real store's LookupTags says
 	s.mu.Lock()
 	s.settings[t.Name] = set
 	s.mu.Unlock()

@@ -105,7 +105,7 @@ func (o *ownedRows) leaseLocked(tag string) error {
 	} else if err := o.leases.EnsureOrdered(context.Background(), tag); err != nil {
 		return err
 	}
-	o.db.Rows.SetNotPlain(tag) // the lease row makes it Refused, whatever its settings
+	o.db.Rows.SetNotPlain(tag) // the lease row makes it ordered, whatever its settings
 	return nil
 }
 
