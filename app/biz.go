@@ -91,8 +91,8 @@ func (a *Server) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	return is, nil
 }
 
-// runIssuer re-reads every tag's settings into the registry, and prunes,
-// until ctx ends.
+// runIssuer re-reads every tag's settings and the ordered tags into the
+// registry, and prunes, until ctx ends.
 func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer, st *store.Store) {
 	refresh := time.NewTicker(a.cfg.RefreshTags)
 	defer refresh.Stop()
@@ -104,15 +104,26 @@ func (a *Server) runIssuer(ctx context.Context, is *bizid.Issuer, st *store.Stor
 		case <-ctx.Done():
 			return
 		case <-refresh.C:
-			all, err := st.TagSettings(ctx)
-			if err != nil && ctx.Err() == nil {
-				a.log.Debug("formatted tags: refresh failed", "err", err)
-			}
-			a.kinds.PutAll(all)
+			a.refreshKinds(ctx, st)
 		case <-prune.C:
 			a.pruneOnce(ctx, is)
 		}
 	}
+}
+
+// refreshKinds reads every tag's settings, then the ordered tags, into the
+// registry.
+func (a *Server) refreshKinds(ctx context.Context, st *store.Store) {
+	all, err := st.TagSettings(ctx)
+	if err != nil && ctx.Err() == nil {
+		a.log.Debug("formatted tags: refresh failed", "err", err)
+	}
+	a.kinds.PutAll(all)
+	ordered, err := st.OrderedTags(ctx)
+	if err != nil && ctx.Err() == nil {
+		a.log.Debug("ordered tags: refresh failed", "err", err)
+	}
+	a.kinds.Ordered(ordered...)
 }
 
 // pruneOnce closes and prunes the periods past the grace, and logs what

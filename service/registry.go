@@ -290,11 +290,19 @@ func (r *Registry) PutAll(all []bizid.Settings) {
 	r.known.Store(&kept)
 }
 
-// Ordered records name as an ordered tag, created here.
-func (r *Registry) Ordered(name string) {
+// Ordered records names as ordered tags: one created here, or every one
+// read from the store (read every --tag-refresh, as the settings are, so
+// that a tag created ordered on another instance while this one was
+// taking its first range is sent to its owner from then on). A formatted
+// tag that is ordered stays the business ids' to serve.
+func (r *Registry) Ordered(names ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	kept := r.cloneKnown()
-	kept[name] = orderedEntry
+	for _, name := range names {
+		if e := kept[name]; e == nil || e.kind == kindPlain {
+			kept[name] = orderedEntry
+		}
+	}
 	r.known.Store(&kept)
 }

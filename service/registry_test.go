@@ -201,3 +201,28 @@ func TestRegistryKinds(t *testing.T) {
 		t.Fatalf("the ordered tag = %+v, %v; want its owner's first id, and no buffer", id, err)
 	}
 }
+
+// TestRegistryOrderedRead: a tag this instance took a plain range of while
+// it was made ordered elsewhere (a request racing its creation) goes to its
+// owner once the ordered tags are read (Registry.Ordered, every
+// --tag-refresh), never again to its buffer; a formatted tag that is
+// ordered stays the business ids' to serve.
+func TestRegistryOrderedRead(t *testing.T) {
+	ctx := context.Background()
+	p := newParts(t, true)
+	svc := service.New(service.Config{Segments: p.alloc, Kinds: p.kinds, Tags: p.rows, Biz: p.is, BizTags: p.biz, Ordered: p.rows})
+	if id, err := svc.SegmentID(ctx, "orders", service.Want{}, nil); err != nil || id.N != 1 {
+		t.Fatalf("plain = %+v, %v", id, err)
+	}
+	p.rows.SetOrdered("orders")
+	if _, err := svc.Tags().Create(ctx, service.NewTag{Name: "inv", Ordered: true, Settings: service.TagSettings{Format: ptr("INV-{seq}")}}); err != nil {
+		t.Fatal(err)
+	}
+	p.kinds.Ordered("orders", "inv")
+	if id, err := svc.SegmentID(ctx, "orders", service.Want{}, nil); err != nil || id.N <= 1000 {
+		t.Fatalf("once read as ordered = %+v, %v; want its owner's id, past the plain range 1..1000", id, err)
+	}
+	if id, err := svc.SegmentID(ctx, "inv", service.Want{}, nil); err != nil || id.Text != "INV-1" {
+		t.Fatalf("a formatted ordered tag = %+v, %v; want its first text", id, err)
+	}
+}

@@ -36,7 +36,7 @@ func newParts(t *testing.T, withKey bool) *parts {
 	if withKey {
 		keys = [][]byte{[]byte("the fleet's opaque key for service tests")}
 	}
-	is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: keys,
+	is, err := bizid.New(bizid.Options{Store: biz, IDs: alloc, Keys: keys, Owner: &bizidtest.Owner{Rows: rows.MemStore},
 		IsUnknown: func(err error) bool { return errors.Is(err, segment.ErrUnknownTag) }})
 	if err != nil {
 		t.Fatal(err)

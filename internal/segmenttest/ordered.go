@@ -46,6 +46,17 @@ func (o *Ordered) Ordered(_ context.Context, tag string) (bool, error) {
 	return o.ordered[tag], nil
 }
 
+// SetOrdered makes the rows of tags ordered tags from now on, as a
+// creation on another instance would have made them.
+func (o *Ordered) SetOrdered(tags ...string) {
+	o.mu.Lock()
+	for _, tag := range tags {
+		o.ordered[tag] = true
+	}
+	o.mu.Unlock()
+	o.SetNotPlain(tags...)
+}
+
 // AddedOrdered is told of an ordered tag created (service.OrderedTags):
 // CreateOrderedTag has marked it already.
 func (o *Ordered) AddedOrdered(context.Context, string) {}
