@@ -20,6 +20,9 @@ func (s *Stores) Allocate(ctx context.Context, tag string, step int64) (segment.
 // backup, or failed over to a copy that missed writes) is moved past that
 // mark plus the failover jump first.
 func (s *Stores) AllocateAbove(ctx context.Context, tag string, step, floor int64) (segment.Allocation, error) {
+	if s.lone != nil {
+		return s.lone.AllocateAbove(ctx, tag, step, floor)
+	}
 	if err := s.route(ctx, []string{tag}); err != nil {
 		return segment.Allocation{}, err
 	}

@@ -36,6 +36,9 @@ type ClassResult struct {
 // A name no store that answers has is segment.ErrUnknownTag, told by one
 // read of the names per other store.
 func (s *Stores) AllocateBatch(ctx context.Context, tags []string) ([]segment.BatchResult, error) {
+	if s.lone != nil {
+		return s.lone.AllocateBatch(ctx, tags)
+	}
 	out := make([]segment.BatchResult, len(tags))
 	if err := s.route(ctx, tags); err != nil {
 		for i := range out {

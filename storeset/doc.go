@@ -1,7 +1,8 @@
 // Package storeset serves one number space from several independent
 // stores (typically one database per region), with no call between them on
 // the way to an id. docs/many-stores.md tells operators how to use it; this
-// comment tells how it works.
+// comment tells how it works. One store alone is served through it too, as
+// a set of one that records nothing (lone.go).
 //
 // # Classes
 //

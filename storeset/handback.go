@@ -55,6 +55,9 @@ type MarkBack struct{ From, To int64 }
 // the next instance then jumps that row, a gap and no duplicate, as before
 // hand backs in a set existed.
 func (s *Stores) HandBack(ctx context.Context, tag string, end, first int64) (bool, error) {
+	if s.lone != nil {
+		return s.lone.HandBack(ctx, tag, end, first)
+	}
 	if first >= end {
 		return false, fmt.Errorf("hand back %q: first unused id %d is not below the end %d", tag, first, end)
 	}

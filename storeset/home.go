@@ -53,6 +53,9 @@ type Homing interface {
 // store alone (medians of the ratios of 3 rounds, 2026-11-26; BENCHMARKS.md,
 // "At the limit").
 func (s *Stores) LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error) {
+	if s.lone != nil {
+		return s.lone.LookupTags(ctx, names)
+	}
 	var asked []*member
 	for _, m := range s.members {
 		if m.up() {

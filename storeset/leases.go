@@ -41,9 +41,20 @@ type Leases struct {
 
 var _ snowflake.LeaseStore = (*Leases)(nil)
 
-// Leases returns the set's worker-id leases.
-func (s *Stores) Leases() *Leases {
+// Leases returns the set's worker-id leases; a lone store leases from the
+// whole worker-id space.
+func (s *Stores) Leases() snowflake.LeaseStore {
+	if s.lone != nil {
+		return loneLeases{s.lone}
+	}
 	return &Leases{s: s, owners: map[string]*member{}, regressed: map[*member]time.Time{}}
+}
+
+// loneLeases are the worker-id leases of a lone store.
+type loneLeases struct{ LeaseStore }
+
+func (l loneLeases) Acquire(ctx context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
+	return l.AcquireIn(ctx, holder, 0, maxWorkers, ttl)
 }
 
 // Acquire leases a worker id of the first store that is up and has one,

@@ -12,17 +12,26 @@ import (
 	"github.com/leafid/leaf/segment"
 )
 
-// Store is one independent store of a set, as the set uses it. The store
-// package implements it.
+// Store is one independent store of a set, or the one store served alone,
+// as Stores uses it: its parts by job below. The store package implements
+// it.
 type Store interface {
+	Allocating
+	Administering
+	Marking
+	// LookupTags says what each of names is, and HomeRows counts what lives in
+	// the home store of a set alone (home.go).
+	LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error)
+	Homing
+	// AcquireIn, Renew and Release lease snowflake worker ids in the
+	// store's part of the worker-id space (leases.go).
+	LeaseStore
+}
+
+// Allocating is how a store gives ranges: alone, as segment's allocator
+// asks for them, or in its class of a set.
+type Allocating interface {
 	segment.Store
-	// CreateTag and UpdateTag administer the store's rows of leaf_alloc.
-	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
-	UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error)
-	// Record reads what the store says about itself and its set.
-	Record(ctx context.Context) (Record, error)
-	// SetRecord replaces the record with to while it is still from.
-	SetRecord(ctx context.Context, from, to Record) (bool, error)
 	// AllocateIn takes the tag's next range of class c at or above floor
 	// while the store is active under version (ErrSetChanged otherwise),
 	// and returns with it the max_id it found the row at.
@@ -34,8 +43,28 @@ type Store interface {
 	// AllocateBatch takes the first range of each of tags, rows of the
 	// home store, in one transaction (segment.BatchAllocator).
 	segment.BatchAllocator
+	// HandBack sets the row's max_id back from end to first, only while
+	// it is still end (segment.HandBacker).
+	segment.HandBacker
 	// Highest is the highest max_id of any row.
 	Highest(ctx context.Context) (int64, error)
+}
+
+// Administering is how a store's rows and record are changed: its tags,
+// and what it says about itself and its set.
+type Administering interface {
+	// CreateTag and UpdateTag administer the store's rows of leaf_alloc.
+	CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error)
+	UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error)
+	// Record reads what the store says about itself and its set.
+	Record(ctx context.Context) (Record, error)
+	// SetRecord replaces the record with to while it is still from.
+	SetRecord(ctx context.Context, from, to Record) (bool, error)
+}
+
+// Marking is how a store keeps the marks of the other stores of its set
+// (marks.go).
+type Marking interface {
 	// Marks, HighestMark and RecordMarks read and raise the marks this
 	// store holds of another store's tags.
 	Marks(ctx context.Context, storeID string, tags []string) (map[string]int64, error)
@@ -45,16 +74,6 @@ type Store interface {
 	// to To, each only while it is above To and not above From: the rows
 	// were handed back from From (see Stores.HandBack).
 	LowerMarks(ctx context.Context, storeID string, marks map[string]MarkBack) error
-	// HandBack sets the row's max_id back from end to first, only while
-	// it is still end (segment.HandBacker).
-	segment.HandBacker
-	// LookupTags says what each of names is, and HomeRows counts what lives in
-	// the home store of a set alone (home.go).
-	LookupTags(ctx context.Context, names []string) (map[string]bizid.Row, error)
-	Homing
-	// AcquireIn, Renew and Release lease snowflake worker ids in the
-	// store's part of the worker-id space (leases.go).
-	LeaseStore
 }
 
 // Named is a store as an instance is configured with it.
@@ -99,6 +118,7 @@ type Options struct {
 // comes from that store's class of the set, so no two stores hand out the
 // same id. It is safe for concurrent use; Close stops its goroutines.
 type Stores struct {
+	lone    Store // the one store served alone (lone.go), nil for a set
 	opts    Options
 	members []*member // in the configured order: the first is preferred
 
@@ -150,6 +170,9 @@ func Open(ctx context.Context, named []Named, opts Options) (*Stores, error) {
 	if len(named) == 0 {
 		return nil, errors.New("no store configured")
 	}
+	if len(named) == 1 && named[0].Name == Lone {
+		return openLone(ctx, named[0])
+	}
 	if opts.MarkInterval <= 0 {
 		opts.MarkInterval = DefaultMarkInterval
 	}
@@ -187,6 +210,9 @@ func Open(ctx context.Context, named []Named, opts Options) (*Stores, error) {
 // Close writes the marks still pending, and sets back those of the rows
 // handed back, once, and stops.
 func (s *Stores) Close() error {
+	if s.lone != nil {
+		return nil
+	}
 	s.cancel()
 	s.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CallTimeout)

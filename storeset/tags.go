@@ -14,6 +14,9 @@ import (
 // store that answered has is unknown, unless the home store did not
 // answer: it may hold the row alone.
 func (s *Stores) Tag(ctx context.Context, tag string) (segment.Tag, error) {
+	if s.lone != nil {
+		return s.lone.Tag(ctx, tag)
+	}
 	home, _ := s.home()
 	var errs []error
 	var homeErr error
@@ -44,6 +47,9 @@ func (s *Stores) Tag(ctx context.Context, tag string) (segment.Tag, error) {
 // formatted and opaque tags and their periods), which a reader would take
 // for gone: then it fails.
 func (s *Stores) Tags(ctx context.Context) ([]segment.Tag, error) {
+	if s.lone != nil {
+		return s.lone.Tags(ctx)
+	}
 	home, _ := s.home()
 	byName := map[string]segment.Tag{}
 	var errs []error
@@ -75,6 +81,9 @@ func (s *Stores) Tags(ctx context.Context) ([]segment.Tag, error) {
 // name no store that answered has, when the home store did not answer,
 // may be a row only the home store holds: then it fails.
 func (s *Stores) FindTags(ctx context.Context, names []string) ([]string, error) {
+	if s.lone != nil {
+		return s.lone.FindTags(ctx, names)
+	}
 	home, _ := s.home()
 	found := map[string]bool{}
 	var errs []error
@@ -112,6 +121,9 @@ func homeMissing(m *member, err error) error {
 // not answer gets the row when a load first finds it missing there (see
 // copyRow).
 func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
+	if s.lone != nil {
+		return s.lone.CreateTag(ctx, t)
+	}
 	if _, err := s.Tag(ctx, t.Name); err == nil {
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
 	}
@@ -145,6 +157,9 @@ func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, err
 
 // UpdateTag changes the tag in every store that has it.
 func (s *Stores) UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
+	if s.lone != nil {
+		return s.lone.UpdateTag(ctx, name, u)
+	}
 	var (
 		updated segment.Tag
 		errs    []error
