@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/leafid/leaf/bizid"
@@ -11,7 +10,6 @@ import (
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
-	"github.com/leafid/leaf/storeset"
 )
 
 // pruneEvery is how often each instance closes and prunes the periods past
@@ -33,31 +31,8 @@ func (a *Server) openIssuer(e *wiring) error {
 		return err
 	}
 	e.svc.Kinds, e.svc.Biz = a.kinds, is
-	_, e.svc.BizTags = TagRows(st, a.set)
+	_, e.svc.BizTags = a.set.Rows(st)
 	return nil
-}
-
-// homeSettings keeps the settings of formatted and opaque tags in the home
-// store of a set: a tag is created there only when no store of the set has
-// its name, and a plain tag, whose numbers are striped over every store,
-// never takes settings.
-type homeSettings struct {
-	*store.Store
-	set *storeset.Stores
-}
-
-func (h homeSettings) CreateSpecialTag(ctx context.Context, t segment.Tag, set bizid.Settings) (segment.Tag, error) {
-	if err := CheckFreeInSet(ctx, h.set, t.Name); err != nil {
-		return segment.Tag{}, err
-	}
-	return h.Store.CreateSpecialTag(ctx, t, set)
-}
-
-func (h homeSettings) SetTagSettings(ctx context.Context, old bizid.Settings, had bool, set bizid.Settings) error {
-	if !had {
-		return fmt.Errorf("%w: with several stores a plain tag's numbers come from every store, each in its own part of the number space, while a formatted tag's come from the home store alone: create a new tag", bizid.ErrFixed)
-	}
-	return h.Store.SetTagSettings(ctx, old, had, set)
 }
 
 // closeIssuer stops the issuer's loop.
@@ -84,7 +59,7 @@ func (a *Server) newIssuer(st *store.Store) (*bizid.Issuer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.kinds = service.NewRegistry(a.kindsStore(), is, a.alloc)
+	a.kinds = service.NewRegistry(a.set, is, a.alloc)
 	ctx, stop := context.WithCancel(context.Background())
 	a.biz, a.bizStop = is, stop
 	a.bizWG.Go(func() { a.runIssuer(ctx, is, st) })

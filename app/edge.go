@@ -68,7 +68,7 @@ func (a *Server) newWiring() *wiring {
 		},
 		svc: service.Config{Registry: reg, Logger: a.log, Peer: httpapi.NewPeer(a.cfg.ForwardTimeout)},
 	}
-	if a.set != nil {
+	if a.set.Several() {
 		e.api.Instance.Store = a.cfg.SetKind()
 		e.api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
 	}

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/leafid/leaf/metrics"
@@ -20,8 +18,8 @@ func (a *Server) openSegments(e *wiring) {
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
 	e.svc.Segments, e.domain.Segments = a.alloc, a.alloc
-	rows, _ := TagRows(a.homeStore(), a.set)
-	e.svc.Tags = announcedRows{tagRows: rows, alloc: a.alloc}
+	rows, _ := a.set.Rows(a.homeStore())
+	e.svc.Tags = announcedRows{TagRows: rows, alloc: a.alloc}
 }
 
 // closeSegments stops the allocator's loads, then hands back what its
@@ -50,20 +48,7 @@ func (a *Server) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 		},
 		OnRegression: a.logRegression,
 	}
-	if a.set != nil {
-		// Ranges come from whichever store answers, each in its own part
-		// of the number space: asking for one above the last received
-		// keeps a tag's ids in order here. A load may try every store,
-		// each call bounded by the set's call timeout, and read the marks
-		// of the others.
-		opts.AboveReceived = true
-		call := a.cfg.Timeout
-		if call <= 0 {
-			call = segment.DefaultLoadTimeout / 3 // the set's default
-		}
-		opts.LoadTimeout = time.Duration(2*len(a.ready.All()))*call + time.Second
-	}
-	return segment.New(a.segmentStore(), opts)
+	return segment.New(a.set, a.set.AllocatorOptions(opts))
 }
 
 // handBack returns the unused tails of the segments to their rows, so that
@@ -91,31 +76,14 @@ func (a *Server) handBack() {
 // telling the allocator of a created plain tag so that it is served here
 // at once, before the next read of the tag list.
 type announcedRows struct {
-	tagRows
+	storeset.TagRows
 	alloc *segment.Allocator
 }
 
 func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.Tag, error) {
-	created, err := t.tagRows.CreateTag(ctx, tag)
+	created, err := t.TagRows.CreateTag(ctx, tag)
 	if err == nil {
 		t.alloc.Added(created.Name)
 	}
 	return created, err
-}
-
-// CheckFreeInSet refuses a name that a store of the set has: a tag that lives in
-// the home store alone (ordered, formatted, opaque) must have no row of its
-// name in another store, which would number it in its class.
-func CheckFreeInSet(ctx context.Context, set *storeset.Stores, name string) error {
-	if set == nil {
-		return nil
-	}
-	_, err := set.Tag(ctx, name)
-	switch {
-	case err == nil:
-		return fmt.Errorf("create tag %q: %w", name, segment.ErrTagExists)
-	case errors.Is(err, segment.ErrUnknownTag):
-		return nil
-	}
-	return err
 }

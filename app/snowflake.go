@@ -47,7 +47,7 @@ func (a *Server) newGenerator(ctx context.Context) (*snowflake.Generator, error)
 	if a.cfg.WorkerID >= 0 {
 		s.WorkerID = a.cfg.WorkerID
 	} else {
-		s.Leases, s.Holder = a.leaseStore(), a.cfg.Holder
+		s.Leases, s.Holder = a.set.Leases(), a.cfg.Holder
 		if s.Holder == "" {
 			s.Holder = defaultHolder(a.Addr())
 		}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/storeset"
 )
 
 // StoreConfig is where the ids live: one store (a MySQL database, with the
@@ -19,7 +18,7 @@ import (
 // independent stores serving one number space (Set). The command line
 // reads it from --mysql-dsn and --mysql-addrs, --sqlite-path, --store and
 // --store-addrs, and --store-timeout; every command that opens a store
-// opens it by these methods.
+// opens its Entries.
 type StoreConfig struct {
 	// MySQLDSN is the DSN of the one MySQL store; empty for SQLite.
 	MySQLDSN string
@@ -37,11 +36,12 @@ type StoreConfig struct {
 	Set []StoreEntry
 }
 
-// StoreEntry is one store of a set: NAME=DSN, or NAME=sqlite:PATH.
+// StoreEntry is one store of a set, NAME=DSN or NAME=sqlite:PATH, or the
+// one store, named storeset.Lone.
 type StoreEntry struct {
 	Name string
 	DSN  string        // the MySQL DSN; empty for SQLite
-	Cfg  *mysql.Config // the parsed DSN; nil for SQLite
+	Cfg  *mysql.Config // the parsed DSN; nil for SQLite, or a DSN that does not parse
 	Path string        // the SQLite file
 	// Addrs are the nodes of its cluster, and AddrsGiven as given.
 	Addrs      []string
@@ -51,44 +51,22 @@ type StoreEntry struct {
 // Several reports whether the stores are a set.
 func (s StoreConfig) Several() bool { return len(s.Set) > 0 }
 
-// MySQLConfig is the parsed DSN of the one MySQL store; nil for SQLite,
-// or for a DSN that does not parse.
-func (s StoreConfig) MySQLConfig() *mysql.Config {
-	if s.MySQLDSN == "" {
-		return nil
+// Entries are the stores to open: those of the set, or the one store,
+// named storeset.Lone.
+func (s StoreConfig) Entries() []StoreEntry {
+	if s.Several() {
+		return s.Set
 	}
-	cfg, err := store.ParseMySQLDSN(s.MySQLDSN)
-	if err != nil {
-		return nil
+	e := StoreEntry{Name: storeset.Lone, DSN: s.MySQLDSN, Path: s.SQLitePath, Addrs: s.MySQLAddrs, AddrsGiven: s.MySQLAddrsGiven}
+	if s.MySQLDSN != "" {
+		e.Cfg, _ = store.ParseMySQLDSN(s.MySQLDSN) // nil for a DSN that does not parse: Open says why
 	}
-	return cfg
+	return []StoreEntry{e}
 }
 
 // mysqlUnknownDatabase is MySQL's answer for a database that does not
 // exist (ER_BAD_DB_ERROR).
 const mysqlUnknownDatabase = 1049
-
-// Open opens the one store.
-func (s StoreConfig) Open(ctx context.Context, opts store.Options) (*store.Store, error) {
-	opts.Timeout = s.Timeout
-	if s.MySQLDSN == "" {
-		return store.OpenSQLite(ctx, s.SQLitePath, opts)
-	}
-	opts.Addrs = s.MySQLAddrs
-	return openMySQL(ctx, s.MySQLDSN, s.MySQLConfig(), opts)
-}
-
-// OpenExisting opens the one store for a command that only reads: an
-// SQLite file that does not exist is an error, not an empty database left
-// behind.
-func (s StoreConfig) OpenExisting(ctx context.Context) (*store.Store, error) {
-	if s.MySQLDSN == "" && s.SQLitePath != ":memory:" {
-		if _, err := os.Stat(s.SQLitePath); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", s.SQLitePath)
-		}
-	}
-	return s.Open(ctx, store.Options{})
-}
 
 // openMySQL opens the MySQL store of dsn, parsed as cfg (nil if it could
 // not be).
@@ -105,42 +83,7 @@ func openMySQL(ctx context.Context, dsn string, cfg *mysql.Config, opts store.Op
 
 // Kind names the one store's kind, "mysql" or "sqlite", without an
 // address.
-func (s StoreConfig) Kind() string {
-	if s.MySQLDSN == "" {
-		return "sqlite"
-	}
-	return "mysql"
-}
-
-// Describe names the one store for logs, without the DSN's password.
-func (s StoreConfig) Describe() []any {
-	if s.MySQLDSN == "" {
-		return []any{"store", "sqlite", "path", s.SQLitePath}
-	}
-	cfg := s.MySQLConfig()
-	if cfg == nil {
-		return []any{"store", "mysql"}
-	}
-	addr := cfg.Addr
-	if s.MySQLAddrsGiven != "" {
-		addr = s.MySQLAddrsGiven
-	}
-	return []any{"store", "mysql", "addr", addr, "database", cfg.DBName, "user", cfg.User}
-}
-
-// Where names the one store st for a person, as in "created orders in
-// mysql leaf@tcp(db:3306)/leaf": the node in use, never the password.
-func (s StoreConfig) Where(st *store.Store) string {
-	cfg := s.MySQLConfig()
-	if cfg == nil {
-		return "sqlite " + s.SQLitePath
-	}
-	addr := cfg.Addr
-	if st != nil && st.Addr() != "" {
-		addr = st.Addr()
-	}
-	return fmt.Sprintf("mysql %s@%s(%s)/%s", cfg.User, cfg.Net, addr, cfg.DBName)
-}
+func (s StoreConfig) Kind() string { return s.Entries()[0].Kind() }
 
 // SetKind names the kind of each store of the set for the status page:
 // "3 stores: a (mysql), b (sqlite), c (mysql)", no address.
@@ -160,7 +103,7 @@ func (s StoreConfig) SetKind() string {
 const SQLitePrefix = "sqlite:"
 
 // IsSQLite reports whether the entry is an SQLite file.
-func (e StoreEntry) IsSQLite() bool { return e.Cfg == nil }
+func (e StoreEntry) IsSQLite() bool { return e.DSN == "" }
 
 // String names the entry as NAME=DSN, without the DSN's password.
 func (e StoreEntry) String() string {
@@ -182,26 +125,40 @@ func (e StoreEntry) Kind() string {
 // `store "a" (mysql leaf@tcp(db:3306)/leaf)`; st, when open, gives the node
 // in use.
 func (e StoreEntry) Where(st *store.Store) string {
-	if e.IsSQLite() {
-		return fmt.Sprintf("store %q (sqlite %s)", e.Name, e.Path)
+	where := "sqlite " + e.Path
+	switch {
+	case !e.IsSQLite() && e.Cfg == nil:
+		where = "mysql" // a DSN that does not parse: no part of it is shown
+	case !e.IsSQLite():
+		addr := e.Cfg.Addr
+		if st != nil && st.Addr() != "" {
+			addr = st.Addr()
+		}
+		where = fmt.Sprintf("mysql %s@%s(%s)/%s", e.Cfg.User, e.Cfg.Net, addr, e.Cfg.DBName)
 	}
-	addr := e.Cfg.Addr
-	if st != nil && st.Addr() != "" {
-		addr = st.Addr()
+	if e.Name == storeset.Lone {
+		return where
 	}
-	return fmt.Sprintf("store %q (mysql %s@%s(%s)/%s)", e.Name, e.Cfg.User, e.Cfg.Net, addr, e.Cfg.DBName)
+	return fmt.Sprintf("store %q (%s)", e.Name, where)
 }
 
 // Describe names the store for logs, without the DSN's password.
 func (e StoreEntry) Describe() []any {
-	if e.IsSQLite() {
-		return []any{"store", e.Name, "kind", "sqlite", "path", e.Path}
+	out := []any{"store", e.Name, "kind", e.Kind()}
+	if e.Name == storeset.Lone {
+		out = []any{"store", e.Kind()} // the one store, as leaf serve has always logged it
+	}
+	switch {
+	case e.IsSQLite():
+		return append(out, "path", e.Path)
+	case e.Cfg == nil:
+		return out
 	}
 	addr := e.Cfg.Addr
 	if e.AddrsGiven != "" {
 		addr = e.AddrsGiven
 	}
-	return []any{"store", e.Name, "kind", "mysql", "addr", addr, "database", e.Cfg.DBName, "user", e.Cfg.User}
+	return append(out, "addr", addr, "database", e.Cfg.DBName, "user", e.Cfg.User)
 }
 
 // Open opens the store.
@@ -216,8 +173,8 @@ func (e StoreEntry) Open(ctx context.Context, opts store.Options) (*store.Store,
 		opts.Addrs = e.Addrs
 		st, err = openMySQL(ctx, e.DSN, e.Cfg, opts)
 	}
-	if err != nil {
+	if err != nil && e.Name != storeset.Lone {
 		return nil, fmt.Errorf("store %q: %w", e.Name, err)
 	}
-	return st, nil
+	return st, err
 }

@@ -48,8 +48,8 @@ func TestTagsOfASet(t *testing.T) {
 	set, home, other := setOfTwo(t)
 	alloc := segment.New(set, segment.Options{RefreshInterval: -1})
 	t.Cleanup(func() { _ = alloc.Close() })
-	tags, settings := TagRows(home, set)
-	rows := announcedRows{tagRows: tags, alloc: alloc}
+	tags, settings := set.Rows(home)
+	rows := announcedRows{TagRows: tags, alloc: alloc}
 
 	if _, err := rows.CreateTag(ctx, segment.Tag{Name: "plain", MaxID: 1, Step: 10}); err != nil {
 		t.Fatal(err)
@@ -77,25 +77,5 @@ func TestTagsOfASet(t *testing.T) {
 	given.Tag = "plain"
 	if err := settings.SetTagSettings(ctx, bizid.Settings{}, false, given); !errors.Is(err, bizid.ErrFixed) {
 		t.Errorf("settings given to a plain tag of a set: %v; want bizid.ErrFixed", err)
-	}
-}
-
-// TestCheckFreeInSet: a name any store of the set has is taken for a tag
-// of the home store alone, even when the home store lacks it; one no
-// store has is free; without a set every name is.
-func TestCheckFreeInSet(t *testing.T) {
-	ctx := context.Background()
-	set, _, other := setOfTwo(t)
-	if _, err := other.CreateTag(ctx, segment.Tag{Name: "stray", MaxID: 1, Step: 10}); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckFreeInSet(ctx, set, "stray"); !errors.Is(err, segment.ErrTagExists) {
-		t.Errorf("a name another store has: %v; want ErrTagExists", err)
-	}
-	if err := CheckFreeInSet(ctx, set, "free"); err != nil {
-		t.Errorf("a name no store has: %v", err)
-	}
-	if err := CheckFreeInSet(ctx, nil, "stray"); err != nil {
-		t.Errorf("without a set: %v", err)
 	}
 }

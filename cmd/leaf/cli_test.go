@@ -151,7 +151,7 @@ func TestWhereHidesThePassword(t *testing.T) {
 	if err := sf.validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sf.where(nil), "mysql leaf@tcp(db.example:3306)/ids"; got != want {
+	if got, want := sf.config().Entries()[0].Where(nil), "mysql leaf@tcp(db.example:3306)/ids"; got != want {
 		t.Fatalf("where = %q, want %q", got, want)
 	}
 	// Nor does a failure to connect print it.

@@ -18,31 +18,10 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: migrate takes no arguments, got %q", errUsage, rest)
 	}
-	if sf.several() {
-		return migrateStores(ctx, sf, stdout)
-	}
-	st, err := sf.open(ctx, store.Options{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	where := sf.where(st)
-	applied, err := st.Migrate(ctx)
-	printMigrations(stdout, where, applied)
-	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	if len(applied) == 0 {
-		fmt.Fprintf(stdout, "no pending migration: %s is up to date\n", where)
-	}
-	return nil
-}
-
-// migrateStores migrates every store of --store, each as far as it can:
-// one that does not open or fails leaves the others migrated.
-func migrateStores(ctx context.Context, sf *storeFlags, stdout io.Writer) error {
+	// Every store is migrated as far as it can be: one that does not open
+	// or fails leaves the others of a set migrated.
 	var errs []error
-	for _, e := range sf.stores {
+	for _, e := range sf.config().Entries() {
 		st, err := e.Open(ctx, store.Options{Timeout: sf.storeTimeout})
 		if err != nil {
 			errs = append(errs, err)

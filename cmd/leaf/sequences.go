@@ -87,42 +87,10 @@ func sequenceList(ctx context.Context, args []string, getenv func(string) string
 // the home store of the set of --store; migrated first when migrate is
 // set, else only read (no file made, no migration). done closes it.
 func sequenceStore(ctx context.Context, sf *storeFlags, stderr io.Writer, migrate bool) (st *store.Store, where string, done func(), err error) {
-	if sf.several() {
-		o := openStores(ctx, sf, !migrate)
-		if migrate {
-			if err := o.migrate(ctx, stderr); err != nil {
-				o.close()
-				return nil, "", nil, err
-			}
-		}
-		set, err := o.openSet(ctx)
-		if err != nil {
-			o.close()
-			return nil, "", nil, err
-		}
-		st, where, err := o.home(set)
-		if err != nil {
-			set.Close()
-			o.close()
-			return nil, "", nil, err
-		}
-		return st, where + " (the home store of the set)", func() { set.Close(); o.close() }, nil
-	}
-	if !migrate {
-		if st, err = sf.openExisting(ctx); err != nil {
-			return nil, "", nil, err
-		}
-		return st, sf.where(st), func() { st.Close() }, nil
-	}
-	if st, err = sf.open(ctx, store.Options{}); err != nil {
-		return nil, "", nil, err
-	}
-	where = sf.where(st)
-	applied, err := st.Migrate(ctx)
-	printMigrations(stderr, where, applied)
+	o := openStores(ctx, sf, !migrate)
+	_, st, where, done, err = o.openHome(ctx, migrate, stderr)
 	if err != nil {
-		st.Close()
-		return nil, "", nil, fmt.Errorf("%s: %w", where, err)
+		o.close()
 	}
-	return st, where, func() { st.Close() }, nil
+	return st, where, done, err
 }

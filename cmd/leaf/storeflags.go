@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,19 +86,6 @@ func (f *storeFlags) config() app.StoreConfig {
 		SQLitePath: f.sqlitePath, Timeout: f.storeTimeout, Set: f.stores,
 	}
 }
-
-// open opens the configured store, after validate.
-func (f *storeFlags) open(ctx context.Context, opts store.Options) (*store.Store, error) {
-	return f.config().Open(ctx, opts)
-}
-
-// openExisting opens the configured store for a command that only reads.
-func (f *storeFlags) openExisting(ctx context.Context) (*store.Store, error) {
-	return f.config().OpenExisting(ctx)
-}
-
-// where names the store st for a person.
-func (f *storeFlags) where(st *store.Store) string { return f.config().Where(st) }
 
 // addrsFlag is --mysql-addrs: a comma-separated list of host:port.
 type addrsFlag struct {

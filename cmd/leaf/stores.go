@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
@@ -15,7 +16,8 @@ import (
 // The stores of --store as a one-shot command (leaf store, leaf tag,
 // leaf migrate) opens them.
 
-// openedStores are the stores of --store, each open or why not.
+// openedStores are the one store, or the stores of --store, each open or
+// why not.
 type openedStores struct {
 	entries storesFlag
 	// stores are open, or nil where errs says why not; a store that opened
@@ -24,25 +26,39 @@ type openedStores struct {
 	errs   []error
 }
 
-// openStores opens every store of sf. A database that does not answer
-// opens down, as an instance opens it; one that refuses does not open.
-// With readOnly, an SQLite file that does not exist is not created: it is
-// a store that did not open.
+// openStores opens the one store of sf, or every store of its set. A
+// database of a set that does not answer opens down, as an instance opens
+// it; one that refuses does not open, nor does one store alone that does
+// not answer. With readOnly, an SQLite file that does not exist is not
+// created: it is a store that did not open.
 func openStores(ctx context.Context, sf *storeFlags, readOnly bool) *openedStores {
-	o := &openedStores{entries: sf.stores, stores: make([]*store.Store, len(sf.stores)), errs: make([]error, len(sf.stores))}
-	for i, e := range sf.stores {
+	entries := storesFlag(sf.config().Entries())
+	o := &openedStores{entries: entries, stores: make([]*store.Store, len(entries)), errs: make([]error, len(entries))}
+	for i, e := range entries {
 		if readOnly && e.IsSQLite() && e.Path != ":memory:" {
 			if _, err := os.Stat(e.Path); errors.Is(err, fs.ErrNotExist) {
 				o.errs[i] = fmt.Errorf("store %q: sqlite %s does not exist", e.Name, e.Path)
+				if e.Name == storeset.Lone {
+					o.errs[i] = fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", e.Path)
+				}
 				continue
 			}
 		}
-		o.stores[i], o.errs[i] = e.Open(ctx, store.Options{Timeout: sf.storeTimeout, AllowDown: true})
+		o.stores[i], o.errs[i] = e.Open(ctx, store.Options{Timeout: sf.storeTimeout, AllowDown: sf.several()})
 		if st := o.stores[i]; st != nil && !st.Health().Up {
 			o.errs[i] = fmt.Errorf("store %q: %w", e.Name, st.Health().Err)
 		}
 	}
 	return o
+}
+
+// where names the stores for a person: the one store, or the stores of a
+// set by their names.
+func (o *openedStores) where() string {
+	if o.entries[0].Name == storeset.Lone {
+		return o.entries[0].Where(o.stores[0])
+	}
+	return "stores " + strings.Join(o.entries.names(), ", ")
 }
 
 // close closes the stores that opened.
@@ -110,13 +126,35 @@ func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, err
 	return recs, errs
 }
 
-// openSet opens the set over the stores, for the tag commands.
+// openSet serves the stores as one set, or the one store alone, for the
+// tag and sequence commands.
 func (o *openedStores) openSet(ctx context.Context) (*storeset.Stores, error) {
 	return storeset.Open(ctx, o.named(), storeset.Options{})
 }
 
+// openHome migrates the stores when migrate is set, serves them as
+// openSet does and opens the home store of the set (the one store alone),
+// where what has one counter lives, saying where it is. done closes what
+// it opened.
+func (o *openedStores) openHome(ctx context.Context, migrate bool, stderr io.Writer) (set *storeset.Stores, home *store.Store, where string, done func(), err error) {
+	if migrate {
+		if err := o.migrate(ctx, stderr); err != nil {
+			return nil, nil, "", nil, err
+		}
+	}
+	if set, err = o.openSet(ctx); err != nil {
+		return nil, nil, "", nil, err
+	}
+	if home, where, err = o.home(set); err != nil {
+		set.Close()
+		return nil, nil, "", nil, err
+	}
+	return set, home, where, func() { set.Close(); o.close() }, nil
+}
+
 // home is the home store of set among those that opened, and where it
-// is, for the commands that make what lives there alone.
+// is, for the commands that make what lives there alone: the one store,
+// or the home store of a set.
 func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) {
 	name := set.HomeName()
 	for i, e := range o.entries {
@@ -129,7 +167,10 @@ func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) 
 		if err := o.stores[i].Ping(context.Background()); err != nil {
 			return nil, "", fmt.Errorf("the set's home store %q does not answer: %w", name, err)
 		}
-		return o.stores[i], e.Where(o.stores[i]), nil
+		if !set.Several() {
+			return o.stores[i], e.Where(o.stores[i]), nil
+		}
+		return o.stores[i], e.Where(o.stores[i]) + " (the home store of the set)", nil
 	}
 	return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
 }

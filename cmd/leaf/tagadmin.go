@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
@@ -20,7 +19,8 @@ import (
 type tagAdmin struct {
 	*service.TagAdmin
 	where  string
-	stores *openedStores // the stores of a set; nil for one store
+	set    *storeset.Stores
+	stores *openedStores
 	close  func()
 }
 
@@ -29,27 +29,6 @@ type tagAdmin struct {
 // to answer; a plain tag needs every store, each numbering it in its own
 // class.
 func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
-	if !sf.several() {
-		st, err := sf.open(ctx, store.Options{})
-		if err != nil {
-			return nil, err
-		}
-		where := sf.where(st)
-		// Migrations only create what is missing, so tag add works on a
-		// fresh database too; it says so, as that may be a database made
-		// by mistake.
-		applied, err := st.Migrate(ctx)
-		printMigrations(stderr, where, applied)
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		adm, err := newTagAdmin(st, nil, where, keys, func() { st.Close() })
-		if err != nil {
-			st.Close()
-		}
-		return adm, err
-	}
 	o := openStores(ctx, sf, false)
 	adm, err := o.tagAdmin(ctx, home, keys, stderr)
 	if err != nil {
@@ -58,7 +37,8 @@ func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte,
 	return adm, err
 }
 
-// tagAdmin is the tag administration over the set of the stores o opened.
+// tagAdmin is the tag administration over the set of the stores o opened,
+// or its one store.
 func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
 	if !home {
 		if err := o.openError(); err != nil {
@@ -73,40 +53,25 @@ func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, s
 		return nil, err
 	}
 	var st *store.Store
-	where := "stores " + strings.Join(o.entries.names(), ", ")
-	if home {
+	where := o.where()
+	if home || !set.Several() {
 		if st, where, err = o.home(set); err != nil {
 			set.Close()
 			return nil, err
 		}
-		where += " (the home store of the set)"
 	}
-	adm, err := newTagAdmin(st, set, where, keys, func() { set.Close(); o.close() })
-	if err != nil {
-		set.Close()
-		return nil, err
-	}
-	adm.stores = o
-	return adm, nil
-}
-
-// newTagAdmin is the tag administration over st, or over the set with
-// st its home store (nil for a plain tag of a set), with the fleet's
-// opaque keys; closeAll closes what it runs over.
-func newTagAdmin(st *store.Store, set *storeset.Stores, where string, keys [][]byte, closeAll func()) (*tagAdmin, error) {
 	is, err := bizid.New(bizid.Options{Store: st, Keys: keys})
 	if err != nil {
+		set.Close()
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	rows, settings := app.TagRows(st, set)
-	var kinds service.TagKinds = st
-	if set != nil {
-		kinds = set
-	}
+	rows, settings := set.Rows(st)
 	return &tagAdmin{
-		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Kinds: service.NewRegistry(kinds, is, nil), Ordered: createdOnly{}},
+		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Kinds: service.NewRegistry(set, is, nil), Ordered: createdOnly{}},
 		where:    where,
-		close:    closeAll,
+		set:      set,
+		stores:   o,
+		close:    func() { set.Close(); o.close() },
 	}, nil
 }
 

@@ -40,7 +40,7 @@ func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := createError(adm.where, err); err != nil {
 		return err
 	}
-	if adm.stores != nil && !home {
+	if adm.set.Several() && !home {
 		return adm.createdInEvery(ctx, v, stdout)
 	}
 	fmt.Fprintln(stdout, createdLine(v, adm.where))
@@ -159,28 +159,9 @@ func tagList(ctx context.Context, args []string, getenv func(string) string, std
 	// Listing only reads: it neither creates a SQLite file (a typo in
 	// --sqlite-path would otherwise leave an empty database behind and
 	// list nothing) nor applies migrations (to the database of a Java
-	// Leaf, say).
-	if sf.several() {
-		return tagListStores(ctx, sf, stdout, stderr)
-	}
-	st, err := sf.openExisting(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	tags, err := st.Tags(ctx)
-	if err != nil {
-		// On a database never migrated the store's error says to run
-		// leaf migrate.
-		return fmt.Errorf("%s: %w", sf.where(st), err)
-	}
-	return writeTags(stdout, tags)
-}
-
-// tagListStores lists the tags of every store of the set that answers,
-// each once, as the first store in the order of --store has it; it says
-// on stderr which stores did not answer.
-func tagListStores(ctx context.Context, sf *storeFlags, stdout, stderr io.Writer) error {
+	// Leaf, say). A set lists the tags of every store that answers, each
+	// once, as the first store in the order of --store has it, and says on
+	// stderr which stores did not answer.
 	o := openStores(ctx, sf, true)
 	defer o.close()
 	set, err := o.openSet(ctx)
@@ -190,7 +171,9 @@ func tagListStores(ctx context.Context, sf *storeFlags, stdout, stderr io.Writer
 	defer set.Close()
 	tags, err := set.Tags(ctx)
 	if err != nil {
-		return err
+		// On a database never migrated the store's error says to run
+		// leaf migrate.
+		return fmt.Errorf("%s: %w", o.where(), err)
 	}
 	for _, err := range o.errs {
 		if err != nil {
