@@ -92,6 +92,22 @@ type NewSpace struct {
 	Sections *int64
 }
 
+// Space is the space ns asks for, with the defaults of the members not
+// given, checked by the rules that both edges and leaf sequence add share.
+func (ns NewSpace) Space() (sequence.Space, error) {
+	sp := sequence.Space{Name: ns.Name, Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
+	if ns.Step != nil {
+		sp.Step = *ns.Step
+	}
+	if ns.Sections != nil {
+		if v := *ns.Sections; v < 1 || v > sequence.MaxSections {
+			return sequence.Space{}, fmt.Errorf("%w: %d, want 1..%d", sequence.ErrInvalidSections, v, sequence.MaxSections)
+		}
+		sp.Sections = int(*ns.Sections)
+	}
+	return sp, sp.Validate()
+}
+
 // SpaceCall is the check of a call for a space that both edges answer
 // before they read the rest of it: sequences off, then a name that cannot
 // be a space's.
@@ -127,17 +143,8 @@ func (s *Service) CreateSpace(ctx context.Context, ns NewSpace) (sequence.Space,
 	if s.cfg.Spaces == nil {
 		return sequence.Space{}, SequencesOff()
 	}
-	sp := sequence.Space{Name: ns.Name, Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
-	if ns.Step != nil {
-		sp.Step = *ns.Step
-	}
-	if ns.Sections != nil {
-		if v := *ns.Sections; v < 1 || v > sequence.MaxSections {
-			return sequence.Space{}, fmt.Errorf("%w: %d, want 1..%d", sequence.ErrInvalidSections, v, sequence.MaxSections)
-		}
-		sp.Sections = int(*ns.Sections)
-	}
-	if err := sp.Validate(); err != nil {
+	sp, err := ns.Space()
+	if err != nil {
 		return sequence.Space{}, err
 	}
 	created, err := s.cfg.Spaces.CreateSpace(ctx, sp)

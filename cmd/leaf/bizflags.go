@@ -70,8 +70,12 @@ func (f givenText) Set(s string) error {
 	return nil
 }
 
-// givenInt is givenText for a number (--opaque=0 is given, and refused).
-type givenInt struct{ to **int64 }
+// givenInt is givenText for a number (--opaque=0 is given, and refused);
+// want says what a value that is no number should be.
+type givenInt struct {
+	to   **int64
+	want string
+}
 
 func (f givenInt) String() string {
 	if f.to == nil || *f.to == nil {
@@ -83,7 +87,7 @@ func (f givenInt) String() string {
 func (f givenInt) Set(s string) error {
 	v, err := strconv.ParseInt(s, 0, 64)
 	if err != nil {
-		return valueError{s, fmt.Errorf("want a whole number of bits (63 or 53)")}
+		return valueError{s, fmt.Errorf("want %s", f.want)}
 	}
 	*f.to = &v
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/store"
 )
 
@@ -20,10 +21,10 @@ Run 'leaf sequence add -h' or 'leaf sequence list -h' for their flags.
 `
 
 func sequenceAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	sp := sequence.Space{Step: sequence.DefaultStep, Sections: sequence.DefaultSections}
+	var ns service.NewSpace
 	sf, rest, err := commandLine("sequence add", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.Int64Var(&sp.Step, "step", sequence.DefaultStep, fmt.Sprintf("how far a section's max_seq is raised at a time (%d..%d)", sequence.MinStep, sequence.MaxStep))
-		fs.IntVar(&sp.Sections, "sections", sequence.DefaultSections, fmt.Sprintf("number of sections, fixed for good (1..%d)", sequence.MaxSections))
+		fs.Var(givenInt{&ns.Step, "a whole number"}, "step", fmt.Sprintf("how far a section's max_seq is raised at a time (%d..%d; default %d)", sequence.MinStep, sequence.MaxStep, sequence.DefaultStep))
+		fs.Var(givenInt{&ns.Sections, "a whole number"}, "sections", fmt.Sprintf("number of sections, fixed for good (1..%d; default %d)", sequence.MaxSections, sequence.DefaultSections))
 	})
 	if err != nil {
 		return err
@@ -34,20 +35,22 @@ func sequenceAdd(ctx context.Context, args []string, getenv func(string) string,
 	case len(rest) > 1:
 		return fmt.Errorf("%w: sequence add takes one SPACE, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
 	}
-	sp.Name = rest[0]
-	if err := sp.Validate(); err != nil {
-		return fmt.Errorf("%w: space %s: %w", errUsage, quote(sp.Name), err)
+	ns.Name = rest[0]
+	// The rule of the admin API, checked before the store is opened: a bad
+	// command line creates no database file and applies no migration.
+	if _, err := ns.Space(); err != nil {
+		return fmt.Errorf("%w: space %s: %w", errUsage, quote(ns.Name), ruleError(err))
 	}
 	st, where, done, err := sequenceStore(ctx, sf, stderr, true)
 	if err != nil {
 		return err
 	}
 	defer done()
-	created, err := st.CreateSpace(ctx, sp)
+	created, err := service.New(service.Config{Spaces: st}).CreateSpace(ctx, ns)
 	switch {
 	case errors.Is(err, sequence.ErrSpaceExists):
-		if old, rerr := st.Space(ctx, sp.Name); rerr == nil {
-			return fmt.Errorf("%s: space %s exists with step %d and %d sections; its section count never changes", where, printable(sp.Name), old.Step, old.Sections)
+		if old, rerr := st.Space(ctx, ns.Name); rerr == nil {
+			return fmt.Errorf("%s: space %s exists with step %d and %d sections; its section count never changes", where, printable(ns.Name), old.Step, old.Sections)
 		}
 		return fmt.Errorf("%s: %w", where, err)
 	case err != nil:

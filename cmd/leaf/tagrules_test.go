@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 
@@ -112,3 +114,41 @@ func TestTagAddAsTheAPI(t *testing.T) {
 		t.Errorf("tag add Orders beside orders: %v; want the API's %q", err, api)
 	}
 }
+
+// TestSpaceRulesOneWay: `leaf sequence add` and the admin API apply one
+// rule of a new space (service.NewSpace.Space), explicit values included:
+// the same bad space is refused by both with the same message, before the
+// command line opens a store.
+func TestSpaceRulesOneWay(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name string
+		args []string // of sequence add
+		ns   service.NewSpace
+	}{
+		{"no sections", []string{"s", "--sections=0"}, service.NewSpace{Name: "s", Sections: n(0)}},
+		{"too many sections", []string{"s", "--sections", "99999999999"}, service.NewSpace{Name: "s", Sections: n(99999999999)}},
+		{"a step of 0", []string{"s", "--step=0"}, service.NewSpace{Name: "s", Step: n(0)}},
+		{"a name ending in a space", []string{"s "}, service.NewSpace{Name: "s "}},
+		{"a dot", []string{"."}, service.NewSpace{Name: "."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, apiErr := service.New(service.Config{Spaces: noSpaces{}}).CreateSpace(context.Background(), tc.ns)
+			if apiErr == nil {
+				t.Fatal("the admin API took it")
+			}
+			_, msg := service.Classify(apiErr)
+			db := t.TempDir() + "/leaf.db"
+			_, _, cliErr := runSplit(t, env{}, append([]string{"sequence", "add", "--sqlite-path", db}, tc.args...)...)
+			if !errors.Is(cliErr, errUsage) || !strings.Contains(cliErr.Error(), msg) {
+				t.Fatalf("sequence add said %v;\nthe admin API %q", cliErr, msg)
+			}
+			if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a refused space left a database file: %v", err)
+			}
+		})
+	}
+}
+
+// noSpaces is a store of spaces that no call reaches.
+type noSpaces struct{ service.SpaceAdmin }

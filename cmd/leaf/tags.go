@@ -77,7 +77,7 @@ func parseTagAdd(args []string, getenv func(string) string, stderr io.Writer) (t
 		fs.Var(givenText{&a.g.Format}, "format", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
 		fs.Var(givenText{&a.g.Reset}, "reset", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
 		fs.Var(givenText{&a.g.TimeZone}, "time-zone", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
-		fs.Var(givenInt{&a.g.Opaque}, "opaque", "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
+		fs.Var(givenInt{&a.g.Opaque, "a whole number of bits (63 or 53)"}, "opaque", "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
 		fs.Var(&keys, "opaque-key", "the fleet's opaque `keys`, as leaf serve's; read from LEAF_OPAQUE_KEY when not given")
 	})
 	if err != nil {
