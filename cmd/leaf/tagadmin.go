@@ -13,10 +13,10 @@ import (
 	"github.com/leafid/leaf/storeset"
 )
 
-// tagAdmin is the service's tag administration over the store, or the set
+// openedAdmin is the service's tag administration over the store, or the set
 // of stores, of a command line: leaf tag add creates a tag through the
 // same call, by the same rules, as leaf serve's admin API.
-type tagAdmin struct {
+type openedAdmin struct {
 	*service.TagAdmin
 	where  string
 	set    *storeset.Stores
@@ -28,18 +28,18 @@ type tagAdmin struct {
 // A tag of the home store alone (home) needs only the home store of a set
 // to answer; a plain tag needs every store, each numbering it in its own
 // class.
-func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
+func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte, stderr io.Writer) (*openedAdmin, error) {
 	o := openStores(ctx, sf, false)
-	adm, err := o.tagAdmin(ctx, home, keys, stderr)
+	adm, err := o.admin(ctx, home, keys, stderr)
 	if err != nil {
 		o.close()
 	}
 	return adm, err
 }
 
-// tagAdmin is the tag administration over the set of the stores o opened,
+// admin is the tag administration over the set of the stores o opened,
 // or its one store.
-func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, stderr io.Writer) (*tagAdmin, error) {
+func (o *openedStores) admin(ctx context.Context, home bool, keys [][]byte, stderr io.Writer) (*openedAdmin, error) {
 	if !home {
 		if err := o.openError(); err != nil {
 			return nil, err
@@ -66,7 +66,7 @@ func (o *openedStores) tagAdmin(ctx context.Context, home bool, keys [][]byte, s
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	rows, settings := set.Rows(st)
-	return &tagAdmin{
+	return &openedAdmin{
 		TagAdmin: &service.TagAdmin{Rows: rows, Settings: settings, Kinds: service.NewRegistry(set, is, nil), Ordered: createdOnly{}},
 		where:    where,
 		set:      set,
@@ -102,7 +102,7 @@ func createdLine(v service.TagView, where string) string {
 // createdInEvery says that a plain tag was created in every store of the
 // set, or which stores lack its row: the set creates it in every store
 // that answers.
-func (t *tagAdmin) createdInEvery(ctx context.Context, v service.TagView, stdout io.Writer) error {
+func (t *openedAdmin) createdInEvery(ctx context.Context, v service.TagView, stdout io.Writer) error {
 	var missing []string
 	for i, st := range t.stores.stores {
 		if _, err := st.Tag(ctx, v.Name); err != nil {
