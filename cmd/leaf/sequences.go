@@ -23,8 +23,8 @@ Run 'leaf sequence add -h' or 'leaf sequence list -h' for their flags.
 func sequenceAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var ns service.NewSpace
 	sf, rest, err := commandLine("sequence add", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.Var(givenInt{&ns.Step, "a whole number"}, "step", fmt.Sprintf("how far a section's max_seq is raised at a time (%d..%d; default %d)", sequence.MinStep, sequence.MaxStep, sequence.DefaultStep))
-		fs.Var(givenInt{&ns.Sections, "a whole number"}, "sections", fmt.Sprintf("number of sections, fixed for good (1..%d; default %d)", sequence.MaxSections, sequence.DefaultSections))
+		fs.Var(givenInt{&ns.Step, "a whole number"}, "step", fmt.Sprintf("how far a section's max_seq is raised at a time (`N` in %d..%d; default %d)", sequence.MinStep, sequence.MaxStep, sequence.DefaultStep))
+		fs.Var(givenInt{&ns.Sections, "a whole number"}, "sections", fmt.Sprintf("number of sections, fixed for good (`N` in 1..%d; default %d)", sequence.MaxSections, sequence.DefaultSections))
 	})
 	if err != nil {
 		return err
