@@ -43,8 +43,8 @@ func openLone(ctx context.Context, n Named) (*Stores, error) {
 				}
 			}
 		}
-		return nil, fmt.Errorf("%w: this database is store %q of a set of stores (version %d, %s): serve it with --store, "+
-			"naming every store of the set (leaf store show)", ErrSetMember, name, r.Version, r.State)
+		return nil, fmt.Errorf("%w: this database is store %q of a set of stores (version %d, %s): give it with --store, "+
+			"with every other store of the set (leaf store show)", ErrSetMember, name, r.Version, r.State)
 	}
 	return &Stores{lone: n.Store}, nil
 }

@@ -91,9 +91,21 @@ func sequenceList(ctx context.Context, args []string, getenv func(string) string
 // set, else only read (no file made, no migration). done closes it.
 func sequenceStore(ctx context.Context, sf *storeFlags, stderr io.Writer, migrate bool) (st *store.Store, where string, done func(), err error) {
 	o := openStores(ctx, sf, !migrate)
-	_, st, where, done, err = o.openHome(ctx, migrate, stderr)
+	if migrate {
+		if err := o.migrate(ctx, stderr); err != nil {
+			o.close()
+			return nil, "", nil, err
+		}
+	}
+	set, err := o.openSet(ctx)
 	if err != nil {
 		o.close()
+		return nil, "", nil, err
 	}
-	return st, where, done, err
+	if st, where, err = o.home(set); err != nil {
+		set.Close()
+		o.close()
+		return nil, "", nil, err
+	}
+	return st, where, func() { set.Close(); o.close() }, nil
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // TestSingleStoreOfASetRefused: a database that joined a set of stores is
-// not served alone, the old way: its rows would hand out ids outside its
-// class. The error says what to do.
+// not served alone, the old way, nor are tags or spaces made in it alone:
+// its rows would hand out ids outside its class. The error says what to
+// do.
 func TestSingleStoreOfASetRefused(t *testing.T) {
 	inEmptyDir(t)
 	s := testStores(t, []string{store.SQLite, store.MySQL}, 2)
@@ -25,6 +26,11 @@ func TestSingleStoreOfASetRefused(t *testing.T) {
 		_ = a.Close()
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--store") || !strings.Contains(err.Error(), "of a set of stores") {
 			t.Fatalf("serve of one store of a set: %v", err)
+		}
+		for _, args := range [][]string{{"tag", "add", "orders"}, {"tag", "list"}, {"sequence", "add", "inbox"}} {
+			if _, err := runCmd(t, e, args...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "of a set of stores") {
+				t.Errorf("%q on one store of a set: %v", args, err)
+			}
 		}
 	}
 }

@@ -129,27 +129,11 @@ func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, err
 // openSet serves the stores as one set, or the one store alone, for the
 // tag and sequence commands.
 func (o *openedStores) openSet(ctx context.Context) (*storeset.Stores, error) {
-	return storeset.Open(ctx, o.named(), storeset.Options{})
-}
-
-// openHome migrates the stores when migrate is set, serves them as
-// openSet does and opens the home store of the set (the one store alone),
-// where what has one counter lives, saying where it is. done closes what
-// it opened.
-func (o *openedStores) openHome(ctx context.Context, migrate bool, stderr io.Writer) (set *storeset.Stores, home *store.Store, where string, done func(), err error) {
-	if migrate {
-		if err := o.migrate(ctx, stderr); err != nil {
-			return nil, nil, "", nil, err
-		}
+	set, err := storeset.Open(ctx, o.named(), storeset.Options{})
+	if errors.Is(err, storeset.ErrSetMember) {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if set, err = o.openSet(ctx); err != nil {
-		return nil, nil, "", nil, err
-	}
-	if home, where, err = o.home(set); err != nil {
-		set.Close()
-		return nil, nil, "", nil, err
-	}
-	return set, home, where, func() { set.Close(); o.close() }, nil
+	return set, err
 }
 
 // home is the home store of set among those that opened, and where it
