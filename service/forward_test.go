@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -79,16 +80,32 @@ func (p *fakePeer) TagNumbers(_ context.Context, addr, tag string, n int) ([]int
 	return ids, nil
 }
 
-func (p *fakePeer) TagTexts(context.Context, string, string, int) ([]string, error) {
-	return nil, errors.New("no formatted tags")
+func (p *fakePeer) TagTexts(_ context.Context, addr, tag string, n int) ([]string, error) {
+	if addr == "127.0.0.1:1" {
+		return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
+	}
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("%s-%d", tag, i+1)
+	}
+	return texts, nil
 }
 
-func (p *fakePeer) KeyNext(context.Context, string, string, string, int) ([]int64, error) {
-	return nil, errors.New("no keys")
+// KeyNext answers a key's numbers from 100 on, as its owner would.
+func (p *fakePeer) KeyNext(_ context.Context, addr, _, key string, n int) ([]int64, error) {
+	nums, err := p.TagNumbers(context.Background(), addr, key, n)
+	for i := range nums {
+		nums[i] += 93
+	}
+	return nums, err
 }
 
-func (p *fakePeer) KeyCurrent(context.Context, string, string, string) (int64, error) {
-	return 0, errors.New("no keys")
+// KeyCurrent answers 99 for every key.
+func (p *fakePeer) KeyCurrent(_ context.Context, addr, _, _ string) (int64, error) {
+	if addr == "127.0.0.1:1" {
+		return 0, errors.New("dial tcp 127.0.0.1:1: connection refused")
+	}
+	return 99, nil
 }
 
 // TestNextOrdered: an ordered tag's ids come from here when this instance
