@@ -121,3 +121,44 @@ func TestDurabilityRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestLateStoreChecked: with Migrate false, a store of a set that did not
+// answer when it was opened is checked once it answers: found without its
+// migrations it fails the schema check, naming the remedy, until a
+// `leaf migrate` run elsewhere migrates it; then it is used.
+func TestLateStoreChecked(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.MySQL(t)
+	cfg, err := store.ParseMySQLDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tcpproxy.Start(t, cfg.Addr)
+	p.Cut()
+	cfg.Addr = p.Addr()
+	st, err := store.OpenMySQL(ctx, cfg.FormatDSN(), store.Options{Timeout: time.Second, AllowDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := readiness.NewStores(readiness.StoresOptions{})
+	w := s.Add("a", st)
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Watch(ctx)
+	t.Cleanup(s.Close)
+	if len(s.All()) != 1 || s.All()[0] != w {
+		t.Fatalf("All = %v, want the one store added", s.All())
+	}
+	p.Pass()
+	eventually(t, "the schema check fails once the store answers without its migrations", func() bool {
+		err := check(t, s, "schema")
+		return err != nil && strings.Contains(err.Error(), "leaf migrate") && strings.Contains(err.Error(), `"a"`)
+	})
+	if w.Usable() {
+		t.Fatal("a store without its migrations is usable")
+	}
+	storetest.Open(t, store.MySQL, dsn) // migrates, as `leaf migrate` would
+	eventually(t, "the store is used once migrated elsewhere", func() bool { return w.Usable() && check(t, s, "schema") == nil })
+}
