@@ -81,18 +81,22 @@ func (r SettingsRows) SetTagSettings(ctx context.Context, old bizid.Settings, ha
 
 // CheckFree refuses a name that a store of the set has: a tag that lives
 // in the home store alone (ordered, formatted, opaque) must have no row of
-// its name in another store, which would number it in its class. A lone
-// store refuses a name it has by itself.
+// its name in another store, which would number it in its class. Every
+// store must answer: one that does not may hold a plain tag of the name,
+// whose ids the new tag would issue again. A lone store refuses a name it
+// has by itself.
 func (s *Stores) CheckFree(ctx context.Context, name string) error {
 	if !s.Several() {
 		return nil
 	}
-	_, err := s.Tag(ctx, name)
-	switch {
-	case err == nil:
-		return fmt.Errorf("create tag %q: %w", name, segment.ErrTagExists)
-	case errors.Is(err, segment.ErrUnknownTag):
-		return nil
+	for _, m := range s.members {
+		_, err := m.st.Tag(ctx, name)
+		switch {
+		case err == nil:
+			return fmt.Errorf("create tag %q: %w", name, segment.ErrTagExists)
+		case !errors.Is(err, segment.ErrUnknownTag):
+			return fmt.Errorf("create tag %q: store %q did not answer, and may have a tag of this name: %w", name, m.name, err)
+		}
 	}
-	return err
+	return nil
 }

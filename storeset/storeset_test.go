@@ -123,6 +123,20 @@ func (f faulty) FindTags(ctx context.Context, names []string) ([]string, error) 
 	return f.Store.FindTags(ctx, names)
 }
 
+func (f faulty) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
+	if f.down.Load() {
+		return segment.Tag{}, errUnreachable
+	}
+	return f.Store.CreateTag(ctx, t)
+}
+
+func (f faulty) UpdateTag(ctx context.Context, name string, u segment.TagUpdate) (segment.Tag, error) {
+	if f.down.Load() {
+		return segment.Tag{}, errUnreachable
+	}
+	return f.Store.UpdateTag(ctx, name, u)
+}
+
 func (d *db) named() storeset.Named {
 	return storeset.Named{Name: d.name, Store: faulty{d}, Up: func() bool { return !d.down.Load() }}
 }

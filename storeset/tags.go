@@ -119,13 +119,17 @@ func homeMissing(m *member, err error) error {
 // CreateTag creates the tag in every store that answers; it is
 // segment.ErrTagExists when any of them has it already. A store that did
 // not answer gets the row when a load first finds it missing there (see
-// copyRow).
+// copyRow). The home store must answer: it alone holds the formatted,
+// opaque and ordered tags, one of which may have the name.
 func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
 	if s.lone != nil {
 		return s.lone.CreateTag(ctx, t)
 	}
-	if _, err := s.Tag(ctx, t.Name); err == nil {
+	switch _, err := s.Tag(ctx, t.Name); {
+	case err == nil:
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
+	case !errors.Is(err, segment.ErrUnknownTag):
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
 	var (
 		created segment.Tag
