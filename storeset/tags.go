@@ -119,8 +119,9 @@ func homeMissing(m *member, err error) error {
 // CreateTag creates the tag in every store that answers; it is
 // segment.ErrTagExists when any of them has it already. A store that did
 // not answer gets the row when a load first finds it missing there (see
-// copyRow). The home store must answer: it alone holds the formatted,
-// opaque and ordered tags, one of which may have the name.
+// copyRow). The home store must answer, and is written first: it alone
+// holds the formatted, opaque and ordered tags, one of which may have the
+// name, or be created under it meanwhile; then no other store gets a row.
 func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, error) {
 	if s.lone != nil {
 		return s.lone.CreateTag(ctx, t)
@@ -131,30 +132,18 @@ func (s *Stores) CreateTag(ctx context.Context, t segment.Tag) (segment.Tag, err
 	case !errors.Is(err, segment.ErrUnknownTag):
 		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
-	var (
-		created segment.Tag
-		errs    []error
-		ok      bool
-		exists  error = fmt.Errorf("create tag %q: %w", t.Name, segment.ErrTagExists)
-	)
-	for _, m := range s.members {
-		c, err := m.st.CreateTag(ctx, t)
-		switch {
-		case err == nil:
-			if !ok {
-				created, ok = c, true
-			}
-		case errors.Is(err, segment.ErrTagExists):
-			exists = err // the store's refusal names the row it found
-		default:
-			errs = append(errs, fmt.Errorf("store %q: %w", m.name, err))
-		}
+	home, err := s.home()
+	if err != nil {
+		return segment.Tag{}, fmt.Errorf("create tag %q: %w", t.Name, err)
 	}
-	if !ok {
-		if len(errs) == 0 {
-			return segment.Tag{}, exists
+	created, err := home.st.CreateTag(ctx, t)
+	if err != nil {
+		return segment.Tag{}, fmt.Errorf("store %q: %w", home.name, err)
+	}
+	for _, m := range s.members {
+		if m != home {
+			_, _ = m.st.CreateTag(ctx, t) // a store that refuses gets the row at its first load
 		}
-		return segment.Tag{}, errors.Join(errs...)
 	}
 	return created, nil
 }

@@ -38,6 +38,9 @@ func TestTagsWithAStoreDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	tags, _ := s.Rows(home.Store)
+	if _, err := tags.CreateTag(ctx, segment.Tag{Name: "fmt", MaxID: 1, Step: 10}); !errors.Is(err, segment.ErrTagExists) {
+		t.Errorf("a plain tag named as the home store's formatted one: %v; want ErrTagExists", err)
+	}
 
 	// A store other than home down: plain tags go on in the others.
 	other.down.Store(true)
