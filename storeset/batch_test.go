@@ -122,7 +122,7 @@ func TestBatchFirstLoads(t *testing.T) {
 		}
 
 		// a does not answer: a fresh instance's first loads go to b, in
-		// one transaction or a few.
+		// a few transactions.
 		dbs[0].down.Store(true)
 		_, a2 := instance(t, namedOf(dbs...))
 		ids, errs = firstRequests(a2, append(plain[1:], "nope"))
@@ -139,7 +139,9 @@ func TestBatchFirstLoads(t *testing.T) {
 				t.Errorf("%s with a down: %d, %v; want an id of b's class", tag, ids[tag], errs[tag])
 			}
 		}
-		if n, b := dbs[1].singles.Load(), dbs[1].batches.Load(); n != 0 || b > 4 {
+		// As for a above: a few waves on a quiet machine, more on a busy
+		// one; one load per tag would be 59.
+		if n, b := dbs[1].singles.Load(), dbs[1].batches.Load(); n != 0 || b > 10 {
 			t.Errorf("store b: %d calls of one tag, %d batches; want them batched", n, b)
 		}
 		dbs[0].down.Store(false)
