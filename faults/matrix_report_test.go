@@ -70,6 +70,21 @@ func (m *matrixRun) describeHoles(kl *kindLoad, holes []hole, w int) {
 	}
 }
 
+// describeLeases logs what each instance said of the leases of space
+// (an owned tag's) and of the hand back of its rows' numbers, read by the
+// suite at the times shown: who owned it when, for a person to tell a
+// bound the suite counted wrong from one the service broke.
+func (m *matrixRun) describeLeases(space string) {
+	for _, in := range m.ins {
+		for _, l := range in.logs.match(func(l logLine) bool {
+			row := l.str("row")
+			return l.str("space") == space || row == space || strings.HasPrefix(row, space+"@") // a period's row
+		}) {
+			m.t.Logf("%s (start %d), read at %v: %s", in.name, l.run, m.clk.at(l.at), l.text)
+		}
+	}
+}
+
 func (m *matrixRun) describePairs(kl *kindLoad, pairs [][2]int32) []string {
 	var out []string
 	for _, p := range pairs {
@@ -288,6 +303,7 @@ func (m *matrixRun) checkSkipped(r *report, kl *kindLoad) {
 			per[i], w.name, cmpOr(w.fault, "no fault"), cmpOr(w.victim, "-"), allowed[i], k.step, owners, inFlight[i])
 		if per[i] > allowed[i] {
 			m.describeHoles(kl, holes, i)
+			m.describeLeases(k.tag)
 		}
 	}
 	if k.capped == 0 {
