@@ -85,22 +85,7 @@ func TestServerOnMySQL(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(t)
 	cfg.StoreConfig = StoreConfig{MySQLDSN: dsn}
-	srv := New(cfg, slog.New(slog.DiscardHandler))
-	if err := srv.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(rctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-ran; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close = %v", err)
-		}
-	})
+	srv := serving(t, cfg)
 	base := "http://" + srv.Addr()
 	if code, body := get(t, base+"/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz = %d %s", code, body)
@@ -188,13 +173,7 @@ func TestServerOnASet(t *testing.T) {
 
 	cfg := testConfig(t)
 	cfg.StoreConfig = StoreConfig{Set: []StoreEntry{{Name: "a", Path: paths[0]}, {Name: "b", Path: paths[1]}}}
-	srv := New(cfg, slog.New(slog.DiscardHandler))
-	if err := srv.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(rctx) }()
+	srv := serving(t, cfg)
 	base := "http://" + srv.Addr()
 	seen := map[string]bool{}
 	for range 5 {
@@ -218,14 +197,6 @@ func TestServerOnASet(t *testing.T) {
 	if len(srv.OpenedStores()) != 2 {
 		t.Errorf("OpenedStores = %d, want 2", len(srv.OpenedStores()))
 	}
-	stop()
-	if err := <-ran; err != nil {
-		t.Errorf("Run = %v", err)
-	}
-	if err := srv.Close(); err != nil {
-		t.Errorf("Close = %v", err)
-	}
-
 	cfg = testConfig(t)
 	cfg.StoreConfig = StoreConfig{SQLitePath: paths[1]}
 	alone := New(cfg, slog.New(slog.DiscardHandler))
@@ -235,4 +206,27 @@ func TestServerOnASet(t *testing.T) {
 	if err := alone.Close(); err != nil {
 		t.Errorf("Close after a refused Open = %v", err)
 	}
+}
+
+// serving is a server of cfg, open and running until t ends, when it
+// stops and closes.
+func serving(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	srv := New(cfg, slog.New(slog.DiscardHandler))
+	if err := srv.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-ran; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+	return srv
 }
