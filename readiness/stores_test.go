@@ -71,26 +71,7 @@ func TestSchemaWatched(t *testing.T) {
 // answers it is migrated and used.
 func TestLateStoreMigrated(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.MySQL(t)
-	cfg, err := store.ParseMySQLDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tcpproxy.Start(t, cfg.Addr)
-	p.Cut()
-	cfg.Addr = p.Addr()
-	st, err := store.OpenMySQL(ctx, cfg.FormatDSN(), store.Options{Timeout: time.Second, AllowDown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	s := readiness.NewStores(readiness.StoresOptions{Migrate: true})
-	w := s.Add("a", st)
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatalf("Migrate with a late store = %v, want it left for later", err)
-	}
-	s.Watch(ctx)
-	t.Cleanup(s.Close)
+	_, st, p, s, w := lateStore(t, true)
 	if err := check(t, s, "store:a"); w.Usable() || !errors.Is(err, readiness.ErrDegraded) || !strings.Contains(err.Error(), "has not answered since") {
 		t.Fatalf("a store down: usable %v, check %v", w.Usable(), err)
 	}
@@ -127,27 +108,7 @@ func TestDurabilityRequired(t *testing.T) {
 // migrations it fails the schema check, naming the remedy, until a
 // `leaf migrate` run elsewhere migrates it; then it is used.
 func TestLateStoreChecked(t *testing.T) {
-	ctx := context.Background()
-	dsn := storetest.MySQL(t)
-	cfg, err := store.ParseMySQLDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tcpproxy.Start(t, cfg.Addr)
-	p.Cut()
-	cfg.Addr = p.Addr()
-	st, err := store.OpenMySQL(ctx, cfg.FormatDSN(), store.Options{Timeout: time.Second, AllowDown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	s := readiness.NewStores(readiness.StoresOptions{})
-	w := s.Add("a", st)
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s.Watch(ctx)
-	t.Cleanup(s.Close)
+	dsn, _, p, s, w := lateStore(t, false)
 	if len(s.All()) != 1 || s.All()[0] != w {
 		t.Fatalf("All = %v, want the one store added", s.All())
 	}
@@ -161,4 +122,33 @@ func TestLateStoreChecked(t *testing.T) {
 	}
 	storetest.Open(t, store.MySQL, dsn) // migrates, as `leaf migrate` would
 	eventually(t, "the store is used once migrated elsewhere", func() bool { return w.Usable() && check(t, s, "schema") == nil })
+}
+
+// lateStore is store "a" of a set on a fresh MySQL database that did not
+// answer when it was opened, behind p, cut, in s, whose watch runs until
+// t ends; with migrate, s migrates it once it answers.
+func lateStore(t *testing.T, migrate bool) (dsn string, st *store.Store, p *tcpproxy.Proxy, s *readiness.Stores, w *readiness.Store) {
+	t.Helper()
+	ctx := context.Background()
+	dsn = storetest.MySQL(t)
+	cfg, err := store.ParseMySQLDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = tcpproxy.Start(t, cfg.Addr)
+	p.Cut()
+	cfg.Addr = p.Addr()
+	st, err = store.OpenMySQL(ctx, cfg.FormatDSN(), store.Options{Timeout: time.Second, AllowDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s = readiness.NewStores(readiness.StoresOptions{Migrate: migrate})
+	w = s.Add("a", st)
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate with a late store = %v, want it left for later", err)
+	}
+	s.Watch(ctx)
+	t.Cleanup(s.Close)
+	return dsn, st, p, s, w
 }
