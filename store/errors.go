@@ -58,6 +58,7 @@ const (
 	mysqlMixCollations2 = 1267 // Illegal mix of collations, on a comparison
 	mysqlMixCollations3 = 1270
 	mysqlMixCollationsN = 1271
+	mysqlCannotConvert  = 3854 // MySQL 8.0 and later, on a comparison: "Cannot convert string"
 )
 
 func classify(err error) kind {
@@ -112,7 +113,7 @@ func isCharsetMismatch(err error) bool {
 		return false
 	}
 	switch me.Number {
-	case mysqlBadString, mysqlMixCollations2, mysqlMixCollations3, mysqlMixCollationsN:
+	case mysqlBadString, mysqlMixCollations2, mysqlMixCollations3, mysqlMixCollationsN, mysqlCannotConvert:
 		return true
 	}
 	return false
