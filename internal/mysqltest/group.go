@@ -1,0 +1,273 @@
+package mysqltest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leafid/leaf/internal/mariadbtest"
+)
+
+// joinTimeout bounds how long a member takes to be ONLINE once it asked
+// to join or bootstrap.
+const joinTimeout = 90 * time.Second
+
+// Group is a MySQL Group Replication group in single-primary mode, on
+// 127.0.0.1. Its members do not start group replication on boot
+// (group_replication_start_on_boot=OFF, as automation that rejoins members
+// itself sets it): a member started again runs outside the group, and
+// writable, until Join. Its methods may be called from several goroutines.
+type Group struct {
+	name    string // the group's UUID
+	members []*Server
+}
+
+// Member states, as performance_schema.replication_group_members has them.
+const (
+	Online      = "ONLINE"
+	Recovering  = "RECOVERING"
+	Offline     = "OFFLINE"
+	Unreachable = "UNREACHABLE"
+	Primary     = "PRIMARY"
+)
+
+// StartGroup starts a group of n members and returns once every member is
+// ONLINE: member 0 bootstraps it, the others join one after another (by
+// distributed recovery from a member, as root). options go to every
+// member's option file. tb.Cleanup stops every member and removes its
+// directory.
+func StartGroup(tb testing.TB, n int, options ...string) *Group {
+	tb.Helper()
+	ports, err := mariadbtest.FreePorts(2 * n)
+	if err != nil {
+		tb.Fatalf("mysqltest: %v", err)
+	}
+	g := &Group{name: newUUID()}
+	var seeds []string
+	for i := range n {
+		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(ports[n+i]))
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	g.members = make([]*Server, n)
+	for i := range n {
+		opts := append([]string{
+			"server_id=" + strconv.Itoa(i+1),
+			"gtid_mode=ON",
+			"enforce_gtid_consistency=ON",
+			"plugin-load-add=group_replication.so",
+			"loose_group_replication_group_name=" + g.name,
+			"loose_group_replication_start_on_boot=OFF",
+			"loose_group_replication_local_address=" + seeds[i],
+			"loose_group_replication_group_seeds=" + strings.Join(seeds, ","),
+			"loose_group_replication_bootstrap_group=OFF",
+			"loose_group_replication_recovery_get_public_key=ON",
+		}, options...)
+		wg.Go(func() {
+			s := newServer(tb, "member"+strconv.Itoa(i), ports[i], opts)
+			mu.Lock()
+			g.members[i] = s
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if tb.Failed() {
+		tb.FailNow()
+	}
+	tb.Cleanup(g.stopAll)
+	for i, s := range g.members {
+		if err := s.Start(); err != nil {
+			tb.Fatal(err)
+		}
+		var err error
+		if i == 0 {
+			err = g.Bootstrap(i)
+		} else {
+			err = g.Join(i)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return g
+}
+
+// Members are the group's servers, member i at index i.
+func (g *Group) Members() []*Server { return g.members }
+
+// Bootstrap starts the group anew on member i, which must run outside any
+// group, and waits until it is ONLINE.
+func (g *Group) Bootstrap(i int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
+	defer cancel()
+	if err := g.members[i].Exec(ctx, "SET GLOBAL group_replication_bootstrap_group = ON",
+		"START GROUP_REPLICATION", "SET GLOBAL group_replication_bootstrap_group = OFF"); err != nil {
+		return err
+	}
+	return g.WaitOnline(ctx, i)
+}
+
+// Join has member i, running outside the group, join it, and waits until
+// it is ONLINE. A member that took writes outside the group cannot
+// (its transactions are not the group's): that is the error.
+func (g *Group) Join(i int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
+	defer cancel()
+	if err := g.members[i].Exec(ctx, "START GROUP_REPLICATION USER='root', PASSWORD=''"); err != nil {
+		return err
+	}
+	return g.WaitOnline(ctx, i)
+}
+
+// Kill kills member i with SIGKILL.
+func (g *Group) Kill(i int) error { return g.members[i].Kill() }
+
+// StartOutside starts member i again, killed or stopped before: it runs
+// outside the group, writable, until Join.
+func (g *Group) StartOutside(i int) error { return g.members[i].Start() }
+
+// MemberState is one row of a member's view of its group.
+type MemberState struct {
+	Port        int
+	State, Role string
+}
+
+// View is member i's view of its group.
+func (g *Group) View(ctx context.Context, i int) ([]MemberState, error) {
+	db, err := g.members[i].Open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return view(ctx, db)
+}
+
+func view(ctx context.Context, db *sql.DB) ([]MemberState, error) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(qctx, `SELECT MEMBER_PORT, MEMBER_STATE, MEMBER_ROLE
+FROM performance_schema.replication_group_members WHERE CHANNEL_NAME = 'group_replication_applier'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []MemberState
+	for rows.Next() {
+		var m MemberState
+		var port sql.NullInt64
+		if err := rows.Scan(&port, &m.State, &m.Role); err != nil {
+			return nil, err
+		}
+		m.Port = int(port.Int64)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// state is member i's own state and role in its view.
+func (g *Group) state(ctx context.Context, i int) (state, role string, err error) {
+	v, err := g.View(ctx, i)
+	if err != nil {
+		return "", "", err
+	}
+	for _, m := range v {
+		if m.Port == g.members[i].port {
+			return m.State, m.Role, nil
+		}
+	}
+	return "", "", nil
+}
+
+// WaitOnline waits until member i is ONLINE in its view.
+func (g *Group) WaitOnline(ctx context.Context, i int) error {
+	var st string
+	var err error
+	for {
+		st, _, err = g.state(ctx, i)
+		if err == nil && st == Online {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mysqltest: %s is %q, not ONLINE: %w (last error: %v)\n%s",
+				g.members[i].name, st, ctx.Err(), err, g.members[i].LogTail())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// Primary is the member that is the ONLINE PRIMARY of a view in which a
+// majority is ONLINE, as that member sees it; -1 when there is none now.
+func (g *Group) Primary(ctx context.Context) int {
+	for i := range g.members {
+		v, err := g.View(ctx, i)
+		if err != nil {
+			continue
+		}
+		online, own := 0, false
+		for _, m := range v {
+			if m.State == Online {
+				online++
+			}
+			if m.Port == g.members[i].port && m.State == Online && m.Role == Primary {
+				own = true
+			}
+		}
+		if own && 2*online > len(v) {
+			return i
+		}
+	}
+	return -1
+}
+
+// WaitPrimary waits until some member is the primary of a majority
+// (Primary) and returns it.
+func (g *Group) WaitPrimary(ctx context.Context) (int, error) {
+	for {
+		if p := g.Primary(ctx); p >= 0 {
+			return p, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("mysqltest: no primary of a majority: %w", ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// Executed is member i's gtid_executed.
+func (g *Group) Executed(ctx context.Context, i int) (string, error) {
+	db, err := g.members[i].Open()
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var s string
+	err = db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&s)
+	return strings.ReplaceAll(s, "\n", ""), err
+}
+
+// stopAll shuts every running member down at once.
+func (g *Group) stopAll() {
+	var wg sync.WaitGroup
+	for _, s := range g.members {
+		if s != nil {
+			wg.Go(func() { _ = s.shutdown(10 * time.Second) })
+		}
+	}
+	wg.Wait()
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
