@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -16,6 +17,11 @@ type nodeConn struct {
 	nodes *nodes
 	idx   int64
 	epoch int64
+	// cluster is what the node was found to be part of when connected,
+	// and checked when it was last found writable: a member of a Group
+	// Replication group is checked again every groupRecheck.
+	cluster cluster
+	checked time.Time
 }
 
 var (
@@ -122,10 +128,19 @@ func (c *nodeConn) Ping(ctx context.Context) error {
 }
 
 // ResetSession implements driver.SessionResetter: a connection to a node
-// that was left is not used again.
+// that was left is not used again, nor one to a member of a Group
+// Replication group that is no longer the primary of a majority: a primary
+// cut off in a minority holds its writes rather than refuse them.
 func (c *nodeConn) ResetSession(ctx context.Context) error {
 	if !c.current() {
 		return driver.ErrBadConn
+	}
+	if c.cluster == groupMember && time.Since(c.checked) >= groupRecheck {
+		if _, err := writable(ctx, c.conn); err != nil {
+			c.nodes.leave(c.idx)
+			return driver.ErrBadConn
+		}
+		c.checked = time.Now()
 	}
 	if r, ok := c.conn.(driver.SessionResetter); ok {
 		return r.ResetSession(ctx)

@@ -24,8 +24,10 @@ import (
 // returns driver.ErrBadConn, which database/sql retries on a new
 // connection, so the caller does not see the move.
 //
-// With a single node it is a plain connector that adds nothing but the
-// error handling above.
+// A single node is checked as each of several is: a member of a MySQL
+// Group Replication group outside its group, or a Galera node outside its
+// primary component, takes no write even when it is the only address
+// given.
 type nodes struct {
 	list []node
 	// budget bounds one connection attempt to one node (dial, handshake,
@@ -98,7 +100,7 @@ func (n *nodes) Connect(ctx context.Context) (driver.Conn, error) {
 	var errs []error
 	for i := range int64(len(n.list)) {
 		idx := (start + i) % int64(len(n.list))
-		c, err := n.connect(ctx, idx)
+		c, kind, err := n.connect(ctx, idx)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("node %s: %w", n.list[idx].addr, err))
 			if ctx.Err() != nil {
@@ -115,23 +117,26 @@ func (n *nodes) Connect(ctx context.Context) (driver.Conn, error) {
 		if idx != start && n.move(start, idx) {
 			epoch++
 		}
-		return &nodeConn{conn: c, nodes: n, idx: idx, epoch: epoch}, nil
+		return &nodeConn{conn: c, nodes: n, idx: idx, epoch: epoch, cluster: kind, checked: time.Now()}, nil
 	}
 	return nil, errors.Join(errs...)
 }
 
-// connect opens a connection to node idx within the node's budget and,
-// when there is a choice of nodes, checks that it may take writes.
-func (n *nodes) connect(ctx context.Context, idx int64) (driver.Conn, error) {
+// connect opens a connection to node idx within the node's budget and
+// checks that it may take writes (writable).
+func (n *nodes) connect(ctx context.Context, idx int64) (driver.Conn, cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.budget)
 	defer cancel()
 	c, err := n.list[idx].conn.Connect(ctx)
-	if err == nil && len(n.list) > 1 {
-		if err = writable(ctx, c); err != nil {
-			c.Close()
-		}
+	if err != nil {
+		return nil, standalone, err
 	}
-	return c, err
+	kind, err := writable(ctx, c)
+	if err != nil {
+		c.Close()
+		return nil, kind, err
+	}
+	return c, kind, nil
 }
 
 // move makes node to the one in use, if node from still is, and reports

@@ -81,9 +81,10 @@ func (s *Store) probeLoop(ctx context.Context) {
 }
 
 // probe asks the database whether it can take writes: on MySQL, whether
-// the node in use is not read only and, on Galera, ready and synced (the
-// connector moves on to the next node if not); on SQLite, whether the file
-// answers.
+// the node in use is not read only, on Galera ready, synced and in the
+// primary component, on Group Replication the primary of a majority
+// (writable; the connector moves on to the next node if not); on SQLite,
+// whether the file answers.
 func (s *Store) probe(ctx context.Context) error {
 	if s.dialect == SQLite {
 		var one int
@@ -99,7 +100,7 @@ func (s *Store) probe(ctx context.Context) error {
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)
 		}
-		if err := writable(ctx, c.conn); err != nil {
+		if _, err := writable(ctx, c.conn); err != nil {
 			c.nodes.leave(c.idx)
 			return err
 		}

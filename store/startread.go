@@ -104,7 +104,9 @@ func (s *Store) readStart(ctx context.Context, q driver.QueryerContext, full boo
 		return n, err
 	}
 	n.Started = now - uptime
-	n.Run = readRun(ctx, q)
+	if n.Run, err = readRun(ctx, q); err != nil {
+		return n, err
+	}
 	if full {
 		d := judgeNode(ctx, q)
 		if d.Err != nil {
@@ -118,11 +120,19 @@ func (s *Store) readStart(ctx context.Context, q driver.QueryerContext, full boo
 // readRun reads the identity of the node's current run from leaf_db_run,
 // a MEMORY table that every start of the server empties; the first reader
 // of a run writes a random one (INSERT IGNORE: of two instances racing,
-// one writes, and both read what it wrote). It is "" where the table
-// cannot be used: a database not migrated yet, or a server that refuses
-// the write (read-only, or Group Replication, which takes no MEMORY
-// table's rows); the start time then stands for the run.
-func readRun(ctx context.Context, q driver.QueryerContext) string {
+// one writes, and both read what it wrote). The row is the node's own and
+// is written outside the binary log where the session may be (a replica
+// that is promoted has no run of its source's), and must be on a member of
+// a MySQL Group Replication group, which refuses, and logs as an ERROR,
+// any logged write to a table that is not InnoDB. The run is "" where the
+// table cannot be used: a database not migrated yet, a server that refuses
+// the write (read only, a secondary of a group), or a group member whose
+// session may not leave the binary log (SESSION_VARIABLES_ADMIN); the
+// start time then stands for the run.
+//
+// An error is returned only when the session could not be put back to
+// writing the binary log: the connection must then not be used.
+func readRun(ctx context.Context, q driver.QueryerContext) (run string, rerr error) {
 	read := func() string {
 		run := ""
 		if err := queryRows(ctx, q, `SELECT run FROM leaf_db_run WHERE id = 1`, func(v []driver.Value) { run = text(v[0]) }); err != nil {
@@ -131,20 +141,37 @@ func readRun(ctx context.Context, q driver.QueryerContext) string {
 		return run
 	}
 	if run := read(); run != "" {
-		return run
+		return run, nil
 	}
 	c, ok := q.(driver.Conn)
 	if !ok {
-		return ""
+		return "", nil
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return ""
+		return "", nil
 	}
-	if _, err := (rawConn{c}).exec(ctx, `INSERT IGNORE INTO leaf_db_run (id, run) VALUES (1, ?)`, hex.EncodeToString(b[:])); err != nil {
-		return ""
+	group := false
+	if err := queryRows(ctx, q, `SHOW GLOBAL VARIABLES LIKE 'group_replication_group_name'`,
+		func(v []driver.Value) { group = text(v[1]) != "" }); err != nil {
+		return "", nil
 	}
-	return read()
+	conn := rawConn{c}
+	if _, err := conn.exec(ctx, `SET SESSION sql_log_bin = 0`); err != nil {
+		if group {
+			return "", nil
+		}
+	} else {
+		defer func() {
+			if _, err := conn.exec(ctx, `SET SESSION sql_log_bin = 1`); err != nil {
+				run, rerr = "", fmt.Errorf("write the binary log again after the run's row: %w", err)
+			}
+		}()
+	}
+	if _, err := conn.exec(ctx, `INSERT IGNORE INTO leaf_db_run (id, run) VALUES (1, ?)`, hex.EncodeToString(b[:])); err != nil {
+		return "", nil
+	}
+	return read(), nil
 }
 
 // readSQLiteStart reads a SQLite file's "start": the boot of the machine,
