@@ -81,6 +81,40 @@ func TestPrefetchStartsAfterTenPercent(t *testing.T) {
 	}
 }
 
+// TestStepRidesThrough: the segment loaded next holds RideThrough of ids
+// at the rate the current one is used, so that a database without a
+// writable node for that long (an election) is not waited on; a rate read
+// over less than 10 ms is read over 10 ms.
+func TestStepRidesThrough(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ride     time.Duration
+		over     time.Duration // the time the first 11 ids take
+		from, to int64         // of the segment loaded next
+	}{
+		{"ten ids a second", 0, 1100 * time.Millisecond, 101, 101 + 300},          // 30 s of 10 ids/s
+		{"a hundred ids a second", 0, 110 * time.Millisecond, 101, 101 + 3_000},   // 30 s of 100 ids/s
+		{"a minute asked", time.Minute, 110 * time.Millisecond, 101, 101 + 6_000}, // 60 s of 100 ids/s
+		{"a burst", 0, 0, 101, 101 + 33_000},                                      // 11 ids in 10 ms
+		{"none", -1, 110 * time.Millisecond, 101, 301},                            // the doubling alone
+		{"slower than the doubling", 0, 110 * time.Second, 101, 301},              // 30 s hold 3 ids
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 100})
+			a := segment.New(st, segment.Options{Now: c.Now, RefreshInterval: -1, RideThrough: tc.ride})
+			t.Cleanup(func() { _ = a.Close() })
+			take(t, a, "t", 1, 10)
+			c.Add(tc.over)
+			take(t, a, "t", 11, 1) // past 10%: the next load
+			testkit.WaitFor(t, 0, "the prefetch", func() bool { return state(t, a, "t").Segments[1] != nil })
+			if next := state(t, a, "t").Segments[1]; next.Start != tc.from || next.End != tc.to {
+				t.Fatalf("prefetched segment = [%d, %d), want [%d, %d)", next.Start, next.End, tc.from, tc.to)
+			}
+		})
+	}
+}
+
 func TestSwitchNeitherLosesNorRepeats(t *testing.T) {
 	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
 	a := newAllocator(t, st, newClock())
@@ -458,7 +492,7 @@ func TestNextN(t *testing.T) {
 func TestCloseStopsEveryGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	st := segmenttest.New(segment.Tag{Name: "t", MaxID: 1, Step: 10})
-	a := segment.New(st, segment.Options{RefreshInterval: time.Millisecond})
+	a := segment.New(st, segment.Options{RefreshInterval: time.Millisecond, RideThrough: -1})
 	take(t, a, "t", 1, 10) // segment [1, 11) spent; [11, 31) prefetched
 	testkit.WaitFor(t, 0, "the prefetch", func() bool { return !state(t, a, "t").Loading })
 	block := make(chan struct{})

@@ -196,7 +196,8 @@ func (b *buffer) startLoadLocked(a *Allocator) {
 	if m.failures == 0 { // an outage is not a slow segment: keep the step
 		now := a.since(a.opts.Now())
 		step = nextStep(b.step, b.minStep, time.Duration(now-m.lastLoad))
-		step = max(step, rampStep(b.cur.Load().taken(), time.Duration(now-m.curAt), b.lastTook))
+		issued, over := b.cur.Load().taken(), time.Duration(now-m.curAt)
+		step = max(step, holdStep(issued, over, max(rampLoads*b.lastTook, a.opts.RideThrough)))
 	}
 	ch := make(chan struct{})
 	if !a.spawn(func() { b.load(a, step, ch) }) {

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // slowClock advances an hour at every reading, so that every segment seems
 // to have lasted long and the step stays near the row's: many loads. (A
-// load seems to take an hour too, so the ramp-up's floor, rampStep, lifts
+// load seems to take an hour too, so the ramp-up's floor, holdStep, lifts
 // some steps a little above the row's.)
 func slowClock() func() time.Time {
 	var hours atomic.Int64

@@ -31,7 +31,7 @@ func (r *regressions) list() []segment.Regression {
 
 func newFencedAllocator(tb testing.TB, st segment.Store, jump int64, seen *regressions) *segment.Allocator {
 	tb.Helper()
-	a := segment.New(st, segment.Options{Now: newClock().Now, RefreshInterval: -1, FailoverJump: jump, OnRegression: seen.add})
+	a := segment.New(st, segment.Options{Now: newClock().Now, RefreshInterval: -1, RideThrough: -1, FailoverJump: jump, OnRegression: seen.add})
 	tb.Cleanup(func() { _ = a.Close() })
 	return a
 }

@@ -152,7 +152,7 @@ func TestFirstLoadBatchIsFenced(t *testing.T) {
 // a mark is loaded on its own, above it; the others still in batches.
 func TestFirstLoadsAboveReceived(t *testing.T) {
 	st := segmenttest.New(segment.Tag{Name: "a", MaxID: 1, Step: 10}, segment.Tag{Name: "b", MaxID: 1, Step: 10})
-	a := segment.New(st.Batched(), segment.Options{Now: newClock().Now, RefreshInterval: -1, AboveReceived: true})
+	a := segment.New(st.Batched(), segment.Options{Now: newClock().Now, RefreshInterval: -1, RideThrough: -1, AboveReceived: true})
 	t.Cleanup(func() { _ = a.Close() })
 	take(t, a, "a", 1, 1)
 	st.Delete("a")

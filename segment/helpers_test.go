@@ -20,7 +20,9 @@ var errDown = errors.New("database is down")
 // newAllocator returns an allocator with a manual clock, closed at cleanup.
 func newAllocator(tb testing.TB, st segment.Store, c *clock) *segment.Allocator {
 	tb.Helper()
-	a := segment.New(st, segment.Options{Now: c.Now, RefreshInterval: -1})
+	// The clock stands still unless a test moves it: no rate to ride
+	// through by, and the steps are the doubling's alone.
+	a := segment.New(st, segment.Options{Now: c.Now, RefreshInterval: -1, RideThrough: -1})
 	tb.Cleanup(func() { _ = a.Close() })
 	return a
 }

@@ -13,6 +13,13 @@ const (
 	// ids, what ten instances taking 100,000 ids a second each take in
 	// sixteen minutes of replication lag. It costs nothing but numbers.
 	DefaultFailoverJump = 1_000_000_000
+	// DefaultRideThrough is how long a tag's next segment holds at least,
+	// at the rate its current one is used: longer than a database without
+	// a writable node takes to have one again (a Group Replication
+	// election, 10 to 21 s after a primary's death; a Galera node's
+	// eviction, about 6 s), so that ids are served from memory meanwhile,
+	// not only once the step has grown to last 15 minutes.
+	DefaultRideThrough = 30 * time.Second
 )
 
 // Options configures an Allocator. Zero fields take the defaults above.
@@ -38,6 +45,11 @@ type Options struct {
 	// range comes from; the stores themselves find rows gone back in time,
 	// so the tag refresh does not look for them.
 	AboveReceived bool
+	// RideThrough is how long the next segment holds at least, at the
+	// rate the current one is used, at most MaxStep; 0 means
+	// DefaultRideThrough, negative none (the step then grows by doubling
+	// alone).
+	RideThrough time.Duration
 	// OnLoad, when set, is called after every load from the store.
 	OnLoad func(tag string, took time.Duration, err error)
 	// OnRegression, when set, is called each time a tag's row is found
@@ -63,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FailoverJump <= 0 {
 		o.FailoverJump = DefaultFailoverJump
+	}
+	if o.RideThrough == 0 {
+		o.RideThrough = DefaultRideThrough
 	}
 	return o
 }

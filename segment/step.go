@@ -13,25 +13,28 @@ const (
 	// prefetchPercent of a segment used starts the load of the next one.
 	prefetchPercent = 10
 	// rampLoads is how many loads' time the next segment holds at least,
-	// at the rate the current one is used (rampStep).
+	// at the rate the current one is used (holdStep).
 	rampLoads = 4
 	// rampWindow is the shortest time a rate is read over, so that a
 	// burst of a few requests is not taken for a rate.
 	rampWindow = 10 * time.Millisecond
 )
 
-// rampStep is the step that holds what issued ids in over (the current
-// segment's use so far) make in rampLoads times took (the last load's
-// time), at most MaxStep: the floor under nextStep while a tag ramps up,
-// so that a database a round trip away is waited on for a few loads, not
-// for every doubling. Near the database it is below any step and changes
-// nothing; 0 when nothing tells.
-func rampStep(issued uint64, over, took time.Duration) int64 {
-	if issued == 0 || took <= 0 {
+// holdStep is the step that holds what issued ids in over (the current
+// segment's use so far) make in hold, at most MaxStep; 0 when nothing
+// tells. The next segment holds at least the longer of:
+//   - rampLoads times the last load's time: the floor under nextStep while
+//     a tag ramps up, so that a database a round trip away is waited on
+//     for a few loads, not for every doubling (near the database it is
+//     below any step and changes nothing);
+//   - Options.RideThrough: the time a database may go without a writable
+//     node, served from memory.
+func holdStep(issued uint64, over, hold time.Duration) int64 {
+	if issued == 0 || hold <= 0 {
 		return 0
 	}
 	over = max(over, rampWindow)
-	return int64(min(math.Round(float64(issued)*float64(took)*rampLoads/float64(over)), MaxStep))
+	return int64(min(math.Round(float64(issued)*float64(hold)/float64(over)), MaxStep))
 }
 
 // nextStep is the step of the next load, given the step of the last one,
