@@ -104,9 +104,7 @@ func (s *Store) readStart(ctx context.Context, q driver.QueryerContext, full boo
 		return n, err
 	}
 	n.Started = now - uptime
-	if n.Run, err = readRun(ctx, q); err != nil {
-		return n, err
-	}
+	n.Run = readRun(ctx, q)
 	if full {
 		d := judgeNode(ctx, q)
 		if d.Err != nil {
@@ -120,19 +118,24 @@ func (s *Store) readStart(ctx context.Context, q driver.QueryerContext, full boo
 // readRun reads the identity of the node's current run from leaf_db_run,
 // a MEMORY table that every start of the server empties; the first reader
 // of a run writes a random one (INSERT IGNORE: of two instances racing,
-// one writes, and both read what it wrote). The row is the node's own and
-// is written outside the binary log where the session may be (a replica
-// that is promoted has no run of its source's), and must be on a member of
-// a MySQL Group Replication group, which refuses, and logs as an ERROR,
-// any logged write to a table that is not InnoDB. The run is "" where the
-// table cannot be used: a database not migrated yet, a server that refuses
-// the write (read only, a secondary of a group), or a group member whose
-// session may not leave the binary log (SESSION_VARIABLES_ADMIN); the
-// start time then stands for the run.
+// one writes, and both read what it wrote). It is "" where the table
+// cannot be used: a database not migrated yet, or a server that refuses
+// the write (read only); the start time then stands for the run.
 //
-// An error is returned only when the session could not be put back to
-// writing the binary log: the connection must then not be used.
-func readRun(ctx context.Context, q driver.QueryerContext) (run string, rerr error) {
+// A member of a MySQL Group Replication group is never asked: the first
+// time a MEMORY table is opened after a restart, MySQL writes an implicit
+// TRUNCATE of it to the binary log under a transaction of the member's
+// own, which the group does not have, and the member can no longer join
+// it; and the group refuses a write to a table that is not InnoDB.
+func readRun(ctx context.Context, q driver.QueryerContext) string {
+	group := false
+	if err := queryRows(ctx, q, `SHOW GLOBAL VARIABLES LIKE 'group_replication_group_name'`,
+		func(v []driver.Value) { group = text(v[1]) != "" }); err != nil {
+		return ""
+	}
+	if group {
+		return ""
+	}
 	read := func() string {
 		run := ""
 		if err := queryRows(ctx, q, `SELECT run FROM leaf_db_run WHERE id = 1`, func(v []driver.Value) { run = text(v[0]) }); err != nil {
@@ -141,37 +144,20 @@ func readRun(ctx context.Context, q driver.QueryerContext) (run string, rerr err
 		return run
 	}
 	if run := read(); run != "" {
-		return run, nil
+		return run
 	}
 	c, ok := q.(driver.Conn)
 	if !ok {
-		return "", nil
+		return ""
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", nil
+		return ""
 	}
-	group := false
-	if err := queryRows(ctx, q, `SHOW GLOBAL VARIABLES LIKE 'group_replication_group_name'`,
-		func(v []driver.Value) { group = text(v[1]) != "" }); err != nil {
-		return "", nil
+	if _, err := (rawConn{c}).exec(ctx, `INSERT IGNORE INTO leaf_db_run (id, run) VALUES (1, ?)`, hex.EncodeToString(b[:])); err != nil {
+		return ""
 	}
-	conn := rawConn{c}
-	if _, err := conn.exec(ctx, `SET SESSION sql_log_bin = 0`); err != nil {
-		if group {
-			return "", nil
-		}
-	} else {
-		defer func() {
-			if _, err := conn.exec(ctx, `SET SESSION sql_log_bin = 1`); err != nil {
-				run, rerr = "", fmt.Errorf("write the binary log again after the run's row: %w", err)
-			}
-		}()
-	}
-	if _, err := conn.exec(ctx, `INSERT IGNORE INTO leaf_db_run (id, run) VALUES (1, ?)`, hex.EncodeToString(b[:])); err != nil {
-		return "", nil
-	}
-	return read(), nil
+	return read()
 }
 
 // readSQLiteStart reads a SQLite file's "start": the boot of the machine,
