@@ -291,7 +291,8 @@ func judgeNode(ctx context.Context, q driver.QueryerContext) NodeDurability {
 	var out NodeDurability
 	vars, status := map[string]string{}, map[string]string{}
 	if err := queryRows(ctx, q, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "+
-		"('innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'wsrep_on', 'wsrep_provider_options')",
+		"('innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'wsrep_on', 'wsrep_provider_options', "+
+		"'group_replication_group_name', 'group_replication_consistency', 'group_replication_force_members')",
 		func(v []driver.Value) { vars[strings.ToLower(text(v[0]))] = text(v[1]) }); err != nil {
 		out.Err = err
 		return out

@@ -48,6 +48,18 @@ func TestJudgeMySQL(t *testing.T) {
 		{name: "both lazy", vars: map[string]string{"innodb_flush_log_at_trx_commit": "2", "log_bin": "ON", "sync_binlog": "0"},
 			why:   []string{"innodb_flush_log_at_trx_commit=2", "sync_binlog=0"},
 			fixes: "innodb_flush_log_at_trx_commit=1; sync_binlog=1"},
+		{name: "Group Replication member", vars: map[string]string{"innodb_flush_log_at_trx_commit": "1", "log_bin": "ON", "sync_binlog": "1",
+			"group_replication_group_name": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "group_replication_consistency": "BEFORE_ON_PRIMARY_FAILOVER"},
+			durable: true, why: []string{"Group Replication member, group_replication_consistency=BEFORE_ON_PRIMARY_FAILOVER",
+				"innodb_flush_log_at_trx_commit=1, sync_binlog=1", "on this node's disk before it acknowledges it"}},
+		{name: "Group Replication member flushing lazily", vars: map[string]string{"innodb_flush_log_at_trx_commit": "2", "log_bin": "ON", "sync_binlog": "1",
+			"group_replication_group_name": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "group_replication_consistency": "EVENTUAL"},
+			why:   []string{"group_replication_consistency=EVENTUAL", "not a crash or power loss of every node at once"},
+			fixes: "innodb_flush_log_at_trx_commit=1"},
+		{name: "Group Replication minority forced", vars: map[string]string{"innodb_flush_log_at_trx_commit": "1", "log_bin": "ON", "sync_binlog": "1",
+			"group_replication_group_name": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "group_replication_force_members": "127.0.0.1:33061"},
+			why:   []string{"group_replication_force_members=127.0.0.1:33061", "without a majority"},
+			fixes: "group_replication_force_members=''"},
 	}
 	for _, c := range []struct {
 		name, size, flush, opts string

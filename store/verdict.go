@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,8 +11,9 @@ import (
 // node (names in lower case).
 func judgeMySQL(vars, status map[string]string) (durable bool, why string, fixes []Fix) {
 	galera := strings.EqualFold(vars["wsrep_on"], "ON")
+	group := vars["group_replication_group_name"] != ""
 	size, _ := strconv.Atoi(status["wsrep_cluster_size"])
-	cluster := galera && size > 1
+	cluster := galera && size > 1 || group
 	var v verdict
 	v.judgeFlush(vars["innodb_flush_log_at_trx_commit"], cluster)
 	if galera {
@@ -19,9 +21,14 @@ func judgeMySQL(vars, status map[string]string) (durable bool, why string, fixes
 	} else if on(vars["log_bin"]) {
 		v.judgeBinlog(vars["sync_binlog"])
 	}
+	if group {
+		v.judgeGroup(vars["group_replication_force_members"])
+	}
 
 	var kind string
 	switch {
+	case group:
+		kind = "Group Replication member, group_replication_consistency=" + cmp.Or(vars["group_replication_consistency"], "(not reported)")
 	case cluster:
 		kind = fmt.Sprintf("Galera node, a cluster of %d", size)
 	case galera:
@@ -82,6 +89,16 @@ func (v *verdict) judgeGalera(opts map[string]string) {
 	if on(opts["pc.ignore_quorum"]) {
 		v.add(Fix{Setting: "pc.ignore_quorum", Value: opts["pc.ignore_quorum"], Want: "false"},
 			"a part of the cluster without a majority takes writes, which are lost when it joins the rest")
+	}
+}
+
+// judgeGroup judges a Group Replication member's settings:
+// group_replication_force_members, set, made a minority of the group take
+// writes on its own.
+func (v *verdict) judgeGroup(force string) {
+	if force != "" {
+		v.add(Fix{Setting: "group_replication_force_members", Value: force, Want: "''"},
+			"a part of the group was forced to take writes without a majority, and the rest's may be lost when they meet; clear it once the group is whole")
 	}
 }
 
