@@ -39,6 +39,10 @@ type Config struct {
 	// FailoverJump is how far past the highest max_id it received an
 	// instance moves a row found gone back in time.
 	FailoverJump int64
+	// RideThrough is how long a tag's next range lasts at least at the
+	// rate its current one is used; 0 means segment.DefaultRideThrough,
+	// negative none.
+	RideThrough time.Duration
 	// MetricsTags always have series of their own once used.
 	MetricsTags []string
 	// OpaqueKeys are the fleet's keys of opaque tags, the first for new

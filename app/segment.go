@@ -42,6 +42,7 @@ func (a *Server) newAllocator(times *metrics.LoadTimes) *segment.Allocator {
 		LoadTimeout:     2*a.ready.All()[0].Store.Timeout() + time.Second,
 		RefreshInterval: a.cfg.RefreshTags,
 		FailoverJump:    a.cfg.FailoverJump,
+		RideThrough:     a.cfg.RideThrough,
 		OnLoad: func(tag string, took time.Duration, err error) {
 			times.Observe(tag, took, err)
 			a.logLoad(loads, tag, err)

@@ -36,6 +36,7 @@ type serveConfig struct {
 	holder       string
 	refreshTags  time.Duration
 	failoverJump int64
+	rideThrough  time.Duration
 	metricsTags  tagsFlag
 	opaqueKeys   opaqueKeysFlag
 	periodGrace  periodGraceFlag
@@ -76,6 +77,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
 	c.refreshTags = segment.DefaultRefreshInterval
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
+	c.rideThrough = segment.DefaultRideThrough
+	fs.Var((*rideThroughFlag)(&c.rideThrough), "ride-through", "how long a tag's next range lasts at least at the rate its current one is used, so that ids are served from memory while the database elects a writable node; 0 leaves the ranges to the 15-minute rule alone")
 	c.failoverJump = segment.DefaultFailoverJump
 	fs.Var((*failoverJumpFlag)(&c.failoverJump), "failover-jump", "how far past the highest max_id it received an instance moves a row found gone back in time (`ids`)")
 	fs.BoolVar(&c.requireDurable, "require-durable", false, "take no range, sequence raise or worker lease from a store whose settings say it can forget a commit it acknowledged, "+
@@ -177,6 +180,24 @@ func (d *tagRefreshFlag) Set(s string) error {
 		return valueError{v.String(), fmt.Errorf("want a positive duration such as %v", segment.DefaultRefreshInterval)}
 	}
 	*d = tagRefreshFlag(v)
+	return nil
+}
+
+// rideThroughFlag is --ride-through: a duration, 0 for none.
+type rideThroughFlag time.Duration
+
+func (d rideThroughFlag) String() string { return time.Duration(d).String() }
+func (d rideThroughFlag) Get() any       { return time.Duration(d) }
+
+func (d *rideThroughFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return valueError{v.String(), fmt.Errorf("want 0 or a positive duration such as %v", segment.DefaultRideThrough)}
+	}
+	*d = rideThroughFlag(v)
 	return nil
 }
 

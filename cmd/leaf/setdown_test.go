@@ -66,7 +66,9 @@ func TestServeStoreDownAtStart(t *testing.T) {
 			down := a
 			down.dsn = cfg.FormatDSN()
 
-			inst := startApp(t, storesEnv(down, b, c), "--snowflake=false", fmt.Sprintf("--migrate=%v", migrate))
+			// Ranges by the row's step and its doubling alone: the next
+			// range is soon due, and comes from store a once it answers.
+			inst := startApp(t, storesEnv(down, b, c), "--snowflake=false", fmt.Sprintf("--migrate=%v", migrate), "--ride-through", "0")
 			code, ready := inst.readyz(t)
 			if r := ready.check("store:a"); code != http.StatusOK || ready.Status != "degraded" || r.Status != "degraded" ||
 				!strings.Contains(r.Reason, "has not answered since") {
@@ -121,14 +123,15 @@ func TestServeStoreDownAtStart(t *testing.T) {
 
 			// The instance prefers a: once it answers, ranges come from it,
 			// in its class.
-			before, err := a.open(t).Tag(context.Background(), "orders")
+			sa := a.open(t)
+			before, err := sa.Tag(context.Background(), "orders")
 			if err != nil {
 				t.Fatal(err)
 			}
 			testkit.WaitFor(t, 0, "a range from store a", func() bool {
 				ids, err := fetchIDs(inst.base, "orders", 100)
 				all.add(inst.base, ids, err)
-				row, err := a.open(t).Tag(context.Background(), "orders")
+				row, err := sa.Tag(context.Background(), "orders")
 				return err == nil && row.MaxID > before.MaxID
 			})
 			all.check(t)
