@@ -202,11 +202,40 @@ func (g *Group) WaitOnline(ctx context.Context, i int) error {
 	}
 }
 
+// askTimeout bounds one member's answer to Primary: a member that does
+// not answer (paused, say) leaves time to ask the others.
+const askTimeout = 2 * time.Second
+
+// WaitInGroup waits until the primary of a majority sees member i ONLINE:
+// back in the group, not merely in a view of its own that it has not yet
+// learned is stale (a member paused past its expulsion wakes up to one).
+func (g *Group) WaitInGroup(ctx context.Context, i int) error {
+	for {
+		if p := g.Primary(ctx); p >= 0 {
+			actx, cancel := context.WithTimeout(ctx, askTimeout)
+			v, err := g.View(actx, p)
+			cancel()
+			for _, m := range v {
+				if err == nil && m.Port == g.members[i].port && m.State == Online {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mysqltest: %s not ONLINE in the view of a primary of a majority: %w", g.members[i].name, ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
 // Primary is the member that is the ONLINE PRIMARY of a view in which a
 // majority is ONLINE, as that member sees it; -1 when there is none now.
 func (g *Group) Primary(ctx context.Context) int {
 	for i := range g.members {
-		v, err := g.View(ctx, i)
+		actx, cancel := context.WithTimeout(ctx, askTimeout)
+		v, err := g.View(actx, i)
+		cancel()
 		if err != nil {
 			continue
 		}
@@ -251,6 +280,64 @@ func (g *Group) Executed(ctx context.Context, i int) (string, error) {
 	var s string
 	err = db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&s)
 	return strings.ReplaceAll(s, "\n", ""), err
+}
+
+// Holds is member i's executed transactions with those it received and
+// has not applied yet (the group's applier channel): what it holds of
+// the group's history, which a group restarted whole is bootstrapped
+// anew from the member that holds the most of.
+func (g *Group) Holds(ctx context.Context, i int) (string, error) {
+	db, err := g.members[i].Open()
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var executed, received string
+	err = db.QueryRowContext(ctx, `SELECT @@GLOBAL.gtid_executed, COALESCE((SELECT RECEIVED_TRANSACTION_SET
+FROM performance_schema.replication_connection_status WHERE CHANNEL_NAME = 'group_replication_applier'), '')`).Scan(&executed, &received)
+	if err != nil {
+		return "", err
+	}
+	// A GTID set's text joins sets with commas: the union.
+	var sets []string
+	for _, s := range []string{executed, received} {
+		if s = strings.ReplaceAll(s, "\n", ""); s != "" {
+			sets = append(sets, s)
+		}
+	}
+	return strings.Join(sets, ","), nil
+}
+
+// MostAdvanced is the member whose history (Holds) holds every other's,
+// the one to bootstrap a group restarted whole on.
+func (g *Group) MostAdvanced(ctx context.Context) (int, error) {
+	sets := make([]string, len(g.members))
+	for i := range sets {
+		s, err := g.Holds(ctx, i)
+		if err != nil {
+			return -1, err
+		}
+		sets[i] = s
+	}
+	db, err := g.members[0].Open()
+	if err != nil {
+		return -1, err
+	}
+	defer db.Close()
+	for i := range sets {
+		all := true
+		for j := range sets {
+			var sub int
+			if err := db.QueryRowContext(ctx, "SELECT GTID_SUBSET(?, ?)", sets[j], sets[i]).Scan(&sub); err != nil {
+				return -1, err
+			}
+			all = all && sub == 1
+		}
+		if all {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("mysqltest: no member holds every other's transactions: %q", sets)
 }
 
 // stopAll shuts every running member down at once.

@@ -45,3 +45,64 @@ func TestGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGroupRestart: a group whose every member was killed under writes
+// starts again outside the group; bootstrapped anew on the member that
+// holds the most, the others join it.
+func TestGroupRestart(t *testing.T) {
+	Require(t)
+	g := StartGroup(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := g.members[0].Exec(ctx, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := g.members[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for wctx.Err() == nil {
+			if _, err := db.ExecContext(wctx, "INSERT INTO d.t VALUES (?)", n); err == nil {
+				n++
+			}
+		}
+		done <- n
+	}()
+	time.Sleep(2 * time.Second)
+	for i := range g.members {
+		if err := g.Kill(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	t.Logf("%d rows written before the kill", <-done)
+	for i := range g.members {
+		if err := g.StartOutside(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := g.MostAdvanced(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.members {
+		e, _ := g.Holds(ctx, i)
+		t.Logf("member%d holds %s", i, e)
+	}
+	if err := g.Bootstrap(first); err != nil {
+		t.Fatal(err)
+	}
+	for i := range g.members {
+		if i == first {
+			continue
+		}
+		if err := g.Join(i); err != nil {
+			t.Errorf("%v\n%s", err, g.members[i].LogTail())
+		}
+	}
+}
