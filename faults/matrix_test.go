@@ -16,6 +16,7 @@ import (
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/internal/mariadbtest"
+	"github.com/leafid/leaf/internal/mysqltest"
 )
 
 // TestMatrix runs every kind of id leaf serves at once, each asked for by
@@ -28,7 +29,10 @@ import (
 // tag, per-key sequences, snowflake. The shapes (matrixShapes): three
 // instances on one MariaDB server; on three independent servers (leaf
 // store init), each instance preferring another; on a 3-node Galera
-// cluster, one instance per node preferring it (LEAF_TEST_GALERA=1). The
+// cluster, one instance per node preferring it (LEAF_TEST_GALERA=1); on
+// one server of Oracle's MySQL; on a 3-member MySQL Group Replication
+// group, one instance per member preferring it, with faults of its own
+// (group_test.go). The
 // faults (matrixFaults), in turn, after a warm-up: the owner of the owned
 // kinds killed with SIGKILL and started again a second later; the owner
 // then stopped with SIGTERM and started again; the store of that owner
@@ -74,6 +78,9 @@ var matrixToday = map[string][]string{
 	"one_store": matrixAll,
 	"stores":    matrixAll,
 	"galera":    matrixAll,
+	"mysql":     matrixAll,
+	// Oracle's MySQL in Group Replication (group_test.go).
+	"group_replication": matrixAll,
 	// TestNetFaults' shapes.
 	"galera_netns": matrixAll,
 	"stores_netns": matrixAll,
@@ -94,6 +101,8 @@ var matrixShapes = []matrixShape{
 	{name: "one_store", require: mariadbtest.Require, deploy: deployOneStore},
 	{name: "stores", require: mariadbtest.Require, deploy: deployStores},
 	{name: "galera", require: mariadbtest.RequireGalera, deploy: deployGalera},
+	{name: "mysql", require: mysqltest.Require, deploy: deployMySQL},
+	{name: "group_replication", require: mysqltest.Require, deploy: deployGroup},
 }
 
 // deployment is a shape's stores, started.
@@ -122,6 +131,14 @@ type deployment struct {
 	// place, when set, places instance i before it first starts (in a
 	// network namespace of its own).
 	place func(i int, in *instance)
+	// outlasted are the kinds every instance serves whose lease an
+	// outage of this shape can outlast: held in an outage to the owned
+	// kinds' bound (answers again within a lease of the store's return)
+	// rather than to none failed. Snowflake's worker lease (30 s, renewed
+	// every 10 s, issuing stops 25 s after the last renewal began) rides
+	// through 15 s without the database, which a Group Replication
+	// election can exceed.
+	outlasted []string
 	// report, when set, checks and prints the shape's own figures once
 	// the load has stopped.
 	report func(m *matrixRun)
@@ -169,8 +186,28 @@ func initStoreSet(t *testing.T, stores ...*setStore) (floor, block int64) {
 	return floor, block
 }
 
+// deployMySQL: one server of Oracle's MySQL, killed with SIGKILL for the
+// outage.
+func deployMySQL(t *testing.T) *deployment {
+	s := mysqltest.StartServer(t)
+	mustExec(t, openDB(t, s.DSN("")), "CREATE DATABASE "+storesDB)
+	dsn := s.DSN(storesDB)
+	leafCommand(t, "migrate", "--mysql-dsn", dsn)
+	return &deployment{
+		flags:  func(int) []string { return []string{"--mysql-dsn", dsn} },
+		home:   openDB(t, dsn),
+		outage: serverOutage(s, "the_database"),
+	}
+}
+
+// server is a database server a test kills and starts again.
+type server interface {
+	Kill() error
+	Start() error
+}
+
 // serverOutage kills a server with SIGKILL and starts it again after down.
-func serverOutage(s *mariadbtest.Server, what string) func(*testing.T, clock, int, time.Duration) (string, time.Duration) {
+func serverOutage(s server, what string) func(*testing.T, clock, int, time.Duration) (string, time.Duration) {
 	return func(t *testing.T, clk clock, _ int, down time.Duration) (string, time.Duration) {
 		if err := s.Kill(); err != nil {
 			t.Fatal(err)
