@@ -153,16 +153,32 @@ fuzz-short:
 	FUZZTIME=30s FUZZ_TARGETS='./httpapi:FuzzHTTP ./grpcapi:FuzzConnect' GO='$(GO)' bash scripts/fuzz.sh
 
 # The fault suite (faults/): real leaf processes and MariaDB servers, killed,
-# cut off, failed over, and a 3-node Galera cluster, and the alert rules in a
+# cut off, failed over, and a 3-node Galera cluster, a MySQL 9.7 server and
+# a 3-member Group Replication group (mysql-root), and the alert rules in a
 # real Prometheus server, and network partitions between network namespaces;
 # figures in RELIABILITY.md. Needs root and Debian's mariadb-server, galera-4,
 # rsync, prometheus, iproute2 and nftables. faults-short is what CI
 # runs. LEAF_GALERA_RUNS=20 repeats the Galera scenario.
+# Oracle's MySQL (scripts/mysql-root.sh): a root holding Debian's MySQL
+# 9.7 from its unstable suite, for the fault suite's MySQL and Group
+# Replication scenarios and for test-mysql. Needs root and Debian's
+# mirror; built again only when its inputs change.
+.PHONY: mysql-root test-mysql
+mysql-root:
+	bash scripts/mysql-root.sh
+
+# The tests of MYSQL_PKGS (but the clients' conformance suite, which
+# exercises the clients, not the database) against a MySQL 9.7 server
+# started for them from that root: make test runs them on MariaDB 10.11.
+MYSQL97_PKGS ?= $(filter-out ./clients/conformance,$(MYSQL_PKGS))
+test-mysql: mysql-root
+	GO='$(GO)' bash scripts/mysql-tests.sh $(TESTFLAGS) $(MYSQL97_PKGS)
+
 .PHONY: faults faults-short
-faults:
+faults: mysql-root
 	LEAF_FAULTS=full LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 90m $(TESTFLAGS) ./faults/
 
-faults-short:
+faults-short: mysql-root
 	LEAF_FAULTS=short LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 20m $(TESTFLAGS) ./faults/
 
 lint:
