@@ -28,7 +28,6 @@ func (q *Sequencer) roundLocked(ctx context.Context) error {
 	if q.closed.Load() {
 		return ErrClosed
 	}
-	q.begun.Add(1)
 	served, err := q.learn(ctx)
 	if err != nil || served == 0 {
 		return err // with nothing to serve, no member to be

@@ -27,9 +27,8 @@ type Sequencer struct {
 	dropped      atomic.Int64 // sections released or lost since the start
 	closed       atomic.Bool
 
-	roundMu sync.Mutex    // one round at a time; protects plans
-	plans   []plan        // made by the last round, for leases' ends
-	begun   atomic.Uint64 // rounds begun since the start
+	roundMu sync.Mutex // one round at a time; protects plans
+	plans   []plan     // made by the last round, for leases' ends
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -193,19 +192,20 @@ func (q *Sequencer) known(ctx context.Context, spaceName string) (*space, error)
 // settleNew runs a round for a space or an ordered tag that no round has
 // settled yet (just created, here or by another instance), so that its
 // first request finds each section taken here or routed to its owner,
-// rather than answering "retry later" until the next round. Requests that come meanwhile share
-// one round: one that began after they came has seen the space. When
-// Options.Interval is negative the caller runs the rounds, and this does
-// nothing. A round that fails leaves the sections as they were: their
+// rather than answering "retry later" until the next round. Requests that
+// come meanwhile share one round: once it has settled the space they find
+// nothing left to do. A round that did not settle it (one that failed, or
+// learned the spaces before this one was created) is followed by another.
+// When Options.Interval is negative the caller runs the rounds, and this
+// does nothing. A round that fails leaves the sections as they were: their
 // requests answer unavailable until a round succeeds.
 func (q *Sequencer) settleNew(ctx context.Context, settled func() bool) {
 	if q.opts.Interval < 0 {
 		return
 	}
-	begun := q.begun.Load()
 	q.roundMu.Lock()
 	defer q.roundMu.Unlock()
-	if settled() || q.begun.Load() > begun || q.closed.Load() {
+	if settled() || q.closed.Load() {
 		return
 	}
 	// The round is bounded as the background ones are, and not cut short
