@@ -179,7 +179,7 @@ faults: mysql-root
 	LEAF_FAULTS=full LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 90m $(TESTFLAGS) ./faults/
 
 faults-short: mysql-root
-	LEAF_FAULTS=short LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 20m $(TESTFLAGS) ./faults/
+	LEAF_FAULTS=short LEAF_TEST_GALERA=$${LEAF_TEST_GALERA:-1} $(GO) test -count=1 -v -timeout 30m $(TESTFLAGS) ./faults/
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \
