@@ -209,10 +209,11 @@ func (gd *groupDeploy) primaryOutside(m *matrixRun, w *matrixWindow) {
 	gd.join(m, p, false)
 }
 
-// primaryPaused stops the primary with SIGSTOP for primaryPausedFor, as a
-// link cut from it would to the others: they expel it and elect another;
-// it wakes up to its old view, finds itself expelled and joins again by
-// itself (group_replication_autorejoin_tries) or is made to.
+// primaryPaused stops the primary with SIGSTOP, as a link cut from it
+// would to the others, until they have expelled it and elected another
+// (primaryPausedFor at least): it wakes up to its old view, in which it is
+// still the primary of all, learns that it was expelled, and joins again
+// by itself (group_replication_autorejoin_tries) or is made to.
 func (gd *groupDeploy) primaryPaused(m *matrixRun, w *matrixWindow) {
 	p := gd.primary(m)
 	w.victim, w.lost = fmt.Sprintf("member%d", p), allOwned(m)

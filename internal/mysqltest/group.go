@@ -206,12 +206,13 @@ func (g *Group) WaitOnline(ctx context.Context, i int) error {
 // not answer (paused, say) leaves time to ask the others.
 const askTimeout = 2 * time.Second
 
-// WaitInGroup waits until the primary of a majority sees member i ONLINE:
-// back in the group, not merely in a view of its own that it has not yet
-// learned is stale (a member paused past its expulsion wakes up to one).
+// WaitInGroup waits until the primary of a majority, another member than
+// i, sees member i ONLINE: back in the group, not merely in a view of its
+// own that it has not yet learned is stale (a member paused past its
+// expulsion wakes up to one, in which it may still be the primary).
 func (g *Group) WaitInGroup(ctx context.Context, i int) error {
 	for {
-		if p := g.Primary(ctx); p >= 0 {
+		if p := g.primary(ctx, i); p >= 0 {
 			actx, cancel := context.WithTimeout(ctx, askTimeout)
 			v, err := g.View(actx, p)
 			cancel()
@@ -231,8 +232,14 @@ func (g *Group) WaitInGroup(ctx context.Context, i int) error {
 
 // Primary is the member that is the ONLINE PRIMARY of a view in which a
 // majority is ONLINE, as that member sees it; -1 when there is none now.
-func (g *Group) Primary(ctx context.Context) int {
+func (g *Group) Primary(ctx context.Context) int { return g.primary(ctx, -1) }
+
+// primary is Primary, not asking member except.
+func (g *Group) primary(ctx context.Context, except int) int {
 	for i := range g.members {
+		if i == except {
+			continue
+		}
 		actx, cancel := context.WithTimeout(ctx, askTimeout)
 		v, err := g.View(actx, i)
 		cancel()
