@@ -31,11 +31,15 @@ IMAGE ?= leaf:$(VERSION)
 # pulled there, is then off.
 ifeq ($(IMAGES),local)
 MYSQL_IMAGE   ?= leaf-local/mariadb:10.11
+MYSQL_IMAGES  ?= leaf-local/mariadb:10.11 leaf-local/mysql:9.7
 GO_IMAGE      ?= leaf-local/golang:1.26
 RUNTIME_IMAGE ?= leaf-local/static:nonroot
 export TESTCONTAINERS_RYUK_DISABLED ?= true
 endif
 MYSQL_IMAGE   ?= mysql:8.4
+# The servers the tests of MYSQL_PKGS run on in make containers, one
+# container of each in turn.
+MYSQL_IMAGES  ?= mysql:8.4 mysql:9.7
 GO_IMAGE      ?= golang:1.26-bookworm
 RUNTIME_IMAGE ?= gcr.io/distroless/static-debian12:nonroot
 
@@ -172,7 +176,11 @@ mysql-root:
 # started for them from that root: make test runs them on MariaDB 10.11.
 MYSQL97_PKGS ?= $(filter-out ./clients/conformance,$(MYSQL_PKGS))
 test-mysql: mysql-root
-	GO='$(GO)' bash scripts/mysql-tests.sh $(TESTFLAGS) $(MYSQL97_PKGS)
+	GO='$(GO)' bash scripts/mysql-tests.sh -skip '$(OWN_SERVERS)' $(TESTFLAGS) $(MYSQL97_PKGS)
+
+# Tests that start servers of their own whatever LEAF_TEST_MYSQL_DSN says:
+# make test runs them; the runs of MYSQL_PKGS on other servers skip them.
+OWN_SERVERS ?= ^TestGroupReplication$$
 
 .PHONY: faults faults-short
 faults: mysql-root
@@ -244,15 +252,19 @@ images:
 	bash scripts/images.sh
 
 # What runs in containers (docs/containers.md): the tests of MYSQL_PKGS
-# against a container of MYSQL_IMAGE started by testcontainers-go (not a
-# local server: LEAF_TEST_MYSQL_DSN is dropped), then containers/: the
-# image built and run, the compose stacks brought up, restarted and a
-# Galera node killed under load. CI runs make containers IMAGES=local.
+# against a container of each of MYSQL_IMAGES in turn, started by
+# testcontainers-go (not a local server: LEAF_TEST_MYSQL_DSN is dropped),
+# then containers/: the image built and run, the compose stacks brought
+# up, restarted and a Galera node killed under load, on MYSQL_IMAGE. CI
+# runs make containers IMAGES=local.
 containers: $(if $(filter local,$(IMAGES)),images)
-	env -u LEAF_TEST_MYSQL_DSN LEAF_TEST_MYSQL_IMAGE='$(MYSQL_IMAGE)' $(GO) test -count=1 $(TESTFLAGS) $(MYSQL_PKGS); \
-	status=$$?; \
-	left="$$(docker ps -aq --filter label=org.leafid.test=storetest)"; \
-	if [ -n "$$left" ]; then docker rm -f -v $$left >/dev/null; fi; \
+	status=0; \
+	for image in $(MYSQL_IMAGES); do \
+		echo "==> the MySQL tests on $$image"; \
+		env -u LEAF_TEST_MYSQL_DSN LEAF_TEST_MYSQL_IMAGE="$$image" $(GO) test -count=1 -skip '$(OWN_SERVERS)' $(TESTFLAGS) $(MYSQL_PKGS) || status=1; \
+		left="$$(docker ps -aq --filter label=org.leafid.test=storetest)"; \
+		if [ -n "$$left" ]; then docker rm -f -v $$left >/dev/null; fi; \
+	done; \
 	exit $$status
 	LEAF_TEST_CONTAINERS=1 LEAF_TEST_IMAGES='$(IMAGES)' LEAF_TEST_MYSQL_IMAGE='$(MYSQL_IMAGE)' \
 	LEAF_TEST_GO_IMAGE='$(GO_IMAGE)' LEAF_TEST_RUNTIME_IMAGE='$(RUNTIME_IMAGE)' \

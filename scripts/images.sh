@@ -8,6 +8,11 @@
 #   leaf-local/mariadb:10.11     MariaDB and Galera, with the official
 #                                images' variables and a health check
 #                                (deploy/images/mariadb), for mysql:8.4
+#   leaf-local/mysql:9.7         Oracle's MySQL 9.7 from Debian's unstable
+#                                suite (the root scripts/mysql-root.sh
+#                                makes), with the official image's
+#                                variables and a health check
+#                                (deploy/images/mysql), for mysql:9.7
 #   leaf-local/golang:1.26       this machine's Go toolchain and trusted
 #                                CAs on Debian (deploy/images/golang), for
 #                                golang:1.26-bookworm
@@ -32,6 +37,9 @@ GOROOT_DIR=${GOROOT_DIR:-$(go env GOROOT)}
 
 DEBIAN_IMAGE=leaf-local/debian:$SUITE
 MARIADB_IMAGE=leaf-local/mariadb:10.11
+MYSQL_ROOT_IMAGE=leaf-local/mysql-root:9.7
+MYSQL_IMAGE=leaf-local/mysql:9.7
+MYSQL_ROOT=${LEAF_MYSQL_ROOT:-/var/cache/leaf-images/mysql-9.7}
 GOLANG_IMAGE=leaf-local/golang:1.26
 STATIC_IMAGE=leaf-local/static:nonroot
 LABEL=org.leafid.inputs
@@ -82,6 +90,28 @@ else
 	log "$MARIADB_IMAGE: Debian's mariadb-server and galera-4"
 	$DOCKER build -q --force-rm --network=host --build-arg BASE="$DEBIAN_IMAGE" \
 		--label "$LABEL=$mariadb_key" -t "$MARIADB_IMAGE" deploy/images/mariadb >/dev/null
+fi
+
+# --- MySQL --------------------------------------------------------------
+bash scripts/mysql-root.sh
+mysql_root_key=$(digest "$MYSQL_ROOT/.inputs" </dev/null)
+if current "$MYSQL_ROOT_IMAGE" "$mysql_root_key"; then
+	log "$MYSQL_ROOT_IMAGE is current"
+else
+	log "$MYSQL_ROOT_IMAGE: the root of $MYSQL_ROOT"
+	# Not the directories the tests make in the root's /srv.
+	tar -C "$MYSQL_ROOT" --exclude='./srv/*' -c . | $DOCKER import \
+		--change "LABEL $LABEL=$mysql_root_key" \
+		--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+		--change 'CMD ["bash"]' - "$MYSQL_ROOT_IMAGE" >/dev/null
+fi
+mysql_key=$(echo "$mysql_root_key" | digest deploy/images/mysql/*)
+if current "$MYSQL_IMAGE" "$mysql_key"; then
+	log "$MYSQL_IMAGE is current"
+else
+	log "$MYSQL_IMAGE: the entry point and health check on $MYSQL_ROOT_IMAGE"
+	$DOCKER build -q --force-rm --build-arg BASE="$MYSQL_ROOT_IMAGE" \
+		--label "$LABEL=$mysql_key" -t "$MYSQL_IMAGE" deploy/images/mysql >/dev/null
 fi
 
 # --- Go -----------------------------------------------------------------
@@ -136,4 +166,4 @@ else
 	trap - EXIT
 fi
 
-log "done in $((SECONDS - started)) s: $DEBIAN_IMAGE $MARIADB_IMAGE $GOLANG_IMAGE $STATIC_IMAGE"
+log "done in $((SECONDS - started)) s: $DEBIAN_IMAGE $MARIADB_IMAGE $MYSQL_IMAGE $GOLANG_IMAGE $STATIC_IMAGE"
