@@ -66,7 +66,14 @@
 //     next instance as a load balancer would, on each shape of
 //     deployment: three instances on one MariaDB server, on three
 //     independent servers (leaf store init), on a 3-node Galera cluster
-//     (LEAF_TEST_GALERA=1). On each, in turn: the owner killed with
+//     (LEAF_TEST_GALERA=1), on one server of Oracle's MySQL 9.7, and on a
+//     3-member MySQL Group Replication group (internal/mysqltest, from the
+//     root make mysql-root builds), whose faults are its own: the primary
+//     killed and started again outside the group, writable, before it
+//     joins again; the primary paused past its expulsion; every member
+//     killed, started outside the group and the group bootstrapped anew
+//     (group_test.go: nothing may be written to a member outside its
+//     group, every member must join again). On the others, in turn: the owner killed with
 //     SIGKILL and started again, stopped with SIGTERM and started again,
 //     its store killed and started again (on Galera its node lost and
 //     rejoined), paused with SIGSTOP past two leases and continued, and
