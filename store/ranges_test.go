@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/store/storetest"
 )
 
@@ -234,7 +235,16 @@ func TestAllocateConcurrent(t *testing.T) {
 }
 
 func BenchmarkAllocate(b *testing.B) {
-	s := storetest.SQLiteStore(b)
+	benchmarkAllocate(b, storetest.SQLiteStore(b))
+}
+
+// BenchmarkAllocateMySQL is one range taken from the MySQL server of
+// LEAF_TEST_MYSQL_DSN (BENCHMARKS.md: MySQL 9.7 beside MariaDB 10.11).
+func BenchmarkAllocateMySQL(b *testing.B) {
+	benchmarkAllocate(b, storetest.Open(b, store.MySQL, storetest.MySQL(b)))
+}
+
+func benchmarkAllocate(b *testing.B, s *store.Store) {
 	createTag(b, s, "bench", 1, 1000)
 	ctx := context.Background()
 	b.ReportAllocs()
