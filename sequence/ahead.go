@@ -123,8 +123,9 @@ func (a *ahead) timed(d time.Duration) {
 
 // load runs raise in the background, with s.mu not held and bounded by
 // the lease, and then end with s.mu held, unless the section was
-// forgotten meanwhile. Called with s.mu held and no load running.
-func (s *section) load(q *Sequencer, ahead bool, raise func(context.Context) error, end func(error)) {
+// forgotten meanwhile; then, if the raise succeeded, late, with s.mu not
+// held (nil: nothing). Called with s.mu held and no load running.
+func (s *section) load(q *Sequencer, ahead bool, raise func(context.Context) error, end func(error), late func()) {
 	a := &s.ahead
 	ch, gen := make(chan struct{}), a.gen
 	a.loading, a.err, a.ahead = ch, nil, ahead
@@ -136,17 +137,21 @@ func (s *section) load(q *Sequencer, ahead bool, raise func(context.Context) err
 		err := raise(ctx)
 		took := q.opts.Now().Sub(began)
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if a.loading == ch {
 			a.loading = nil
 		}
-		if a.gen != gen {
-			return // dropped, taken again, or another row: nothing of it is issued
+		// Dropped, taken again, or another row: nothing of it is issued.
+		stale := a.gen != gen
+		if !stale {
+			if err == nil {
+				a.timed(took)
+			}
+			end(err)
 		}
-		if err == nil {
-			a.timed(took)
+		s.mu.Unlock()
+		if stale && err == nil && late != nil {
+			late()
 		}
-		end(err)
 	}()
 }
 
@@ -185,7 +190,27 @@ func (s *section) raiseRowAhead(q *Sequencer, limit int64, ahead bool) {
 		return err
 	}, func(err error) {
 		s.ahead.err = s.tookRowLocked(q, first, last, err)
+	}, func() {
+		q.handBackLate(s, row, first, last)
 	})
+}
+
+// handBackLate returns to row the range first..last that a raise took
+// once the section had stopped being served here (a release that waited
+// no longer for it, a lease lost): nothing of it was issued. When the
+// range follows what the release handed back, or meant to, the two go
+// back together: the release's hand-back failed because this raise moved
+// the row first. It does nothing when the row moved on since.
+func (q *Sequencer) handBackLate(s *section, row string, first, last int64) {
+	s.mu.Lock()
+	from := first
+	if r := s.released; r.row == row && r.end == first {
+		from = r.first
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), q.opts.Lease)
+	defer cancel()
+	q.handBack(ctx, row, last+1, from)
 }
 
 // tookRowLocked keeps the range a raise of the row took as the range
@@ -206,11 +231,11 @@ func (s *section) tookRowLocked(q *Sequencer, first, last int64, err error) erro
 		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	// The raise took time: the lease may have come near its end, and
-	// then what it took is never issued here.
-	if err := s.servingLocked(q); err != nil {
-		return err
-	}
+	// The raise may have taken long enough for the lease to come near its
+	// end: the range is kept all the same, and issued only if a renewal
+	// lets this owner serve again (every number asks servingLocked first).
+	// Dropped here, it was a hole of a step in a tag that promises none:
+	// the next raise went on above it.
 	s.ahead.first, s.ahead.last = first, last
 	return nil
 }

@@ -253,3 +253,82 @@ func TestOrderedStepOneLoadsNothingAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestRaiseOutlivingTheDeadline: a raise ahead that ends once the owner's
+// deadline has passed (a database slow to answer) keeps the range it
+// took: nothing of it is issued while the owner may not serve, and once a
+// round renews the lease the ids go on through it with no gap. (Dropped,
+// it was a hole of a step: the next raise went on above it.)
+func TestRaiseOutlivingTheDeadline(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
+	rows.Create("orders", true)
+	q := f.slowMember(t, rows)
+	ctx := context.Background()
+	take := func(n int, first int64) {
+		t.Helper()
+		ids, err := q.NextTag(ctx, "orders", n)
+		if err != nil || ids[0] != first || ids[n-1] != first+int64(n)-1 {
+			t.Fatalf("NextTag(%d) = %v, %v; want %d..%d", n, ids, err, first, first+int64(n)-1)
+		}
+	}
+	take(5, 1)
+	// Past the deadline (lease less a fifth), within the lease.
+	rows.took = lease * 9 / 10
+	take(5, 6) // 10% of the range issued: the raise ahead begins
+	for rows.Raises() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := q.NextTag(ctx, "orders", 1); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("NextTag past the deadline = %v; want ErrUnavailable", err)
+	}
+	rows.took = 0
+	round(t, q) // renews the lease: serving again
+	take(90, 11)
+	take(5, 101) // from the range the late raise took
+}
+
+// TestLateRaiseHandedBack: an owner that stops (Close) while a raise
+// ahead of its ordered tag is held up waits for it only as long as it is
+// given; the raise that ends afterwards took numbers no one will issue,
+// and hands them back, so the next owner goes on with no gap.
+func TestLateRaiseHandedBack(t *testing.T) {
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
+	rows.Create("orders", true)
+	a := f.slowMember(t, rows)
+	ctx := context.Background()
+	take := func(q *sequence.Sequencer, n int, first int64) {
+		t.Helper()
+		ids, err := q.NextTag(ctx, "orders", n)
+		if err != nil || ids[0] != first || ids[n-1] != first+int64(n)-1 {
+			t.Fatalf("NextTag(%d) = %v, %v; want %d..%d", n, ids, err, first, first+int64(n)-1)
+		}
+	}
+	take(a, 5, 1)
+	select {
+	case <-rows.raising: // the first raise's
+	default:
+	}
+	gate := make(chan struct{})
+	rows.gate.Store(&gate)
+	take(a, 5, 6) // 10% issued: the raise ahead begins, and waits
+	<-rows.raising
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	err := a.Close(cctx)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	deadline := time.Now().Add(5 * time.Second)
+	for rows.MaxID("orders") != 11 {
+		if time.Now().After(deadline) {
+			t.Fatalf("max_id = %d after the late raise; want 11, every number after the last issued handed back", rows.MaxID("orders"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b := f.orderedMember(t, "b", rows.OrderedTags)
+	round(t, b)
+	take(b, 5, 11)
+}

@@ -52,6 +52,12 @@ type section struct {
 	full bool
 	// ahead is the range or raise loading in the background (ahead.go).
 	ahead ahead
+	// released is what the last release of an ordered tag handed back,
+	// or meant to: the row, and the numbers first..end-1 (handBackLate).
+	released struct {
+		row        string
+		first, end int64
+	}
 	// keys holds the last number issued to each key since the lease was
 	// taken. One plain map per section: about 60 bytes a key of 16 bytes
 	// (docs/sequences.md, "Memory").
@@ -150,7 +156,7 @@ func (s *section) raiseMaxAhead(q *Sequencer, need int64, ahead bool) error {
 		return err
 	}, func(err error) {
 		s.ahead.err = s.raisedLocked(q, from, by, got, err)
-	})
+	}, nil)
 	return nil
 }
 
@@ -175,11 +181,11 @@ func (s *section) raisedLocked(q *Sequencer, from, by, got int64, err error) err
 		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	// The raise took time: the lease may have come near its end, and then
-	// nothing up to the new max_seq is issued here.
-	if err := s.servingLocked(q); err != nil {
-		return err
-	}
+	// The raise may have taken long enough for the lease to come near its
+	// end: max_seq is still what the store holds now, and nothing up to it
+	// is issued unless a renewal lets this owner serve again (next asks
+	// servingLocked before every number). Forgetting it would make the
+	// next raise, from the old value, look like a row gone back in time.
 	s.max = got
 	s.ahead.began(q.opts.Now(), s.hi, by)
 	return nil
@@ -191,6 +197,7 @@ func (s *section) raisedLocked(q *Sequencer, from, by, got int64, err error) err
 func (s *section) takeLocked(maxSeq int64, deadline time.Time) {
 	s.owned, s.deadline, s.base, s.max, s.hi = true, deadline, maxSeq, maxSeq, maxSeq
 	s.ahead.forget()
+	s.released.row = ""
 	if s.tag {
 		s.row, s.base, s.max, s.full = "", 0, 0, false
 		return
@@ -215,6 +222,7 @@ func (s *section) releaseLocked(q *Sequencer) (row string, end, first int64) {
 		} else {
 			end, first = 0, 0
 		}
+		s.released.row, s.released.first, s.released.end = row, first, end
 	}
 	s.dropLocked(q)
 	return row, end, first
