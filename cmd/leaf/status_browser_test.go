@@ -104,7 +104,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := startApp(t, env{"LEAF_SQLITE_PATH": path})
+	// The ranges by the doubling alone, so that the page shows the ones
+	// this test counts on (with --ride-through they are sized by the rate
+	// of its burst of requests).
+	a := startApp(t, env{"LEAF_SQLITE_PATH": path}, "--ride-through", "0")
 
 	get := func(path string, want int) {
 		t.Helper()
