@@ -297,6 +297,12 @@ func (s *Server) waitAnswer(ctx context.Context, p *proc.Process) error {
 		return err
 	}
 	defer db.Close()
+	return WaitAnswer(ctx, p, db, s.Addr())
+}
+
+// WaitAnswer pings db, a pool on the server at addr that p runs, until it
+// answers, p exits or ctx ends.
+func WaitAnswer(ctx context.Context, p *proc.Process, db *sql.DB, addr string) error {
 	var last error
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -307,9 +313,9 @@ func (s *Server) waitAnswer(ctx context.Context, p *proc.Process) error {
 		}
 		select {
 		case <-p.Done():
-			return fmt.Errorf("mariadbd exited: %v", p.State())
+			return fmt.Errorf("the server exited: %v", p.State())
 		case <-ctx.Done():
-			return fmt.Errorf("no answer on %s: %w (last: %v)", s.Addr(), ctx.Err(), last)
+			return fmt.Errorf("no answer on %s: %w (last: %v)", addr, ctx.Err(), last)
 		case <-time.After(pollInterval):
 		}
 	}

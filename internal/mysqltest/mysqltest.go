@@ -250,22 +250,7 @@ func (s *Server) waitAnswer(ctx context.Context, p *proc.Process) error {
 		return err
 	}
 	defer db.Close()
-	var last error
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		last = db.PingContext(pctx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-p.Done():
-			return fmt.Errorf("mysqld exited: %v", p.State())
-		case <-ctx.Done():
-			return fmt.Errorf("no answer on %s: %w (last: %v)", s.Addr(), ctx.Err(), last)
-		case <-time.After(pollInterval):
-		}
-	}
+	return mariadbtest.WaitAnswer(ctx, p, db, s.Addr())
 }
 
 // Kill kills the server with SIGKILL and returns once the process is gone.
