@@ -191,11 +191,16 @@ func (s *Server) install(tb testing.TB) {
 
 // DSN is a go-sql-driver DSN of database db (may be empty) on the server,
 // as root with no password, with parseTime=true.
-func (s *Server) DSN(db string) string {
+func (s *Server) DSN(db string) string { return RootDSN(s.Addr(), db) }
+
+// RootDSN is a go-sql-driver DSN of database db (may be empty) on the
+// server at addr, as root with no password, with parseTime=true: how the
+// tests' own servers are reached.
+func RootDSN(addr, db string) string {
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
 	cfg.Net = "tcp"
-	cfg.Addr = s.Addr()
+	cfg.Addr = addr
 	cfg.DBName = db
 	cfg.ParseTime = true
 	return cfg.FormatDSN()

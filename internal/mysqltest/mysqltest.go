@@ -202,15 +202,7 @@ func (s *Server) Name() string { return s.name }
 
 // DSN is a go-sql-driver DSN of database db (may be empty) on the server,
 // as root with no password, with parseTime=true.
-func (s *Server) DSN(db string) string {
-	cfg := mysql.NewConfig()
-	cfg.User = "root"
-	cfg.Net = "tcp"
-	cfg.Addr = s.Addr()
-	cfg.DBName = db
-	cfg.ParseTime = true
-	return cfg.FormatDSN()
-}
+func (s *Server) DSN(db string) string { return mariadbtest.RootDSN(s.Addr(), db) }
 
 // Pid is the process id of the running server, or 0.
 func (s *Server) Pid() int {
