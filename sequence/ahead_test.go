@@ -52,14 +52,32 @@ func (f *fixture) slowMember(t *testing.T, rows *slowRows) *sequence.Sequencer {
 	return q
 }
 
+// slowOrdered is a fixture with the ordered tag "orders" of step 100 on
+// slow rows.
+func slowOrdered(t *testing.T) (*fixture, *slowRows) {
+	t.Helper()
+	f := newFixture(t)
+	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
+	rows.Create("orders", true)
+	return f, rows
+}
+
+// takeOrders takes n ids of "orders" from q and fails unless they are
+// first..first+n-1.
+func takeOrders(t *testing.T, q *sequence.Sequencer, n int, first int64) {
+	t.Helper()
+	ids, err := q.NextTag(context.Background(), "orders", n)
+	if err != nil || ids[0] != first || ids[n-1] != first+int64(n)-1 {
+		t.Fatalf("NextTag(%d) = %v, %v; want %d..%d", n, ids, err, first, first+int64(n)-1)
+	}
+}
+
 // TestOrderedLoadsAhead: once a tenth of an ordered tag's range is issued,
 // its owner takes the next range in the background; callers are served
 // from the range in use while that raise is held, and go on into the next
 // range with no gap.
 func TestOrderedLoadsAhead(t *testing.T) {
-	f := newFixture(t)
-	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
-	rows.Create("orders", true)
+	f, rows := slowOrdered(t)
 	q := f.slowMember(t, rows)
 	ctx := context.Background()
 	var last int64
@@ -260,18 +278,10 @@ func TestOrderedStepOneLoadsNothingAhead(t *testing.T) {
 // round renews the lease the ids go on through it with no gap. (Dropped,
 // it was a hole of a step: the next raise went on above it.)
 func TestRaiseOutlivingTheDeadline(t *testing.T) {
-	f := newFixture(t)
-	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
-	rows.Create("orders", true)
+	f, rows := slowOrdered(t)
 	q := f.slowMember(t, rows)
 	ctx := context.Background()
-	take := func(n int, first int64) {
-		t.Helper()
-		ids, err := q.NextTag(ctx, "orders", n)
-		if err != nil || ids[0] != first || ids[n-1] != first+int64(n)-1 {
-			t.Fatalf("NextTag(%d) = %v, %v; want %d..%d", n, ids, err, first, first+int64(n)-1)
-		}
-	}
+	take := func(n int, first int64) { t.Helper(); takeOrders(t, q, n, first) }
 	take(5, 1)
 	// Past the deadline (lease less a fifth), within the lease.
 	rows.took = lease * 9 / 10
@@ -293,18 +303,10 @@ func TestRaiseOutlivingTheDeadline(t *testing.T) {
 // given; the raise that ends afterwards took numbers no one will issue,
 // and hands them back, so the next owner goes on with no gap.
 func TestLateRaiseHandedBack(t *testing.T) {
-	f := newFixture(t)
-	rows := &slowRows{OrderedTags: sequencetest.NewOrderedTags(f.store, 100), f: f, raising: make(chan struct{}, 1)}
-	rows.Create("orders", true)
+	f, rows := slowOrdered(t)
 	a := f.slowMember(t, rows)
 	ctx := context.Background()
-	take := func(q *sequence.Sequencer, n int, first int64) {
-		t.Helper()
-		ids, err := q.NextTag(ctx, "orders", n)
-		if err != nil || ids[0] != first || ids[n-1] != first+int64(n)-1 {
-			t.Fatalf("NextTag(%d) = %v, %v; want %d..%d", n, ids, err, first, first+int64(n)-1)
-		}
-	}
+	take := func(q *sequence.Sequencer, n int, first int64) { t.Helper(); takeOrders(t, q, n, first) }
 	take(a, 5, 1)
 	select {
 	case <-rows.raising: // the first raise's
