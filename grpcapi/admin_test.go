@@ -454,7 +454,7 @@ func TestAdminRevealId(t *testing.T) {
 		// path that is not a number.
 		otherMessage bool
 	}{
-		{name: "unknown tag", tag: "nope", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: `"nope" is not opaque`},
+		{name: "unknown tag", tag: "nope", id: 5, code: "unknown_tag", grpc: "NotFound", says: `"nope" does not exist`},
 		{name: "plain tag", tag: "orders", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: `"orders" is not opaque`},
 		{name: "ordered tag", tag: "ticks", id: 5, code: "invalid_request", grpc: "InvalidArgument", says: "not opaque"},
 		{name: "id beyond the bits", tag: "users", id: 1 << 53, code: "invalid_id", grpc: "InvalidArgument", says: "outside 1..9007199254740991"},

@@ -94,6 +94,7 @@ func TestFormattedTag(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"reset":"day"`) {
 		t.Fatalf("get tag: %s", rec.Body)
 	}
+	b.admin(t, http.MethodPost, "/api/admin/tags", `{"tag":"users"}`)
 	if rec = b.do(t, http.MethodGet, "/api/segment/get/users", nil); rec.Body.String() != "1" {
 		t.Fatalf("plain tag: %s", rec.Body)
 	}

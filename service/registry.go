@@ -27,11 +27,19 @@ import (
 // segment allocator, which holds the buffers of plain tags and of the
 // rows the business ids number (a formatted or opaque tag's own, which
 // the registry keeps, and its periods', named tag@KEY, which the service
-// always asks the registry about). A tag's kind is fixed at its creation
-// but for one change: a plain tag may be given settings, which Put records
-// here and the next read of every tag's settings on the other instances.
-// Names without a row are not kept: a tag created later under that name
-// is read again.
+// always asks the registry about). A buffer is only ever made for a name
+// this registry read as a plain tag's row (or for the business ids' rows):
+// a name without a row is refused here, never handed to the allocator,
+// so a tag created under it meanwhile, of whatever kind, is read again
+// before its first number. A tag's kind is fixed at its creation (its row
+// and its settings or ordering are written in one transaction and read in
+// one statement) but for one change: a plain tag may be given settings,
+// which Put records here and the next read of every tag's settings on the
+// other instances.
+//
+// Names that are not tags cost nothing that grows: a name without a row
+// is not kept, nor is the row of a period, which is told from its tag's
+// settings (the tag is read with it, and kept).
 
 // TagKinds reads what names are in the database (store.Store and
 // storeset.Stores implement it).
@@ -59,8 +67,7 @@ type Compiler interface {
 type tagKind uint8
 
 const (
-	// kindPlain: numbers from the allocator as they are; also the answer
-	// for a name without a row, which the allocator then refuses.
+	// kindPlain: numbers from the allocator as they are.
 	kindPlain tagKind = iota
 	// kindBiz: a formatted or opaque tag, served by the business ids.
 	kindBiz
@@ -69,20 +76,30 @@ const (
 	// kindPeriodRow: the row of a period of a formatted tag, made or
 	// still to be made: refused by its own name.
 	kindPeriodRow
+	// kindNone: a name without a row, refused as an unknown tag. It is
+	// never handed to the allocator: a tag created under that name later,
+	// of whatever kind, is read again before its first number.
+	kindNone
 )
 
-// tagEntry is one name's kind: biz for kindBiz (nil where business ids
-// are off), err for kindPeriodRow.
+// tagEntry is one name's kind: biz and settings for kindBiz (biz nil
+// where business ids are off), err for kindPeriodRow and kindNone.
 type tagEntry struct {
-	kind tagKind
-	biz  *bizid.Tag
-	err  error
+	kind     tagKind
+	biz      *bizid.Tag
+	settings bizid.Settings
+	err      error
 }
 
 var (
 	plainEntry   = &tagEntry{kind: kindPlain}
 	orderedEntry = &tagEntry{kind: kindOrdered}
 )
+
+// noneEntry is the entry of name, which has no row.
+func noneEntry(name string) *tagEntry {
+	return &tagEntry{kind: kindNone, err: fmt.Errorf("%w: %q", segment.ErrUnknownTag, name)}
+}
 
 // maxKindReads is the most reads of the registry that run at once: two,
 // as the allocator's first loads that follow them (segment's
@@ -146,8 +163,45 @@ func (r *Registry) lookup(name string) *tagEntry {
 	return nil
 }
 
+// periodRow is the entry of name when it is the row of a period of a
+// formatted tag kept here, told without a read; nil otherwise. Such names
+// are never kept: what they are follows from their tag's settings.
+func (r *Registry) periodRow(name string) *tagEntry {
+	tag, key, ok := bizid.SplitRowName(name)
+	if !ok {
+		return nil
+	}
+	if e := r.lookup(tag); e != nil && e.kind == kindBiz && e.settings.PeriodKey(key) {
+		return &tagEntry{kind: kindPeriodRow, err: &bizid.PeriodRowError{Row: name, Tag: tag, Key: key}}
+	}
+	return nil
+}
+
+// Kind is what name is: the entry kept, or one told from its tag for a
+// period's row, or else read from the store in the next read. A name
+// without a row is an error wrapping segment.ErrUnknownTag, and so never
+// reaches the allocator: the registry alone says that a name is a plain
+// tag, from a read that found its row plain.
+func (r *Registry) kind(ctx context.Context, name string) (*tagEntry, error) {
+	e := r.lookup(name)
+	if e == nil {
+		e = r.periodRow(name)
+	}
+	if e == nil {
+		var err error
+		if e, err = r.read(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	if e.kind == kindNone {
+		return nil, e.err
+	}
+	return e, nil
+}
+
 // read returns what name is, read from the store in the next read;
-// plainEntry for a plain tag and for a name without a row.
+// plainEntry for a plain tag, an entry of kindNone for a name without a
+// row.
 func (r *Registry) read(ctx context.Context, name string) (*tagEntry, error) {
 	r.mu.Lock()
 	if e := r.lookup(name); e != nil { // kept while this call waited for mu
@@ -185,7 +239,7 @@ func (r *Registry) read(ctx context.Context, name string) (*tagEntry, error) {
 	if e := b.found[name]; e != nil {
 		return e, nil
 	}
-	return plainEntry, nil
+	return noneEntry(name), nil
 }
 
 // run reads b, then each batch that filled meanwhile, until none waits;
@@ -209,14 +263,22 @@ func (r *Registry) run(b *kindRead) {
 }
 
 // readBatch reads the names of b, each once, keeps what it found, and
-// returns the names that are plain tags.
+// returns the names that are plain tags. With a name like a period's row
+// it reads the tag before the separator too, which, formatted, is kept:
+// the rows of its periods are then told without a read.
 func (r *Registry) readBatch(b *kindRead) (plain []string) {
-	seen := make(map[string]bool, len(b.names))
+	asked := make(map[string]bool, len(b.names))
 	names := b.names[:0:0]
 	for _, n := range b.names {
-		if !seen[n] {
-			seen[n] = true
+		if !asked[n] {
+			asked[n] = true
 			names = append(names, n)
+		}
+	}
+	for _, n := range names {
+		if tag, _, ok := bizid.SplitRowName(n); ok && !asked[tag] && r.lookup(tag) == nil {
+			asked[tag] = false
+			names = append(names, tag)
 		}
 	}
 	rows, err := r.rows.LookupTags(context.Background(), names)
@@ -234,11 +296,16 @@ func (r *Registry) readBatch(b *kindRead) (plain []string) {
 	kept := r.cloneKnown()
 	for name, row := range rows {
 		e := r.entryOf(kept[name], row)
-		b.found[name] = e
+		if asked[name] {
+			b.found[name] = e
+		}
 		_, _, rowName := bizid.SplitRowName(name)
-		if e != plainEntry || rowName {
+		switch {
+		case e.kind == kindPeriodRow:
+			// never kept: told from its tag's settings
+		case e != plainEntry || rowName:
 			kept[name] = e
-		} else {
+		case asked[name]:
 			plain = append(plain, name)
 		}
 	}
@@ -255,7 +322,7 @@ func (r *Registry) cloneKnown() map[string]*tagEntry { return maps.Clone(*r.know
 func (r *Registry) entryOf(old *tagEntry, row bizid.Row) *tagEntry {
 	switch {
 	case row.Kind == bizid.Special && (row.Settings.Formatted() || row.Settings.Opaque()):
-		e := &tagEntry{kind: kindBiz}
+		e := &tagEntry{kind: kindBiz, settings: row.Settings}
 		if r.compiler != nil {
 			var was *bizid.Tag
 			if old != nil {

@@ -145,25 +145,23 @@ func mayBeRowName(name string) bool { return strings.IndexByte(name, bizid.RowSe
 
 // kindOf is what the registry says tag is, looked up once per request: a
 // tag that is not plain is kept there; a plain tag's record is its buffer
-// in the allocator (but for names like a period's row, which the business
-// ids number in the allocator too: the registry keeps those); any other
-// tag is read from the store, with the others asked for meanwhile. Every
-// tag is plain without a registry, and so is a formatted or opaque one
-// where the business ids are off.
+// in the allocator, made only after the registry read its row plain (but
+// for names like a period's row, which the business ids number in the
+// allocator too: the registry tells those from their tag); any other name
+// is read from the store, with the others asked for meanwhile, and one
+// without a row is an unknown tag. Every tag is plain without a registry,
+// and so is a formatted or opaque one where the business ids are off.
 func (s *Service) kindOf(ctx context.Context, tag string) (*tagEntry, error) {
 	k := s.cfg.Kinds
 	if k == nil {
 		return plainEntry, nil
 	}
-	e := k.lookup(tag)
-	if e == nil {
-		if !mayBeRowName(tag) && s.cfg.Segments.Loaded(tag) {
-			return plainEntry, nil
-		}
-		var err error
-		if e, err = k.read(ctx, tag); err != nil {
-			return nil, WithTag(tag, err)
-		}
+	if k.lookup(tag) == nil && !mayBeRowName(tag) && s.cfg.Segments.Loaded(tag) {
+		return plainEntry, nil
+	}
+	e, err := k.kind(ctx, tag)
+	if err != nil {
+		return nil, WithTag(tag, err)
 	}
 	if e.kind == kindBiz && (s.cfg.Biz == nil || e.biz == nil) {
 		return plainEntry, nil

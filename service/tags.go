@@ -351,12 +351,9 @@ func (a *TagAdmin) Reveal(ctx context.Context, tag string, id int64) (Revealed, 
 	if id < 0 {
 		return Revealed{}, Errorf(InvalidID, "id must be a non-negative 64-bit integer")
 	}
-	e := a.Kinds.lookup(tag)
-	if e == nil {
-		var err error
-		if e, err = a.Kinds.read(ctx, tag); err != nil {
-			return Revealed{}, WithTag(tag, err)
-		}
+	e, err := a.Kinds.kind(ctx, tag)
+	if err != nil {
+		return Revealed{}, WithTag(tag, err)
 	}
 	if e.biz == nil {
 		return Revealed{}, WithTag(tag, fmt.Errorf("%w: %q", bizid.ErrNotOpaque, tag))
