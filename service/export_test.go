@@ -7,3 +7,6 @@ import "context"
 func (f *Forwarder) TakeOwned(ctx context.Context, addr, tag string, n int) ([]int64, error) {
 	return f.takeOwned(ctx, takeKey{addr: addr, tag: tag}, n)
 }
+
+// KeptNames is how many names the registry keeps.
+func (r *Registry) KeptNames() int { return len(*r.known.Load()) }
