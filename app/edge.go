@@ -66,7 +66,7 @@ func (a *Server) newWiring() *wiring {
 			Logger:   a.log,
 			Checks:   append([]readiness.Check{{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true}}, a.ready.Checks()...),
 		},
-		svc: service.Config{Registry: reg, Logger: a.log, Peer: httpapi.NewPeer(a.cfg.ForwardTimeout)},
+		svc: service.Config{Metrics: reg, Logger: a.log, Peer: httpapi.NewPeer(a.cfg.ForwardTimeout)},
 	}
 	if a.set.Several() {
 		e.api.Instance.Store = a.cfg.SetKind()

@@ -60,7 +60,7 @@ func newAdminServer(t *testing.T, set adminSettings) *adminServer {
 	s := &adminServer{rows: rows}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	svc := service.Config{Segments: alloc, Kinds: kinds, Tags: rows, Registry: reg, Logger: log}
+	svc := service.Config{Segments: alloc, Kinds: kinds, Tags: rows, Metrics: reg, Logger: log}
 	if set.biz {
 		var keys [][]byte
 		for _, k := range set.keys {

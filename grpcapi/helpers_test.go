@@ -81,7 +81,7 @@ func newFixture(t testing.TB, edit func(*config)) *fixture {
 			Snowflake: gen,
 			UUIDs:     uuidv7.New(uuidv7.Options{}),
 			Tags:      f.store,
-			Registry:  f.reg,
+			Metrics:   f.reg,
 		},
 		rpc: grpcapi.Config{
 			AdminToken: adminToken,

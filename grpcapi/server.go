@@ -115,7 +115,7 @@ func New(cfg Config, next http.Handler) *Handler {
 	}
 
 	if cfg.Service == nil {
-		cfg.Service = service.New(service.Config{Registry: cfg.Registry, Logger: cfg.Logger})
+		cfg.Service = service.New(service.Config{Metrics: cfg.Registry, Logger: cfg.Logger})
 	}
 	mux := http.NewServeMux()
 	mux.Handle(leafv1connect.NewIdServiceHandler(&idServer{svc: cfg.Service, log: cfg.Logger}, opts...))

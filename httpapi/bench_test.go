@@ -51,7 +51,7 @@ func benchHandler(b *testing.B, withBiz ...bool) http.Handler {
 	}
 	b.Cleanup(func() { gen.Close(context.Background()) })
 	reg := prometheus.NewRegistry()
-	cfg := service.Config{Segments: alloc, Kinds: kinds, Snowflake: gen, Registry: reg}
+	cfg := service.Config{Segments: alloc, Kinds: kinds, Snowflake: gen, Metrics: reg}
 	if issuer != nil {
 		cfg.Kinds, cfg.Biz, cfg.BizTags = service.NewRegistry(biz, issuer, alloc), issuer, biz
 	}

@@ -314,7 +314,7 @@ type envConfig struct {
 
 // handler makes the server of c: the service, and the HTTP edge around it.
 func (c envConfig) handler() *httpapi.Handler {
-	reg, _ := c.Registry.(*prometheus.Registry)
+	reg, _ := c.Metrics.(*prometheus.Registry)
 	return httpapi.New(httpapi.Config{
 		Service:    service.New(c.Config),
 		AdminToken: c.AdminToken, StatusToken: c.StatusToken, Instance: c.Instance, Checks: c.Checks, Now: c.Now,
@@ -338,7 +338,7 @@ func newEnv(tb testing.TB, edit ...func(*envConfig)) *env {
 			Segments:  v.seg,
 			Snowflake: v.snow,
 			Tags:      v.tags,
-			Registry:  v.reg,
+			Metrics:   v.reg,
 			Logger:    slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		},
 		AdminToken: testToken,

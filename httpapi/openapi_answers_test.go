@@ -89,7 +89,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 	tb.Helper()
 	s := &oaServer{}
 	cfg := envConfig{
-		Config: service.Config{Registry: prometheus.NewRegistry()},
+		Config: service.Config{Metrics: prometheus.NewRegistry()},
 		Now:    func() time.Time { return fakeNow },
 	}
 	if on {

@@ -76,7 +76,7 @@ func New(cfg Config) *Handler {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	if cfg.Service == nil {
-		cfg.Service = service.New(service.Config{Registry: cfg.Registry, Logger: cfg.Logger})
+		cfg.Service = service.New(service.Config{Metrics: cfg.Registry, Logger: cfg.Logger})
 	}
 	s := &server{
 		cfg:     cfg,

@@ -409,7 +409,7 @@ func TestMetricsDocumented(t *testing.T) {
 		Sequences:     fakeSequences{},
 	})
 	loads.Observe("orders", time.Millisecond, nil)
-	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Registry: reg, Sequences: fakeSequences{}}), Registry: reg})
+	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Metrics: reg, Sequences: fakeSequences{}}), Registry: reg})
 	api.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
 
 	mfs, err := reg.Gather()

@@ -131,7 +131,7 @@ func newScaleInstance() (*scaleInstance, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.api = httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Registry: reg}), Registry: reg, Instance: httpapi.Instance{Version: "test", Store: "memory"}})
+	s.api = httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Metrics: reg}), Registry: reg, Instance: httpapi.Instance{Version: "test", Store: "memory"}})
 	return s, nil
 }
 

@@ -122,8 +122,9 @@ type Config struct {
 	// Peer asks the owner of a key's section or of a tag for the numbers
 	// of a call that reaches this instance (httpapi.Peer); nil asks none.
 	Peer Peer
-	// Registry receives the count of forwards; nil means a private one.
-	Registry prometheus.Registerer
+	// Metrics receives the count of forwards; nil means a private
+	// registry.
+	Metrics prometheus.Registerer
 	// Logger receives what the service logs (forwards that failed); nil
 	// discards.
 	Logger *slog.Logger
@@ -147,8 +148,8 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Registry == nil {
-		cfg.Registry = prometheus.NewRegistry()
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
 	}
 	s := &Service{cfg: cfg}
 	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds}
@@ -159,7 +160,7 @@ func New(cfg Config) *Service {
 		s.tags.Ordered = cfg.Ordered
 	}
 	if cfg.Sequences != nil || cfg.Ordered != nil {
-		s.fwd = NewForwarder(cfg.Peer, cfg.Registry, cfg.Logger)
+		s.fwd = NewForwarder(cfg.Peer, cfg.Metrics, cfg.Logger)
 	}
 	return s
 }
