@@ -67,6 +67,7 @@ type Server struct {
 	seq      *sequence.Sequencer  // nil with --sequences=false or --store
 	ln       net.Listener
 	srv      *http.Server
+	tls      *tlsFiles // nil: plaintext
 	serving  atomic.Bool // run has handed the listener to the server
 	stopping atomic.Bool // set when shutdown begins: /readyz fails
 
@@ -80,6 +81,10 @@ type Server struct {
 // gives. Each part adds what it serves to e, from which the edges are made
 // last. On error the parts opened so far stay for close to stop.
 func (a *Server) Open(ctx context.Context) error {
+	var err error
+	if a.tls, err = openTLS(a.cfg, a.log); err != nil {
+		return err
+	}
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}

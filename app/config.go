@@ -32,8 +32,16 @@ type Config struct {
 	// of /status; an empty one leaves the first unmounted, the second open.
 	AdminToken, StatusToken string
 	// TLSCert and TLSKey are the certificate and key files of HTTPS and
-	// gRPC over TLS; empty serves plaintext.
+	// gRPC over TLS; empty serves plaintext. They are read again when
+	// they change. With them, calls to other instances go over HTTPS too.
 	TLSCert, TLSKey string
+	// PeerCA is the CA file that verifies the other instances'
+	// certificates; empty: the system's roots.
+	PeerCA string
+	// PeerMutualTLS makes instances present TLSCert to each other, and
+	// take a call marked as forwarded for one only from a client
+	// certificate PeerCA verifies.
+	PeerMutualTLS bool
 	// RefreshTags is how often the tag list is read again.
 	RefreshTags time.Duration
 	// FailoverJump is how far past the highest max_id it received an

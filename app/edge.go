@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -66,8 +65,16 @@ func (a *Server) newWiring() *wiring {
 			Logger:   a.log,
 			Checks:   append([]readiness.Check{{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true}}, a.ready.Checks()...),
 		},
-		svc: service.Config{Metrics: reg, Logger: a.log, Peer: httpapi.NewPeer(a.cfg.ForwardTimeout)},
+		svc: service.Config{Metrics: reg, Logger: a.log},
 	}
+	var peerTLS *tls.Config
+	if a.tls != nil {
+		peerTLS = a.tls.client()
+		if a.tls.mutual {
+			e.api.TrustForwarded = func(r *http.Request) bool { return a.tls.trustsPeer(r.TLS) }
+		}
+	}
+	e.svc.Peer = httpapi.NewPeer(a.cfg.ForwardTimeout, peerTLS)
 	if a.set.Several() {
 		e.api.Instance.Store = a.cfg.SetKind()
 		e.api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
@@ -103,12 +110,8 @@ func (a *Server) openServer(e *wiring) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	a.srv.RegisterOnShutdown(rpcAPI.Close) // Shutdown waits for health Watch streams: end them
-	if a.cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(a.cfg.TLSCert, a.cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("--tls-cert and --tls-key: %w", err)
-		}
-		a.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if a.tls != nil {
+		a.srv.TLSConfig = a.tls.server()
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func (c *seqCluster) start() *seqServer {
 		c.tb.Fatal(err)
 	}
 	c.tb.Cleanup(func() { _ = s.q.Close(context.Background()) })
-	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: s.q, Peer: httpapi.NewPeer(0)})})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: s.q, Peer: httpapi.NewPeer(0, nil)})})
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/sequence/next/") || strings.HasPrefix(r.URL.Path, "/api/sequence/current/") {
 			if r.Header.Get(httpapi.HeaderForwarded) != "" {

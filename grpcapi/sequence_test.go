@@ -221,8 +221,8 @@ func twoInstances(t *testing.T) []instance {
 		kinds := service.NewRegistry(segs, nil, alloc)
 		t.Cleanup(func() { _ = alloc.Close() })
 		reg := prometheus.NewRegistry()
-		api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Kinds: kinds, Peer: httpapi.NewPeer(0), Metrics: reg, Logger: log}), Registry: reg, Logger: log})
-		h := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Kinds: kinds, Peer: httpapi.NewPeer(0), Metrics: reg, Logger: log}), Registry: reg, Logger: log}, api)
+		api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Kinds: kinds, Peer: httpapi.NewPeer(0, nil), Metrics: reg, Logger: log}), Registry: reg, Logger: log})
+		h := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Sequences: q, Ordered: q, Segments: alloc, Kinds: kinds, Peer: httpapi.NewPeer(0, nil), Metrics: reg, Logger: log}), Registry: reg, Logger: log}, api)
 		srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })

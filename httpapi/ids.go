@@ -10,10 +10,19 @@ import (
 )
 
 // via is how a request reached this instance: forwarded by another
-// instance when it carries HeaderForwarded.
-type via struct{ r *http.Request }
+// instance when it carries HeaderForwarded, from a caller trust accepts
+// (Config.TrustForwarded).
+type via struct {
+	r     *http.Request
+	trust func(*http.Request) bool
+}
 
-func (v via) Forwarded() bool { return v.r.Header.Get(HeaderForwarded) != "" }
+func (v via) Forwarded() bool {
+	return v.r.Header.Get(HeaderForwarded) != "" && (v.trust == nil || v.trust(v.r))
+}
+
+// via is how r reached this instance.
+func (s *server) via(r *http.Request) via { return via{r: r, trust: s.cfg.TrustForwarded} }
 
 // want is what a route can answer with: texts only in decimal form.
 func want(tag string, form idForm) service.Want {
@@ -36,7 +45,7 @@ func (s *server) segmentGet(c echo.Context) error {
 		return err
 	}
 	req := c.Request()
-	id, err := s.svc.SegmentID(req.Context(), tag, want(tag, form), via{req})
+	id, err := s.svc.SegmentID(req.Context(), tag, want(tag, form), s.via(req))
 	switch {
 	case err != nil:
 		return err
@@ -59,7 +68,7 @@ func (s *server) segmentBatch(c echo.Context) error {
 		return err
 	}
 	req := c.Request()
-	ids, err := s.svc.SegmentIDs(req.Context(), tag, n, want(tag, form), via{req})
+	ids, err := s.svc.SegmentIDs(req.Context(), tag, n, want(tag, form), s.via(req))
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func TestOrderedTagRoutes(t *testing.T) {
 		t.Cleanup(func() { _ = q.Close(context.Background()) })
 		segs := newFakeSegments("users")
 		kinds := service.NewRegistry(orderedKinds{"orders"}, nil, nil)
-		h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: segs, Kinds: kinds, Ordered: q, Peer: httpapi.NewPeer(0), Logger: slog.New(slog.DiscardHandler)}), Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+		h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: segs, Kinds: kinds, Ordered: q, Peer: httpapi.NewPeer(0, nil), Logger: slog.New(slog.DiscardHandler)}), Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
 		srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 		srv.Start()
 		t.Cleanup(srv.Close)

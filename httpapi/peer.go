@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,24 +29,33 @@ const maxForwardedBody = MaxCount*(service.MaxTextJSON+1) + 1<<10
 // code and message.
 type Peer struct {
 	client *http.Client
+	scheme string // "http://" or "https://"
 }
 
 var _ service.Peer = (*Peer)(nil)
 
 // NewPeer returns a Peer whose requests end after timeout
-// (DefaultForwardTimeout when 0).
-func NewPeer(timeout time.Duration) *Peer {
+// (DefaultForwardTimeout when 0), over HTTPS with tlsConf (the fleet
+// serves TLS: the owner's certificate verified, this instance's own
+// presented with mutual TLS), or over plain HTTP when tlsConf is nil.
+func NewPeer(timeout time.Duration, tlsConf *tls.Config) *Peer {
 	if timeout <= 0 {
 		timeout = DefaultForwardTimeout
 	}
-	return &Peer{client: &http.Client{
+	p := &Peer{scheme: "http://", client: &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
 			MaxIdleConnsPerHost: 64,
 			IdleConnTimeout:     time.Minute,
+			TLSClientConfig:     tlsConf,
+			ForceAttemptHTTP2:   tlsConf != nil,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
+	if tlsConf != nil {
+		p.scheme = "https://"
+	}
+	return p
 }
 
 // TagNumbers asks for n ids of an ordered tag: GET /api/segment/batch.
@@ -122,11 +132,13 @@ func numbers(texts []string) ([]int64, error) {
 }
 
 // get sends GET target to the owner at addr, marked as forwarded, and
-// returns the body of a 200. Any other answer is the owner's refusal: a
-// *service.Error with its code and message when it has the API's error
-// shape and a known code, else unavailable.
+// returns the body of a 200. Any other answer with the API's error shape
+// and a known code is the owner's refusal, a *service.Error with its code
+// and message; an answer without is no owner's (a proxy's, a server that
+// is not leaf, a plain HTTP server asked over TLS or the other way): an
+// error the forwarder counts as failed.
 func (p *Peer) get(ctx context.Context, addr, target string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+target, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.scheme+addr+target, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +164,7 @@ func (p *Peer) get(ctx context.Context, addr, target string) ([]byte, error) {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &e) != nil || !slices.Contains(service.Codes(), e.Error.Code) {
-		return nil, service.Errorf(service.Unavailable, "the owner answered %d; retry later", resp.StatusCode)
+		return nil, fmt.Errorf("%s answered %d without leaf's error shape", addr, resp.StatusCode)
 	}
 	return nil, &service.Error{Code: e.Error.Code, Message: e.Error.Message}
 }

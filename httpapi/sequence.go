@@ -61,7 +61,7 @@ func (s *server) sequenceNext(c echo.Context) error {
 		}
 	}
 	req := c.Request()
-	first, err := s.svc.SequenceNext(req.Context(), space, key, n, via{req})
+	first, err := s.svc.SequenceNext(req.Context(), space, key, n, s.via(req))
 	switch {
 	case err != nil:
 		return err
@@ -113,7 +113,7 @@ func (s *server) current(c echo.Context, asJSON bool) error {
 		return newError(http.StatusBadRequest, codeInvalidRequest, "current takes no query parameters")
 	}
 	req := c.Request()
-	v, err := s.svc.SequenceCurrent(req.Context(), space, key, via{req})
+	v, err := s.svc.SequenceCurrent(req.Context(), space, key, s.via(req))
 	switch {
 	case err != nil:
 		return err

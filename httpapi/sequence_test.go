@@ -165,7 +165,7 @@ func startInstance(t *testing.T, st sequence.Store) *instance {
 		t.Fatal(err)
 	}
 	in := &instance{q: newSequencer(t, st, ln.Addr().String()), reg: prometheus.NewRegistry()}
-	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: in.q, Peer: httpapi.NewPeer(0), Metrics: in.reg, Logger: slog.New(slog.DiscardHandler)}), Registry: in.reg, Logger: slog.New(slog.DiscardHandler)})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: in.q, Peer: httpapi.NewPeer(0, nil), Metrics: in.reg, Logger: slog.New(slog.DiscardHandler)}), Registry: in.reg, Logger: slog.New(slog.DiscardHandler)})
 	in.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	in.srv.Start()
 	t.Cleanup(in.srv.Close)

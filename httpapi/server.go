@@ -11,6 +11,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of /status; nil means time.Now.
 	Now func() time.Time
+	// TrustForwarded says whether a call marked with HeaderForwarded
+	// comes from another instance (its client certificate, with mutual
+	// TLS); a marked call it does not trust is served as any other. Nil
+	// takes every marked call for a forwarded one.
+	TrustForwarded func(*http.Request) bool
 }
 
 // server holds what handlers share.

@@ -31,6 +31,8 @@ type serveConfig struct {
 	statusToken  string
 	tlsCert      string
 	tlsKey       string
+	peerCA       string
+	peerMTLS     bool
 	logFormat    string
 	logLevel     slog.Level
 	holder       string
@@ -70,6 +72,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `file` (PEM, the chain after it) to serve HTTPS and gRPC over TLS on --addr instead of plaintext; with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "private key `file` (PEM) of --tls-cert")
+	fs.StringVar(&c.peerCA, "peer-ca", "", "CA `file` (PEM) that verifies the other instances' certificates when they are called over HTTPS (with --tls-cert); empty: the system's roots")
+	fs.BoolVar(&c.peerMTLS, "peer-mtls", false, "mutual TLS between instances: each presents its --tls-cert to the others, and a call marked as forwarded counts as one only from a certificate --peer-ca verifies")
 	c.logFormat = "text"
 	fs.Var((*logFormatFlag)(&c.logFormat), "log-format", "log `format`: text or json")
 	c.logLevel = slog.LevelInfo

@@ -256,7 +256,7 @@ func (fl *Fleet) instance(tb testing.TB, name string, worker int64, ln net.Liste
 		Segments: alloc, Snowflake: gen, UUIDs: uuidv7.New(uuidv7.Options{}), Tags: tags,
 		Kinds: kinds, Biz: is, BizTags: settingsAdmin{Store: db.Settings, db: db},
 		Sequences: q, Spaces: spaceAdmin{MemStore: db.Seqs, seq: q}, Ordered: ordered,
-		Metrics: reg, Logger: log, Peer: httpapi.NewPeer(0),
+		Metrics: reg, Logger: log, Peer: httpapi.NewPeer(0, nil),
 	})
 	in.HTTP = httpapi.New(httpapi.Config{Service: svc, AdminToken: Token, Registry: reg, Logger: log})
 	in.Handler = grpcapi.New(grpcapi.Config{Service: svc, AdminToken: Token, Registry: reg, Logger: log}, in.HTTP)
