@@ -102,9 +102,14 @@ func (c *Client) fetchRoutes(space string, sr *spaceRoutes) {
 		sr.mu.Unlock()
 	}()
 	a := &routesAnswer{}
-	if !c.fetchTable("/api/sequence/routes/"+url.PathEscape(space), a) {
+	from := c.fetchTable("/api/sequence/routes/"+url.PathEscape(space), a)
+	if from == nil {
 		return
 	}
+	// The owners are called with the scheme of the endpoint that told the
+	// table: a client given https:// endpoints never calls an owner in
+	// clear.
+	scheme, _, _ := strings.Cut(from.base, "://")
 	t := &routeTable{version: a.Version, owners: make([]*endpoint, a.Sections)}
 	if a.Scheme == routeScheme {
 		// An owner keeps its state (a back-off after a failure) from
@@ -121,7 +126,7 @@ func (c *Client) fetchRoutes(space string, sr *spaceRoutes) {
 			if o < 0 {
 				continue
 			}
-			base := "http://" + a.Members[o]
+			base := scheme + "://" + a.Members[o]
 			if known[base] == nil {
 				known[base] = &endpoint{base: base}
 			}
@@ -132,10 +137,11 @@ func (c *Client) fetchRoutes(space string, sr *spaceRoutes) {
 }
 
 // fetchTable asks the endpoints not backing off, in turn, for a routing
-// table, until one answers it. Unlike get, it leaves the endpoints' health
-// as it is: a table is an aid, and an endpoint that cannot tell one (a
-// server of an older version, say) may still serve every call.
-func (c *Client) fetchTable(path string, a *routesAnswer) bool {
+// table, until one answers it, and returns that one (nil when none did).
+// Unlike get, it leaves the endpoints' health as it is: a table is an aid,
+// and an endpoint that cannot tell one (a server of an older version,
+// say) may still serve every call.
+func (c *Client) fetchTable(path string, a *routesAnswer) *endpoint {
 	n := len(c.eps)
 	first := int(c.turn.Add(1) % uint64(n))
 	for i := range n {
@@ -146,12 +152,12 @@ func (c *Client) fetchTable(path string, a *routesAnswer) bool {
 		err := c.try(c.ctx, e, path, a)
 		switch {
 		case err == nil:
-			return true
+			return e
 		case c.ctx.Err() != nil || !err.failover():
-			return false
+			return nil
 		}
 	}
-	return false
+	return nil
 }
 
 // routesAnswer is the body of GET /api/sequence/routes/{space}.

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -42,11 +43,18 @@ type seqCluster struct {
 	tb      testing.TB
 	dsn     string
 	servers []*seqServer
+	tls     bool // the servers serve HTTPS, and forward over it
 }
 
 func newSeqCluster(tb testing.TB, sections, n int) *seqCluster {
+	return newCluster(tb, sections, n, false)
+}
+
+// newCluster is newSeqCluster, its servers serving HTTPS when tlsOn (the
+// test server's certificate, for 127.0.0.1).
+func newCluster(tb testing.TB, sections, n int, tlsOn bool) *seqCluster {
 	tb.Helper()
-	c := &seqCluster{tb: tb, dsn: filepath.Join(tb.TempDir(), "leaf.db")}
+	c := &seqCluster{tb: tb, dsn: filepath.Join(tb.TempDir(), "leaf.db"), tls: tlsOn}
 	st := storetest.Open(tb, store.SQLite, c.dsn)
 	if _, err := st.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 100, Sections: sections}); err != nil {
 		tb.Fatal(err)
@@ -71,7 +79,11 @@ func (c *seqCluster) start() *seqServer {
 		c.tb.Fatal(err)
 	}
 	c.tb.Cleanup(func() { _ = s.q.Close(context.Background()) })
-	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: s.q, Peer: httpapi.NewPeer(0, nil)})})
+	var peerTLS *tls.Config
+	if c.tls {
+		peerTLS = testServerTLS()
+	}
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: s.q, Peer: httpapi.NewPeer(0, peerTLS)})})
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/sequence/next/") || strings.HasPrefix(r.URL.Path, "/api/sequence/current/") {
 			if r.Header.Get(httpapi.HeaderForwarded) != "" {
@@ -82,7 +94,11 @@ func (c *seqCluster) start() *seqServer {
 		}
 		h.ServeHTTP(w, r)
 	})}}
-	s.srv.Start()
+	if c.tls {
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	c.tb.Cleanup(s.srv.Close)
 	c.servers = append(c.servers, s)
 	return s
@@ -206,6 +222,41 @@ func TestSequenceDirectToOwner(t *testing.T) {
 	}
 	if n := cl.forwards() - before; n != 0 {
 		t.Fatalf("%d calls of current forwarded", n)
+	}
+}
+
+// testServerTLS trusts the certificate of httptest's TLS servers.
+func testServerTLS() *tls.Config {
+	srv := httptest.NewUnstartedServer(nil)
+	srv.StartTLS()
+	defer srv.Close()
+	return srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+}
+
+// TestSequenceDirectOverTLS: a client given an https:// endpoint calls the
+// owners it learns of over HTTPS too, straight: no call is forwarded, and
+// none is sent in clear (a server serving TLS would refuse it).
+func TestSequenceDirectOverTLS(t *testing.T) {
+	cl := newCluster(t, 24, 3, true)
+	ks := keys(60)
+	k := newTaker(t)
+	c := newClient(t, client.Config{Endpoints: []string{cl.servers[0].URL()}, HTTPClient: &http.Client{
+		Transport: &http.Transport{TLSClientConfig: testServerTLS()}}})
+	if !strings.HasPrefix(cl.servers[0].URL(), "https://") {
+		t.Fatalf("the servers serve %s", cl.servers[0].URL())
+	}
+	waitTable(t, c, cl, ks)
+	before := cl.forwards()
+	for range 3 {
+		k.take(c, ks)
+	}
+	if n := cl.forwards() - before; n != 0 {
+		t.Fatalf("%d calls forwarded with the table known: the owners were not called over HTTPS", n)
+	}
+	for i, s := range cl.servers {
+		if s.calls.Load() == 0 {
+			t.Errorf("server %d was called by no one", i)
+		}
 	}
 }
 
