@@ -104,7 +104,9 @@
 // (GET /api/sequence/routes/{space}), fetched in the background on the
 // space's first call, names the owner of each section; the client
 // computes a key's section and calls its owner directly, at the address
-// the server advertises, so that no server forwards the call. It falls
+// the server advertises and over the scheme of the endpoint that told the
+// table (https for an https:// endpoint), so that no server forwards the
+// call. It falls
 // back to Endpoints while the table names no owner for the section or the
 // owner gives no usable answer. Each call sends the table's version in the
 // header Leaf-Routes-Version, and a server that sees another answers it;

@@ -258,6 +258,21 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(lc.section_of(key, 64), s64, key)
             self.assertEqual(lc.section_of(key, 7), s7, key)
 
+    def test_owners_keep_the_scheme_of_the_endpoint(self):
+        from leaf_client._http import Endpoint
+        from leaf_client.client import _routes_table
+        answer = {"sections": 2, "scheme": "fnv1a64-mod", "version": "v1",
+                  "members": ["10.0.0.7:8443", "10.0.0.8:8443"], "owners": [0, 1]}
+        for base, want in (("https://leaf.example:8443/api", "https://10.0.0.7:8443"),
+                           ("http://lb:8080", "http://10.0.0.7:8443")):
+            with self.subTest(base=base):
+                table = _routes_table(Endpoint(base), answer, None)
+                self.assertIsNotNone(table)
+                assert table is not None
+                owner = table.owners[0]
+                assert owner is not None
+                self.assertEqual(owner.base, want)
+
     def test_every_code_has_a_class(self):
         for code, cls in lc.BY_CODE.items():
             self.assertTrue(issubclass(cls, lc.LeafError))

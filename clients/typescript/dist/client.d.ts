@@ -4,6 +4,7 @@
  * docs/go-client.md), held to it by the conformance suite in
  * clients/conformance.
  */
+import { LeafError } from "./errors";
 /** The largest range a server hands out in one answer. */
 export declare const MAX_RANGE = 1000000;
 /** The largest snowflake batch a server answers. */
@@ -37,6 +38,22 @@ export interface ClientOptions {
      * advertise (default true); false sends every sequence call to endpoints.
      */
     directSequences?: boolean;
+}
+/** A server: its base URL and its health. */
+declare class Endpoint {
+    readonly base: string;
+    failures: number;
+    until: number;
+    last?: LeafError;
+    constructor(base: string);
+    usable(t: number): boolean;
+    answered(): void;
+    /** Leaves the endpoint out for a back-off that doubles with each failure in a row, with jitter. */
+    failed(err: LeafError, t: number, lo: number, hi: number): void;
+}
+interface RouteTable {
+    version: string;
+    owners: (Endpoint | undefined)[];
 }
 /**
  * Hands out segment-mode ids of leaf from ranges it leases from the servers,
@@ -147,6 +164,12 @@ export declare class Client {
 /** The section of key: the 64-bit FNV-1a hash of its UTF-8 bytes modulo sections, as the server computes it. */
 export declare function sectionOf(key: string, sections: number): number;
 /**
+ * The routing table of an answer, from the endpoint whose base is from: its
+ * owners are called with from's scheme, so a client given https:// endpoints
+ * never calls one in clear. Exported for the tests, not by the package.
+ */
+export declare function routeTable(v: unknown, old: RouteTable | undefined, from: string): RouteTable | undefined;
+/**
  * Ids of one tag from a Client's ranges, for a loop that takes many
  * (`client.source(tag)`): `tryNext()` takes an id from the range in use with
  * one comparison and no promise, or answers undefined at a range's end,
@@ -164,3 +187,4 @@ export declare class IdSource {
     next(): Promise<bigint>;
     private refill;
 }
+export {};

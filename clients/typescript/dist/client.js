@@ -8,6 +8,7 @@
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IdSource = exports.Client = exports.MAX_SEQUENCE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_N = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_RANGE = void 0;
 exports.sectionOf = sectionOf;
+exports.routeTable = routeTable;
 const errors_1 = require("./errors");
 /** The largest range a server hands out in one answer. */
 exports.MAX_RANGE = 1_000_000;
@@ -746,7 +747,7 @@ class Client {
                             continue;
                         return;
                     }
-                    const table = routeTable(a.value, sr.table);
+                    const table = routeTable(a.value, sr.table, e.base);
                     if (table !== undefined)
                         sr.table = table;
                     return;
@@ -818,7 +819,12 @@ function sectionOf(key, sections) {
         h = BigInt.asUintN(64, (h ^ BigInt(c)) * 1099511628211n);
     return Number(h % BigInt(sections));
 }
-function routeTable(v, old) {
+/**
+ * The routing table of an answer, from the endpoint whose base is from: its
+ * owners are called with from's scheme, so a client given https:// endpoints
+ * never calls one in clear. Exported for the tests, not by the package.
+ */
+function routeTable(v, old, from) {
     const a = v;
     const sections = a?.sections;
     const members = a?.members;
@@ -838,7 +844,7 @@ function routeTable(v, old) {
         owners.forEach((o, i) => {
             if (o < 0)
                 return;
-            const base = "http://" + String(members[o]);
+            const base = from.slice(0, from.indexOf("://") + 3) + String(members[o]);
             if (!known.has(base))
                 known.set(base, new Endpoint(base));
             table[i] = known.get(base);

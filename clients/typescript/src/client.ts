@@ -753,7 +753,7 @@ export class Client {
             if (err instanceof LeafError && failsOver(err) && err.code !== "closed") continue;
             return;
           }
-          const table = routeTable(a.value, sr.table);
+          const table = routeTable(a.value, sr.table, e.base);
           if (table !== undefined) sr.table = table;
           return;
         }
@@ -823,7 +823,12 @@ export function sectionOf(key: string, sections: number): number {
   return Number(h % BigInt(sections));
 }
 
-function routeTable(v: unknown, old: RouteTable | undefined): RouteTable | undefined {
+/**
+ * The routing table of an answer, from the endpoint whose base is from: its
+ * owners are called with from's scheme, so a client given https:// endpoints
+ * never calls one in clear. Exported for the tests, not by the package.
+ */
+export function routeTable(v: unknown, old: RouteTable | undefined, from: string): RouteTable | undefined {
   const a = v as { sections?: unknown; scheme?: unknown; version?: unknown; members?: unknown; owners?: unknown };
   const sections = a?.sections;
   const members = a?.members;
@@ -842,7 +847,7 @@ function routeTable(v: unknown, old: RouteTable | undefined): RouteTable | undef
     for (const e of old?.owners ?? []) if (e) known.set(e.base, e);
     owners.forEach((o: number, i: number) => {
       if (o < 0) return;
-      const base = "http://" + String(members[o]);
+      const base = from.slice(0, from.indexOf("://") + 3) + String(members[o]);
       if (!known.has(base)) known.set(base, new Endpoint(base));
       table[i] = known.get(base);
     });

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { Client, LeafError, UnavailableError, ClosedError, ERROR_CODES, sectionOf, MAX_N } from "../dist/index.js";
+import { routeTable } from "../dist/client.js";
 
 async function fakeLeaf() {
   const next = new Map();
@@ -199,4 +200,12 @@ test("sectionOf is the server's", () => {
 
 test("every error code is known", () => {
   assert.ok(ERROR_CODES.includes("unknown_tag") && ERROR_CODES.includes("closed"));
+});
+
+test("the owners of a routing table keep the scheme of the endpoint that told it", () => {
+  const answer = { sections: 2, scheme: "fnv1a64-mod", version: "v1", members: ["10.0.0.7:8443", "10.0.0.8:8443"], owners: [0, 1] };
+  for (const [from, want] of [["https://leaf.example:8443/api", "https://10.0.0.7:8443"], ["http://lb:8080", "http://10.0.0.7:8443"]]) {
+    const table = routeTable(answer, undefined, from);
+    assert.equal(table?.owners[0]?.base, want, from);
+  }
 });

@@ -725,12 +725,15 @@ def _routes_table(ep: Endpoint, a: Any, old: _RouteTable | None) -> _RouteTable 
     if not ok:
         return None
     table: list[Endpoint | None] = [None] * sections
+    # The owners are called with the scheme of the endpoint that told the
+    # table: a client given https:// endpoints never calls one in clear.
+    url_scheme = ep.base.split("://", 1)[0]
     if scheme == ROUTE_SCHEME:
         known = {e.base: e for e in (old.owners if old else []) if e is not None}
         for i, o in enumerate(owners):
             if o < 0:
                 continue
-            base = "http://" + members[o]
+            base = url_scheme + "://" + members[o]
             if base not in known:
                 known[base] = Endpoint(base)
             table[i] = known[base]

@@ -172,7 +172,7 @@ final class Sequences {
           }
           return;
         }
-        Table table = table(a.body, sr.table);
+        Table table = table(a.body, sr.table, e.base);
         if (table != null) {
           sr.table = table;
         }
@@ -185,8 +185,12 @@ final class Sequences {
     }
   }
 
-  /** The table of an answer of /api/sequence/routes, or null for one that is not. */
-  static Table table(Object body, Table old) {
+  /**
+   * The table of an answer of /api/sequence/routes, or null for one that is not. Its owners are
+   * called with the scheme of from, the base of the endpoint that answered: a client given
+   * https:// endpoints never calls one in clear.
+   */
+  static Table table(Object body, Table old, String from) {
     int sections;
     String version;
     String scheme;
@@ -225,7 +229,8 @@ final class Sequences {
       for (int i = 0; i < sections; i++) {
         int o = (int) (long) (Long) owners.get(i);
         if (o >= 0) {
-          table[i] = known.computeIfAbsent("http://" + members.get(o), Endpoint::new);
+          table[i] = known.computeIfAbsent(
+              from.substring(0, from.indexOf("://") + 3) + members.get(o), Endpoint::new);
         }
       }
     }

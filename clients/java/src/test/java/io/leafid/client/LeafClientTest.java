@@ -266,22 +266,25 @@ class LeafClientTest {
   @Test
   void routingTables() {
     Sequences.Table t = Sequences.table(Json.parse("{\"space\":\"inbox\",\"sections\":4,\"scheme\":\"fnv1a64-mod\","
-        + "\"version\":\"v1\",\"members\":[\"10.0.0.7:8080\",\"10.0.0.8:8080\"],\"owners\":[0,1,1,-1]}"), null);
+        + "\"version\":\"v1\",\"members\":[\"10.0.0.7:8080\",\"10.0.0.8:8080\"],\"owners\":[0,1,1,-1]}"), null, "http://lb:8080");
     assertEquals("v1", t.version);
     assertEquals("http://10.0.0.7:8080", t.owners[0].base);
     assertTrue(t.owners[1] == t.owners[2], "one endpoint per member");
     assertEquals(null, t.owners[3]);
     Sequences.Table next = Sequences.table(Json.parse("{\"sections\":2,\"scheme\":\"fnv1a64-mod\","
-        + "\"version\":\"v2\",\"members\":[\"10.0.0.8:8080\"],\"owners\":[0,0]}"), t);
+        + "\"version\":\"v2\",\"members\":[\"10.0.0.8:8080\"],\"owners\":[0,0]}"), t, "http://lb:8080");
     assertTrue(next.owners[0] == t.owners[1], "a member keeps its endpoint, and its health, across tables");
     Sequences.Table other = Sequences.table(Json.parse("{\"sections\":2,\"scheme\":\"other\","
-        + "\"version\":\"v3\",\"members\":[\"a:1\"],\"owners\":[0,0]}"), t);
+        + "\"version\":\"v3\",\"members\":[\"a:1\"],\"owners\":[0,0]}"), t, "http://lb:8080");
     assertEquals(null, other.owners[0], "an unknown scheme: every call goes to the endpoints");
     for (String bad : new String[] {"{}", "[]", "{\"sections\":2,\"scheme\":\"fnv1a64-mod\",\"version\":\"v\",\"members\":[],\"owners\":[0,0]}",
         "{\"sections\":3,\"scheme\":\"fnv1a64-mod\",\"version\":\"v\",\"members\":[\"a:1\"],\"owners\":[0,0]}",
         "{\"sections\":1,\"scheme\":\"fnv1a64-mod\",\"version\":\"\",\"members\":[\"a:1\"],\"owners\":[0]}"}) {
-      assertEquals(null, Sequences.table(Json.parse(bad), t), bad);
+      assertEquals(null, Sequences.table(Json.parse(bad), t, "http://lb:8080"), bad);
     }
+    Sequences.Table secure = Sequences.table(Json.parse("{\"sections\":1,\"scheme\":\"fnv1a64-mod\","
+        + "\"version\":\"v4\",\"members\":[\"10.0.0.7:8443\"],\"owners\":[0]}"), null, "https://leaf.example:8443/api");
+    assertEquals("https://10.0.0.7:8443", secure.owners[0].base, "the owners keep the scheme of the endpoint that told the table");
   }
 
   @Test
