@@ -67,7 +67,7 @@ type Server struct {
 	seq      *sequence.Sequencer  // nil with --sequences=false or --store
 	ln       net.Listener
 	srv      *http.Server
-	tls      *tlsFiles // nil: plaintext
+	tls      *tlsFiles   // nil: plaintext
 	serving  atomic.Bool // run has handed the listener to the server
 	stopping atomic.Bool // set when shutdown begins: /readyz fails
 

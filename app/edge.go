@@ -67,9 +67,9 @@ func (a *Server) newWiring() *wiring {
 		},
 		svc: service.Config{Metrics: reg, Logger: a.log},
 	}
-	var peerTLS *tls.Config
+	var peerTLS func(host string) *tls.Config
 	if a.tls != nil {
-		peerTLS = a.tls.client()
+		peerTLS = a.tls.client
 		if a.tls.mutual {
 			e.api.TrustForwarded = func(r *http.Request) bool { return a.tls.trustsPeer(r.TLS) }
 		}

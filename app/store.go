@@ -32,6 +32,7 @@ func (a *Server) openStore(ctx context.Context) error {
 		a.ready.Add(e.Name, st)
 		if st.Health().Up {
 			a.log.Info("store open", e.Describe()...)
+			a.warnClearLink(ctx, e, st)
 			continue
 		}
 		a.log.Warn("store open, not answering: the other stores serve until it answers",
@@ -88,4 +89,17 @@ func (a *Server) homeStore() *store.Store {
 		}
 	}
 	return a.ready.All()[0].Store
+}
+
+// warnClearLink says, at WARN, that the link to a MySQL store whose DSN
+// asks tls=preferred fell back to clear text: the driver does so without
+// a word, and the operator asked for TLS.
+func (a *Server) warnClearLink(ctx context.Context, e StoreEntry, st *store.Store) {
+	if e.Cfg == nil || !e.Cfg.AllowFallbackToPlaintext || e.TLS != nil {
+		return
+	}
+	if on, err := st.LinkEncrypted(ctx); err == nil && !on {
+		a.log.Warn("store open over a link in clear: its DSN says tls=preferred, and the server speaks no TLS; "+
+			"give --mysql-tls-ca (or tls=true) to refuse clear text", e.Describe()...)
+	}
 }

@@ -34,6 +34,9 @@ type StoreConfig struct {
 	// Set are the stores of a set, in the order of preference; none for
 	// one store.
 	Set []StoreEntry
+	// MySQLTLS, when set, is the link to every MySQL store over TLS
+	// verified by the operator's CA (--mysql-tls-ca).
+	MySQLTLS *store.TLS
 }
 
 // StoreEntry is one store of a set, NAME=DSN or NAME=sqlite:PATH, or the
@@ -46,6 +49,8 @@ type StoreEntry struct {
 	// Addrs are the nodes of its cluster, and AddrsGiven as given.
 	Addrs      []string
 	AddrsGiven string
+	// TLS is the link to a MySQL store over TLS (StoreConfig.MySQLTLS).
+	TLS *store.TLS
 }
 
 // Several reports whether the stores are a set.
@@ -55,9 +60,14 @@ func (s StoreConfig) Several() bool { return len(s.Set) > 0 }
 // named storeset.Lone.
 func (s StoreConfig) Entries() []StoreEntry {
 	if s.Several() {
-		return s.Set
+		out := make([]StoreEntry, len(s.Set))
+		for i, e := range s.Set {
+			e.TLS = s.MySQLTLS
+			out[i] = e
+		}
+		return out
 	}
-	e := StoreEntry{Name: storeset.Lone, DSN: s.MySQLDSN, Path: s.SQLitePath, Addrs: s.MySQLAddrs, AddrsGiven: s.MySQLAddrsGiven}
+	e := StoreEntry{Name: storeset.Lone, DSN: s.MySQLDSN, Path: s.SQLitePath, Addrs: s.MySQLAddrs, AddrsGiven: s.MySQLAddrsGiven, TLS: s.MySQLTLS}
 	if s.MySQLDSN != "" {
 		e.Cfg, _ = store.ParseMySQLDSN(s.MySQLDSN) // nil for a DSN that does not parse: Open says why
 	}
@@ -170,7 +180,7 @@ func (e StoreEntry) Open(ctx context.Context, opts store.Options) (*store.Store,
 	if e.IsSQLite() {
 		st, err = store.OpenSQLite(ctx, e.Path, opts)
 	} else {
-		opts.Addrs = e.Addrs
+		opts.Addrs, opts.TLS = e.Addrs, e.TLS
 		st, err = openMySQL(ctx, e.DSN, e.Cfg, opts)
 	}
 	if err != nil && e.Name != storeset.Lone {

@@ -79,9 +79,9 @@ func (c *seqCluster) start() *seqServer {
 		c.tb.Fatal(err)
 	}
 	c.tb.Cleanup(func() { _ = s.q.Close(context.Background()) })
-	var peerTLS *tls.Config
+	var peerTLS func(string) *tls.Config
 	if c.tls {
-		peerTLS = testServerTLS()
+		peerTLS = func(string) *tls.Config { return testServerTLS() }
 	}
 	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Sequences: s.q, Peer: httpapi.NewPeer(0, peerTLS)})})
 	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -35,25 +36,45 @@ type Peer struct {
 var _ service.Peer = (*Peer)(nil)
 
 // NewPeer returns a Peer whose requests end after timeout
-// (DefaultForwardTimeout when 0), over HTTPS with tlsConf (the fleet
-// serves TLS: the owner's certificate verified, this instance's own
-// presented with mutual TLS), or over plain HTTP when tlsConf is nil.
-func NewPeer(timeout time.Duration, tlsConf *tls.Config) *Peer {
+// (DefaultForwardTimeout when 0), over HTTPS when tlsFor is not nil (the
+// fleet serves TLS): each connection to an owner made with tlsFor of the
+// owner's host, which verifies its certificate for that host (and with
+// mutual TLS presents this instance's); over plain HTTP when it is nil.
+func NewPeer(timeout time.Duration, tlsFor func(host string) *tls.Config) *Peer {
 	if timeout <= 0 {
 		timeout = DefaultForwardTimeout
 	}
+	tr := &http.Transport{
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     time.Minute,
+	}
 	p := &Peer{scheme: "http://", client: &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     time.Minute,
-			TLSClientConfig:     tlsConf,
-			ForceAttemptHTTP2:   tlsConf != nil,
-		},
+		Timeout:       timeout,
+		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-	if tlsConf != nil {
+	if tlsFor != nil {
 		p.scheme = "https://"
+		var d net.Dialer
+		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			raw, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			cfg := tlsFor(host)
+			cfg.ServerName = host
+			cfg.NextProtos = []string{"http/1.1"}
+			c := tls.Client(raw, cfg)
+			if err := c.HandshakeContext(ctx); err != nil {
+				raw.Close()
+				return nil, err
+			}
+			return c, nil
+		}
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -44,11 +45,14 @@ func OpenMySQL(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open mysql: parse dsn: %w", err)
 	}
 	tuneConfig(cfg)
+	if opts.TLS != nil && cfg.TLSConfig == "false" {
+		return nil, errors.New("open mysql: the DSN says tls=false, and a CA for the link to MySQL is given: drop one of the two")
+	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ns, err := newNodes(cfg, opts.Addrs, timeout)
+	ns, err := newNodes(cfg, opts.Addrs, timeout, opts.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("open mysql: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,16 +57,29 @@ var _ driver.Connector = (*nodes)(nil)
 // newNodes returns a connector over cfg with its address replaced by each
 // of addrs in turn; no addrs means cfg's own address. timeout is the
 // deadline of a call of the store, shared among the nodes when connecting.
-func newNodes(cfg *mysql.Config, addrs []string, timeout time.Duration) (*nodes, error) {
+func newNodes(cfg *mysql.Config, addrs []string, timeout time.Duration, link *TLS) (*nodes, error) {
 	if len(addrs) == 0 {
 		addrs = []string{cfg.Addr}
 	}
 	n := &nodes{budget: max(timeout/time.Duration(len(addrs)), 100*time.Millisecond)}
 	cfg = cfg.Clone()
 	cfg.Timeout = min(cfg.Timeout, n.budget)
+	dsnHost := hostOf(cfg.Addr)
 	for _, a := range addrs {
 		c := cfg.Clone()
 		c.Addr = a
+		switch {
+		case link != nil:
+			name := link.ServerName
+			if name == "" {
+				name = hostOf(a)
+			}
+			c.TLS, c.AllowFallbackToPlaintext = link.CA.Client(name), false
+		case c.TLS != nil && !c.TLS.InsecureSkipVerify && c.TLS.ServerName == dsnHost:
+			// tls=true: each node verified for its own host, not the
+			// DSN's.
+			c.TLS.ServerName = hostOf(a)
+		}
 		conn, err := mysql.NewConnector(c)
 		if err != nil {
 			return nil, err
@@ -157,4 +171,12 @@ func (n *nodes) leave(idx int64) {
 	if len(n.list) > 1 {
 		n.move(idx, (idx+1)%int64(len(n.list)))
 	}
+}
+
+// hostOf is the host of a host:port address, or the address itself.
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/leafid/leaf/migrations"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/tlsfiles"
 )
 
 // Dialects: the kinds of database a Store runs on, as storetest.Open takes
@@ -131,6 +132,21 @@ type Options struct {
 	// OnRestartJump, when set, is called by the instance that moved the
 	// rows, once per restart found.
 	OnRestartJump func(RestartJump)
+	// TLS, when set, makes every connection to MySQL speak TLS, the
+	// server's certificate verified by a CA of the operator's, whatever
+	// the DSN's tls= says (but tls=false, which it refuses); never clear.
+	// Ignored by SQLite.
+	TLS *TLS
+}
+
+// TLS is the link to MySQL over TLS verified by the operator's CA.
+type TLS struct {
+	// CA verifies the servers' certificates, read again when its file
+	// changes.
+	CA *tlsfiles.CA
+	// ServerName is the name their certificates are verified for; empty
+	// means each node's host.
+	ServerName string
 }
 
 // DefaultTimeout bounds one call of the store, retries included: the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/tlsfiles"
 )
 
 // storeFlags are the flags of every command that opens the database: one
@@ -24,6 +25,9 @@ type storeFlags struct {
 	storeTimeout time.Duration
 	stores       storesFlag
 	storeAddrs   storeAddrsFlag
+	tlsCA        string
+	tlsName      string
+	tls          *store.TLS // read by validate from tlsCA
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -33,6 +37,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.Var(sqlitePathFlag{f}, "sqlite-path", "the embedded SQLite store's `file`")
 	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means "+store.DefaultTimeouts())
 	fs.Var(&f.stores, "store", "one of several independent stores serving one number space, as `NAME=DSN`: a MySQL DSN or sqlite:PATH; once per store, the preferred first (for now snowflake worker ids are leased from the first); not with --mysql-dsn or --sqlite-path")
+	fs.StringVar(&f.tlsCA, "mysql-tls-ca", "", "CA `file` (PEM) that verifies the MySQL servers' certificates: every connection to MySQL then speaks TLS, never clear, whatever the DSN's tls= says; read again when it changes")
+	fs.StringVar(&f.tlsName, "mysql-tls-server-name", "", "`name` the MySQL servers' certificates are verified for, with --mysql-tls-ca; empty: each node's host")
 	fs.Var(&f.storeAddrs, "store-addrs", "the nodes of the synchronous cluster of the --store NAME, as `NAME=host:port,host:port`, used in turn instead of its DSN's address; once per such store")
 }
 
@@ -58,6 +64,9 @@ func (p sqlitePathFlag) Set(s string) error {
 // DSN holds a password (--store's values show what they refuse without
 // it).
 func (f *storeFlags) validate() error {
+	if err := f.readTLS(); err != nil {
+		return err
+	}
 	if err := f.validateStores(); err != nil || f.several() {
 		return err
 	}
@@ -78,12 +87,28 @@ func (f *storeFlags) validate() error {
 	return nil
 }
 
+// readTLS reads the CA of --mysql-tls-ca.
+func (f *storeFlags) readTLS() error {
+	if f.tlsCA == "" {
+		if f.tlsName != "" {
+			return fmt.Errorf("%w: --mysql-tls-server-name needs --mysql-tls-ca", errUsage)
+		}
+		return nil
+	}
+	ca, err := tlsfiles.NewCA("--mysql-tls-ca", f.tlsCA, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	f.tls = &store.TLS{CA: ca, ServerName: f.tlsName}
+	return nil
+}
+
 // config is the stores the flags name, as the app and every command open
 // them (app.StoreConfig).
 func (f *storeFlags) config() app.StoreConfig {
 	return app.StoreConfig{
 		MySQLDSN: f.mysqlDSN, MySQLAddrs: f.mysqlAddrs.addrs, MySQLAddrsGiven: f.mysqlAddrs.given,
-		SQLitePath: f.sqlitePath, Timeout: f.storeTimeout, Set: f.stores,
+		SQLitePath: f.sqlitePath, Timeout: f.storeTimeout, Set: f.stores, MySQLTLS: f.tls,
 	}
 }
 
