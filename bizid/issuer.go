@@ -168,9 +168,15 @@ func New(opts Options) (*Issuer, error) {
 	return is, nil
 }
 
-// CurrentKeyID is the fingerprint of the key new opaque tags are made
-// with, and false when no key is configured.
-func (is *Issuer) CurrentKeyID() (string, bool) { return is.current, is.current != "" }
+// CurrentKeyID is the key id new opaque tags store: the fingerprint of
+// the key they are made with, marked for a permutation of each tag's own
+// (TagKeyID); false when no key is configured.
+func (is *Issuer) CurrentKeyID() (string, bool) {
+	if is.current == "" {
+		return "", false
+	}
+	return TagKeyID(is.current), true
+}
 
 // Compile returns the tag of settings s, to serve by from now on: old,
 // the tag as compiled before (nil if none), when s issues the same ids the
@@ -208,10 +214,14 @@ func (is *Issuer) compile(s Settings) *Tag {
 		}
 	}
 	if s.Opaque() {
-		secret, ok := is.secrets[s.KeyID]
-		if !ok {
+		fingerprint, own := SplitKeyID(s.KeyID)
+		secret, ok := is.secrets[fingerprint]
+		switch {
+		case !ok:
 			t.keyErr = fmt.Errorf("%w: this instance has no opaque key with id %s, which the tag's ids are made with", ErrNoKey, s.KeyID)
-		} else {
+		case own:
+			t.cipher, t.keyErr = NewTagCipher(secret, s.OpaqueBits, s.Tag)
+		default:
 			t.cipher, t.keyErr = NewCipher(secret, s.OpaqueBits)
 		}
 	}

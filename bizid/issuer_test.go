@@ -329,7 +329,7 @@ func TestOpaqueTag(t *testing.T) {
 	clock := &fakeClock{t: time.Now()}
 	is := newIssuer(t, m, clock, key2, key)
 	ctx := context.Background()
-	if id, ok := is.CurrentKeyID(); !ok || id != KeyID([]byte(key2)) {
+	if id, ok := is.CurrentKeyID(); !ok || id != TagKeyID(KeyID([]byte(key2))) {
 		t.Fatalf("current key id %q", id)
 	}
 	tag := tagOf(is, m, nil, "users")
@@ -422,5 +422,60 @@ func TestSettingsWithoutFormatOrOpaque(t *testing.T) {
 		if _, err := is.NextN(ctx, tag, 3); !errors.Is(err, ErrNotNumeric) {
 			t.Errorf("NextN of %q = %v, want ErrNotNumeric", name, err)
 		}
+	}
+}
+
+// TestOpaquePerTag: new opaque tags made with one key each get a
+// permutation of their own: their k-th ids differ, and none is another
+// tag's; a tag made before per-tag permutations (its key id unmarked)
+// keeps the permutation it shares with the tags of its key, so it never
+// issues again an id it gave; a key id marked for a key this instance
+// lacks is refused, never served with another permutation.
+func TestOpaquePerTag(t *testing.T) {
+	const key = "the fleet's opaque key, for tests"
+	fp := KeyID([]byte(key))
+	m := newMemStore(
+		Settings{Tag: "users", OpaqueBits: Bits63, KeyID: TagKeyID(fp)},
+		Settings{Tag: "orders", OpaqueBits: Bits63, KeyID: TagKeyID(fp)},
+		Settings{Tag: "legacy", OpaqueBits: Bits63, KeyID: fp},
+		Settings{Tag: "other", OpaqueBits: Bits63, KeyID: TagKeyID("0123456789ab")},
+	)
+	is := newIssuer(t, m, &fakeClock{t: time.Now()}, key)
+	ctx := context.Background()
+	first := func(name string) []int64 {
+		tag := tagOf(is, m, nil, name)
+		var out []int64
+		for range 3 {
+			id, err := is.Next(ctx, tag)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out = append(out, id.N)
+		}
+		return out
+	}
+	users, orders, legacy := first("users"), first("orders"), first("legacy")
+	for k := range users {
+		if users[k] == orders[k] {
+			t.Errorf("the %d-th ids of two new tags are both %d", k+1, users[k])
+		}
+	}
+	shared, err := NewCipher([]byte(key), Bits63)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, id := range legacy {
+		if n, err := shared.Decode(id); err != nil || n != int64(k+1) {
+			t.Errorf("the tag made before: its %d-th id %d decodes to %d, %v under the shared permutation", k+1, id, n, err)
+		}
+	}
+	if _, err := is.Next(ctx, tagOf(is, m, nil, "other")); !errors.Is(err, ErrNoKey) {
+		t.Errorf("a tag marked for a key this instance lacks: %v, want ErrNoKey", err)
+	}
+	if fp2, own := SplitKeyID(TagKeyID(fp)); fp2 != fp || !own {
+		t.Errorf("SplitKeyID(TagKeyID) = %s, %v", fp2, own)
+	}
+	if fp2, own := SplitKeyID(fp); fp2 != fp || own {
+		t.Errorf("SplitKeyID of an unmarked id = %s, %v", fp2, own)
 	}
 }

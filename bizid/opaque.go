@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // The widths of an opaque tag's numbers.
@@ -34,19 +35,34 @@ type Cipher struct {
 }
 
 // NewCipher returns the bijection of width bits (Bits63 or Bits53) keyed
-// by secret, which must hold at least MinKeyLen bytes.
+// by secret, which must hold at least MinKeyLen bytes: the one every
+// opaque tag made with secret before per-tag permutations shares.
 func NewCipher(secret []byte, width int) (*Cipher, error) {
+	return newCipher(secret, width, append([]byte("leaf opaque ids v1\x00"), secret...), KeyID(secret))
+}
+
+// NewTagCipher returns the bijection of width bits of the tag named tag,
+// keyed by secret and the tag's name: each tag's ids are a permutation of
+// its own, so that two tags' k-th ids differ and say nothing of each
+// other.
+func NewTagCipher(secret []byte, width int, tag string) (*Cipher, error) {
+	material := append([]byte("leaf opaque ids v2\x00"), secret...)
+	material = append(append(material, 0), tag...)
+	return newCipher(secret, width, material, TagKeyID(KeyID(secret)))
+}
+
+func newCipher(secret []byte, width int, material []byte, keyID string) (*Cipher, error) {
 	if width != Bits63 && width != Bits53 {
 		return nil, fmt.Errorf("%w: opaque ids have 63 or 53 bits, not %d", ErrInvalidFormat, width)
 	}
 	if len(secret) < MinKeyLen {
 		return nil, fmt.Errorf("%w: an opaque key needs at least %d bytes", ErrNoKey, MinKeyLen)
 	}
-	h := sha256.Sum256(append([]byte("leaf opaque ids v1\x00"), secret...))
+	h := sha256.Sum256(material)
 	n := uint(width)
 	return &Cipher{
 		k0: binary.LittleEndian.Uint64(h[0:]), k1: binary.LittleEndian.Uint64(h[8:]),
-		n: n, u: n / 2, v: n - n/2, keyID: KeyID(secret),
+		n: n, u: n / 2, v: n - n/2, keyID: keyID,
 	}, nil
 }
 
@@ -56,6 +72,27 @@ func NewCipher(secret []byte, width int) (*Cipher, error) {
 func KeyID(secret []byte) string {
 	h := sha256.Sum256(append([]byte("leaf opaque key id v1\x00"), secret...))
 	return hex.EncodeToString(h[:6])
+}
+
+// perTag marks the key id of a tag whose ids are a permutation of its own
+// (NewTagCipher): "t" before the key's fingerprint. A tag's key id without
+// it was made before, and keeps the permutation it shares with the tags of
+// its key: changing a tag's permutation could issue an id it gave before.
+// An instance of a version before per-tag permutations finds no key of
+// such an id, and refuses the tag's ids rather than make others.
+const perTag = "t"
+
+// TagKeyID is the key id a new opaque tag stores: the key's fingerprint
+// marked for a permutation of the tag's own.
+func TagKeyID(fingerprint string) string { return perTag + fingerprint }
+
+// SplitKeyID is the fingerprint of the key a tag's key id names, and
+// whether the tag's ids are a permutation of its own.
+func SplitKeyID(id string) (fingerprint string, ownPermutation bool) {
+	if len(id) == 13 && strings.HasPrefix(id, perTag) {
+		return id[1:], true
+	}
+	return id, false
 }
 
 // KeyID is the fingerprint of the cipher's secret.

@@ -382,7 +382,7 @@ func runMatrix(t *testing.T, sh matrixShape) {
 			t.Logf("kind %s not made: %s", kl.kind.name, kl.createErr)
 		}
 		if kl.kind.form == formOpaque {
-			c, err := bizid.NewCipher([]byte(matrixKey), 63)
+			c, err := bizid.NewTagCipher([]byte(matrixKey), 63, kl.kind.tag)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -280,7 +280,7 @@ func TestAdminTagSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := opq.Msg.GetTag(); m.GetOpaque() != 53 || m.GetKeyId() != bizid.KeyID([]byte(opaqueKey)) || m.GetFormat() != "" || m.GetReset_() != "" {
+	if m := opq.Msg.GetTag(); m.GetOpaque() != 53 || m.GetKeyId() != bizid.TagKeyID(bizid.KeyID([]byte(opaqueKey))) || m.GetFormat() != "" || m.GetReset_() != "" {
 		t.Fatalf("opaque tag = %v", m)
 	}
 	id, err := ids.GetSegmentId(ctx, connect.NewRequest(&leafv1.GetSegmentIdRequest{Tag: "users"}))
@@ -424,7 +424,7 @@ func TestAdminRevealId(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cipher, err := bizid.NewCipher([]byte(opaqueKey), 53)
+	cipher, err := bizid.NewTagCipher([]byte(opaqueKey), 53, "users")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func TestOpaqueTagAPI(t *testing.T) {
 	b := newBizEnv(t, testOpaqueKey)
 	rec := b.admin(t, http.MethodPost, "/api/admin/tags", `{"tag":"u","opaque":53}`)
 	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"opaque":53`) ||
-		!strings.Contains(rec.Body.String(), `"key_id":"`+bizid.KeyID([]byte(testOpaqueKey))+`"`) ||
+		!strings.Contains(rec.Body.String(), `"key_id":"`+bizid.TagKeyID(bizid.KeyID([]byte(testOpaqueKey)))+`"`) ||
 		strings.Contains(rec.Body.String(), testOpaqueKey) {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
 	}
