@@ -212,7 +212,13 @@ func TestServerOnASet(t *testing.T) {
 // stops and closes.
 func serving(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	srv := New(cfg, slog.New(slog.DiscardHandler))
+	return servingWith(t, cfg, slog.New(slog.DiscardHandler))
+}
+
+// servingWith is serving, logging to log.
+func servingWith(t *testing.T, cfg Config, log *slog.Logger) *Server {
+	t.Helper()
+	srv := New(cfg, log)
 	if err := srv.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 // token is the admin token every leaf of these tests is given (the
 // compose files' default).
-const token = "dev-admin-token"
+const token = "dev-admin-token-local"
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 

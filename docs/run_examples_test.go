@@ -23,7 +23,7 @@ import (
 // The server an example meets, unless its document starts one itself: the
 // README's, with the admin token and opaque key the documents use.
 const (
-	adminToken = "dev-admin-token"
+	adminToken = "dev-admin-token-local"
 	opaqueKey  = "a secret of at least 16 bytes"
 )
 

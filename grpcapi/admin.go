@@ -13,15 +13,18 @@ import (
 )
 
 // requireToken admits a call carrying "authorization: Bearer <token>",
-// checked as the HTTP admin API checks it.
-func requireToken(token string) connect.UnaryInterceptorFunc {
-	want := service.NewToken(token)
+// checked as the HTTP admin API checks it: one refused is counted and
+// logged (Service.AdminRefused), one admitted marked with the token's
+// fingerprint for the trail of the changes it makes.
+func requireToken(svc *service.Service, token string) connect.UnaryInterceptorFunc {
+	want, fingerprint := service.NewToken(token), service.TokenFingerprint(token)
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			if err := want.Check(req.Header().Get("Authorization")); err != nil {
+				svc.AdminRefused(ctx, "grpc", req.Peer().Addr, err)
 				return nil, fail(service.Unauthorized, "%s", err.Error())
 			}
-			return next(ctx, req)
+			return next(service.WithAdmin(ctx, fingerprint), req)
 		}
 	}
 }

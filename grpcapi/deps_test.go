@@ -17,8 +17,8 @@ func TestRooms(t *testing.T) {
 	}
 	const mod = "github.com/leafid/leaf/"
 	for pkg, allowed := range map[string][]string{
-		mod + "grpcapi": {"grpcapi", "service", "bizid", "segment", "sequence", "snowflake", "uuidv7", "proto/leaf/v1", "proto/leaf/v1/leafv1connect"},
-		mod + "service": {"service", "bizid", "segment", "sequence", "snowflake", "uuidv7"},
+		mod + "grpcapi": {"grpcapi", "service", "bizid", "segment", "sequence", "snowflake", "uuidv7", "throttle", "proto/leaf/v1", "proto/leaf/v1/leafv1connect"},
+		mod + "service": {"service", "bizid", "segment", "sequence", "snowflake", "uuidv7", "throttle"},
 	} {
 		out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", pkg).CombinedOutput()
 		if err != nil {

@@ -123,7 +123,7 @@ func New(cfg Config, next http.Handler) *Handler {
 	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
 		admin := &adminServer{svc: cfg.Service, log: cfg.Logger}
-		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.AdminToken)))
+		aopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireToken(cfg.Service, cfg.AdminToken)))
 		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
 		services = append(services, adminService)
 	}

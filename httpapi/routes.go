@@ -84,7 +84,7 @@ func (s *server) routes(e routes) {
 	// its own; it is read-only, so the admin token is not asked for.
 	var statusAuth []echo.MiddlewareFunc
 	if s.cfg.StatusToken != "" {
-		statusAuth = append(statusAuth, requireBearer(s.statusSum))
+		statusAuth = append(statusAuth, s.requireBearer(s.statusSum, "status", ""))
 	}
 	for path, h := range map[string]echo.HandlerFunc{
 		"/status":      s.statusPage,

@@ -65,10 +65,12 @@ type server struct {
 	tokenSum [32]byte
 	// statusSum is the same for the status token.
 	statusSum [32]byte
-	now       func() time.Time
-	started   time.Time    // shown as the instance's start on /status
-	snowRate  rateMeter    // snowflake ids per second on /status
-	tagsSeen  atomic.Int64 // tags at the last read of /status, to size the next
+	// tokenFingerprint names the admin token in the trail of changes.
+	tokenFingerprint string
+	now              func() time.Time
+	started          time.Time    // shown as the instance's start on /status
+	snowRate         rateMeter    // snowflake ids per second on /status
+	tagsSeen         atomic.Int64 // tags at the last read of /status, to size the next
 }
 
 // New returns the handler serving the whole API. It registers the HTTP
@@ -92,7 +94,7 @@ func New(cfg Config) *Handler {
 		parts:   cfg.Service.Parts(),
 	}
 	if cfg.AdminToken != "" {
-		s.tokenSum = tokenSum(cfg.AdminToken)
+		s.tokenSum, s.tokenFingerprint = tokenSum(cfg.AdminToken), service.TokenFingerprint(cfg.AdminToken)
 	}
 	if cfg.StatusToken != "" {
 		s.statusSum = tokenSum(cfg.StatusToken)

@@ -23,7 +23,7 @@ DURATION=${DURATION:-10s}
 CONNS=${CONNS:-8}
 ROUNDS=${ROUNDS:-1}
 LEAF_ENV=${LEAF_ENV:-}
-TOKEN="edgecost-$$-${RANDOM}"
+TOKEN="edgecost-admin-token-$$-${RANDOM}"
 unset LEAF_MYSQL_DSN LEAF_STORES
 for kv in $LEAF_ENV; do
 	export "${kv?}"

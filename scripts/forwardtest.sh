@@ -30,7 +30,7 @@ ROUNDS=${ROUNDS:-3}
 MYSQL=${MYSQL:-root@tcp(127.0.0.1:3306)/}
 # shellcheck source=scripts/pin.sh
 source scripts/pin.sh
-TOKEN="forwardtest-$$-${RANDOM}"
+TOKEN="forwardtest-admin-token-$$-${RANDOM}"
 DB="leaf_forwardtest_$$"
 
 # shellcheck source=scripts/apt.sh

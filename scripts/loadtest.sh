@@ -34,7 +34,7 @@ ROUNDS=${ROUNDS:-5}
 BASE="http://127.0.0.1:${PORT}"
 # shellcheck source=scripts/pin.sh
 source scripts/pin.sh
-TOKEN="loadtest-$$-${RANDOM}"
+TOKEN="loadtest-admin-token-$$-${RANDOM}"
 
 # shellcheck source=scripts/apt.sh
 source scripts/apt.sh

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 PORT=${PORT:-18095}
 EACH=${SECONDS_EACH:-10}
 BASE="http://127.0.0.1:${PORT}"
-TOKEN="pgo-$$-${RANDOM}"
+TOKEN="pgo-admin-token-$$-${RANDOM}"
 
 # shellcheck source=scripts/apt.sh
 source scripts/apt.sh

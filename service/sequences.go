@@ -151,6 +151,7 @@ func (s *Service) CreateSpace(ctx context.Context, ns NewSpace) (sequence.Space,
 	if err != nil {
 		return sequence.Space{}, WithSpace(sp.Name, err)
 	}
+	trail{s.cfg.Logger}.spaceCreated(ctx, created)
 	return created, nil
 }
 

@@ -138,9 +138,16 @@ type Config struct {
 // requests, call it, and encode what it answers; neither decides what a
 // tag is. It is safe for concurrent use.
 type Service struct {
-	cfg  Config
-	fwd  *Forwarder
-	tags *TagAdmin
+	cfg      Config
+	fwd      *Forwarder
+	tags     *TagAdmin
+	refusals *AdminRefusals
+}
+
+// AdminRefused counts and logs a call of edge refused for its bearer
+// token (AdminRefusals.Refused).
+func (s *Service) AdminRefused(ctx context.Context, edge, from string, err error) {
+	s.refusals.Refused(ctx, edge, from, err)
 }
 
 // New returns the Service of cfg.
@@ -152,7 +159,8 @@ func New(cfg Config) *Service {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	s := &Service{cfg: cfg}
-	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds}
+	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds, Log: cfg.Logger}
+	s.refusals = NewAdminRefusals(cfg.Metrics, cfg.Logger)
 	if cfg.Biz == nil {
 		s.tags.Settings = nil
 	}

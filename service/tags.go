@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
@@ -54,6 +55,9 @@ type TagAdmin struct {
 	// Ordered is told of the ordered tags created; nil refuses them (the
 	// instance runs without sequences).
 	Ordered OrderedAdded
+	// Log receives the trail of the changes made, at INFO; nil keeps
+	// none.
+	Log *slog.Logger
 }
 
 // Off is the error of an admin call for tags where their administration
@@ -135,6 +139,14 @@ func (n NewTag) tag() segment.Tag {
 // Create creates n: ordered, or formatted or opaque when settings are
 // given, else plain, by the rule of NewTagSettings.
 func (a *TagAdmin) Create(ctx context.Context, n NewTag) (TagView, error) {
+	v, err := a.create(ctx, n)
+	if err == nil {
+		trail{a.Log}.tagCreated(ctx, v)
+	}
+	return v, err
+}
+
+func (a *TagAdmin) create(ctx context.Context, n NewTag) (TagView, error) {
 	if err := a.Off(); err != nil {
 		return TagView{}, err
 	}
@@ -223,6 +235,10 @@ func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate,
 	if err := u.Validate(); err != nil {
 		return TagView{}, err
 	}
+	before, err := a.Get(ctx, name)
+	if err != nil {
+		return TagView{}, err
+	}
 	if g.given() {
 		if err := a.updateSettings(ctx, name, set, g); err != nil {
 			return TagView{}, WithTag(name, err)
@@ -237,7 +253,9 @@ func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate,
 	if err != nil {
 		return TagView{}, WithTag(name, err)
 	}
-	return a.view(ctx, t), nil
+	after := a.view(ctx, t)
+	trail{a.Log}.tagChanged(ctx, before, after)
+	return after, nil
 }
 
 // updateSettings applies the settings an update gave: settings for a

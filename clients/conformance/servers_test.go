@@ -26,7 +26,7 @@ import (
 )
 
 const (
-	adminToken   = "conformance"
+	adminToken   = "conformance-admin-token"
 	startTimeout = 30 * time.Second
 	exitTimeout  = 10 * time.Second
 )

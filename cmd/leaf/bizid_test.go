@@ -29,7 +29,7 @@ func TestTagAddFormattedAndOpaque(t *testing.T) {
 	}
 	e["LEAF_OPAQUE_KEY"] = testKey
 	out, errOut, err := runSplit(t, e, "tag", "add", "users", "--opaque", "53")
-	if err != nil || !strings.Contains(out, "opaque over 53 bits, key id "+bizid.KeyID([]byte(testKey))) ||
+	if err != nil || !strings.Contains(out, "opaque over 53 bits, key id "+bizid.TagKeyID(bizid.KeyID([]byte(testKey)))) ||
 		strings.Contains(out+errOut, testKey) {
 		t.Fatalf("tag add opaque: %v\n%s%s", err, out, errOut)
 	}
@@ -63,7 +63,7 @@ func TestTagAddFormattedAndOpaque(t *testing.T) {
 // TestServeFormattedAndOpaque: leaf serve issues a formatted tag's texts
 // and an opaque tag's ids, reveals them, and never logs the key.
 func TestServeFormattedAndOpaque(t *testing.T) {
-	const token = "adm1n-token"
+	const token = "adm1n-token-of-the-test"
 	path := filepath.Join(t.TempDir(), "leaf.db")
 	a := startApp(t, env{"LEAF_OPAQUE_KEY": testKey + "," + testKey + " (old)"},
 		"--sqlite-path", path, "--admin-token", token, "--snowflake=false", "--log-level", "debug")

@@ -51,7 +51,7 @@ func TestDatabaseGoesAway(t *testing.T) {
 	cfg.Addr = proxy.Addr()
 	cfg.Timeout = time.Second
 
-	a := startApp(t, env{"LEAF_MYSQL_DSN": cfg.FormatDSN(), "LEAF_SNOWFLAKE": "false", "LEAF_ADMIN_TOKEN": "tok"})
+	a := startApp(t, env{"LEAF_MYSQL_DSN": cfg.FormatDSN(), "LEAF_SNOWFLAKE": "false", "LEAF_ADMIN_TOKEN": "tok-of-the-fault-test"})
 	base, logs := a.base, a.logs
 
 	seen := map[string]bool{}
@@ -71,7 +71,7 @@ func TestDatabaseGoesAway(t *testing.T) {
 	}
 	collect(ids)
 	testkit.WaitFor(t, 0, "the prefetch", func() bool {
-		_, body := testkit.Get(base+"/api/admin/segments", "tok")
+		_, body := testkit.Get(base+"/api/admin/segments", "tok-of-the-fault-test")
 		return strings.Count(body, `"start"`) == 2
 	})
 

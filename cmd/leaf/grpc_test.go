@@ -25,7 +25,7 @@ import (
 // another; the admin token is the same; the health service reports ready;
 // /metrics counts the calls.
 func TestServeGRPC(t *testing.T) {
-	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db"), "LEAF_ADMIN_TOKEN": "t0ken-secret"}
+	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db"), "LEAF_ADMIN_TOKEN": "t0ken-secret-of-the-test"}
 	a := startApp(t, e, "--snowflake-worker-id", "3")
 	cc, err := grpc.NewClient(strings.TrimPrefix(a.base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -33,7 +33,7 @@ func TestServeGRPC(t *testing.T) {
 	}
 	defer cc.Close()
 
-	admin := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer t0ken-secret")
+	admin := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer t0ken-secret-of-the-test")
 	var created leafv1.CreateTagResponse
 	if err := cc.Invoke(admin, "/leaf.v1.AdminService/CreateTag", &leafv1.CreateTagRequest{Tag: "orders", Step: new(int64(10))}, &created); err != nil {
 		t.Fatalf("CreateTag: %v", err)

@@ -105,7 +105,7 @@ func freeAddr(t *testing.T) string {
 // from both modes and stops it as SIGTERM would.
 func TestServeAndShutDown(t *testing.T) {
 	addr := freeAddr(t)
-	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db"), "LEAF_ADDR": addr, "LEAF_ADMIN_TOKEN": "t0ken-secret"}
+	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db"), "LEAF_ADDR": addr, "LEAF_ADMIN_TOKEN": "t0ken-secret-of-the-test"}
 	if out, err := runCmd(t, e, "tag", "add", "orders"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -143,7 +143,7 @@ func TestServeAndShutDown(t *testing.T) {
 		t.Fatalf("unknown tag = %d, want 404", code)
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/tags", strings.NewReader(`{"tag":"payments","step":10,"max_id":500}`))
-	req.Header.Set("Authorization", "Bearer t0ken-secret")
+	req.Header.Set("Authorization", "Bearer t0ken-secret-of-the-test")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -172,7 +172,7 @@ func TestServeAndShutDown(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not shut down")
 	}
-	if strings.Contains(logs.String(), "t0ken-secret") {
+	if strings.Contains(logs.String(), "t0ken-secret-of-the-test") {
 		t.Fatal("the admin token appears in the log")
 	}
 }

@@ -20,7 +20,7 @@ func TestTagCreatedElsewhereIsServedAtOnce(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.MySQL(t)
 	st := storetest.Open(t, store.MySQL, dsn)
-	const token = "t0ken-secret"
+	const token = "t0ken-secret-of-the-test"
 	a := startApp(t, env{"LEAF_MYSQL_DSN": dsn}, "--snowflake=false")
 	other := startApp(t, env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": token}, "--snowflake=false")
 

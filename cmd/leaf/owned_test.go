@@ -200,7 +200,7 @@ func TestOrderedFormattedAcrossInstances(t *testing.T) {
 func TestPatchedToCapped(t *testing.T) {
 	dsn := storetest.MySQL(t)
 	defer clusterClient.CloseIdleConnections()
-	const token = "t0ken"
+	const token = "t0ken-of-the-test-00"
 	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": token}
 	nodes := []*testApp{
 		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"),

@@ -20,7 +20,7 @@ import (
 // migrated elsewhere it becomes ready by itself.
 func TestServeOnAnUnmigratedDatabase(t *testing.T) {
 	dsn := storetest.MySQL(t)
-	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret"}
+	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret-of-the-test"}
 	a := startApp(t, e, "--migrate=false", "--snowflake=false")
 
 	code, body := testkit.MustGet(t, a.base+"/readyz")
@@ -39,7 +39,7 @@ func TestServeOnAnUnmigratedDatabase(t *testing.T) {
 			t.Fatalf("%s = %d %s, want 503 naming a leaf table and `leaf migrate`", path, code, body)
 		}
 	}
-	code, body = testkit.Get(a.base+"/api/admin/tags", "t0ken-secret")
+	code, body = testkit.Get(a.base+"/api/admin/tags", "t0ken-secret-of-the-test")
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf migrate") {
 		t.Fatalf("admin list = %d %s, want 503 saying to run `leaf migrate`", code, body)
 	}

@@ -43,7 +43,7 @@ func seqNext(base, key string) (int64, error) {
 func TestSequencesAcrossInstances(t *testing.T) {
 	dsn := storetest.MySQL(t)
 	defer clusterClient.CloseIdleConnections()
-	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "tok"}
+	e := env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "tok-of-the-sequence-test"}
 	if out, err := runCmd(t, e, "sequence", "add", "inbox", "--step", "100", "--sections", "24"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leafid/leaf/bizid"
@@ -145,6 +146,11 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together: give both or neither", errUsage)
 	}
+	for _, tok := range []struct{ flag, value string }{{"--admin-token", c.adminToken}, {"--status-token", c.statusToken}} {
+		if err := checkToken(tok.flag, tok.value); err != nil {
+			return err
+		}
+	}
 	if !c.segment && !c.snowflake {
 		return fmt.Errorf("%w: --segment and --snowflake are both off: nothing to serve", errUsage)
 	}
@@ -243,5 +249,25 @@ func (f *tagsFlag) Set(s string) error {
 		return err
 	}
 	f.text, f.tags = s, tags
+	return nil
+}
+
+// minTokenLen is the fewest bytes of a bearer token: a shorter one is
+// guessed in reach of a caller with time.
+const minTokenLen = 16
+
+// checkToken refuses a token that could never match (whitespace around
+// it, which callers' headers never carry: a newline from a file, say) or
+// that is short enough to guess; the message never shows the token.
+func checkToken(flag, token string) error {
+	env := "LEAF_" + strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flag, "--"), "-", "_"))
+	switch {
+	case token == "":
+		return nil
+	case strings.TrimSpace(token) != token:
+		return fmt.Errorf("%w: %s (%s) begins or ends with whitespace (a newline from a file?): no caller's token could match it; remove it", errUsage, flag, env)
+	case len(token) < minTokenLen:
+		return fmt.Errorf("%w: %s (%s) has %d bytes, fewer than %d: give a longer one, e.g. openssl rand -hex 32", errUsage, flag, env, len(token), minTokenLen)
+	}
 	return nil
 }

@@ -36,7 +36,7 @@ func TestServeEveryKindOnThreeStores(t *testing.T) {
 		t.Fatalf("an ordered tag of the name of a plain one: %v %s", err, errOut)
 	}
 
-	const token = "t0ken"
+	const token = "t0ken-of-the-test-00"
 	e := storesEnv(a, b, c)
 	e["LEAF_ADMIN_TOKEN"], e["LEAF_OPAQUE_KEY"] = token, testKey
 	first := startApp(t, e, "--sequence-lease", "2s")

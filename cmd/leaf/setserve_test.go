@@ -113,7 +113,7 @@ func TestServeThreeStores(t *testing.T) {
 	leafOK(t, storesEnv(a, b, c), "tag", "add", "orders", "--step", "100")
 
 	e := storesEnv(a, b, c)
-	e["LEAF_ADMIN_TOKEN"] = "t0ken"
+	e["LEAF_ADMIN_TOKEN"] = "t0ken-of-the-test-00"
 	first := startApp(t, e)
 	second := startApp(t, storesEnv(c, a, b), "--snowflake=false")
 	var all seen
@@ -183,7 +183,7 @@ func TestServeThreeStores(t *testing.T) {
 	// A tag created over the admin API is created in every store, and
 	// served at once.
 	req, _ := http.NewRequest(http.MethodPost, first.base+"/api/admin/tags", strings.NewReader(`{"tag":"payments","step":10,"max_id":500}`))
-	req.Header.Set("Authorization", "Bearer t0ken")
+	req.Header.Set("Authorization", "Bearer t0ken-of-the-test-00")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := clusterClient.Do(req)
 	if err != nil {

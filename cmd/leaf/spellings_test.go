@@ -27,7 +27,7 @@ func TestSpellingsAndUnknownTagsCostNothing(t *testing.T) {
 	if _, err := st.CreateTag(ctx, segment.Tag{Name: tag, MaxID: 1, Step: segment.MaxStep}); err != nil {
 		t.Fatal(err)
 	}
-	a := startApp(t, env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret"}, "--snowflake=false")
+	a := startApp(t, env{"LEAF_MYSQL_DSN": dsn, "LEAF_ADMIN_TOKEN": "t0ken-secret-of-the-test"}, "--snowflake=false")
 	if code, body := testkit.MustGet(t, a.base+"/api/segment/get/"+tag); code != 200 || body != "1" {
 		t.Fatalf("first id = %d %q", code, body)
 	}
@@ -67,7 +67,7 @@ func TestSpellingsAndUnknownTagsCostNothing(t *testing.T) {
 	if err != nil || rowAfter.MaxID != rowBefore.MaxID {
 		t.Fatalf("max_id moved from %d to %d (%v)", rowBefore.MaxID, rowAfter.MaxID, err)
 	}
-	_, segs := testkit.Get(a.base+"/api/admin/segments", "t0ken-secret")
+	_, segs := testkit.Get(a.base+"/api/admin/segments", "t0ken-secret-of-the-test")
 	var snapshot struct {
 		Segments []json.RawMessage `json:"segments"`
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +16,7 @@ import (
 // /status.json to requests without it, the admin token does not open them,
 // neither token reaches the log, and the JSON view describes this instance.
 func TestStatusTokenAndWiring(t *testing.T) {
-	const statusToken, adminToken = "st4tus-secret", "adm1n-secret"
+	const statusToken, adminToken = "st4tus-secret-of-the-test", "adm1n-secret-of-the-test"
 	a := startApp(t, env{
 		"LEAF_SQLITE_PATH":  filepath.Join(t.TempDir(), "leaf.db"),
 		"LEAF_STATUS_TOKEN": statusToken,
@@ -61,5 +64,25 @@ func TestStatusTokenAndWiring(t *testing.T) {
 	}
 	if logs := a.logs.String(); strings.Contains(logs, statusToken) || strings.Contains(logs, adminToken) {
 		t.Errorf("a token appears in the log:\n%s", logs)
+	}
+}
+
+// TestTokensRefused: a token with whitespace around it (one read from a
+// file with its newline) could never match, and one under 16 bytes is
+// guessed: serve refuses both at the start, naming the flag and its
+// variable and never the token.
+func TestTokensRefused(t *testing.T) {
+	e := env{"LEAF_SQLITE_PATH": filepath.Join(t.TempDir(), "leaf.db")}
+	for _, c := range []struct{ name, value, says string }{
+		{"LEAF_ADMIN_TOKEN", "a token read from a file\n", "--admin-token (LEAF_ADMIN_TOKEN) begins or ends with whitespace"},
+		{"LEAF_ADMIN_TOKEN", "short-secret", "--admin-token (LEAF_ADMIN_TOKEN) has 12 bytes, fewer than 16"},
+		{"LEAF_STATUS_TOKEN", " padded status token", "--status-token (LEAF_STATUS_TOKEN) begins or ends with whitespace"},
+	} {
+		e := maps.Clone(e)
+		e[c.name] = c.value
+		_, err := newApp([]string{"--snowflake-worker-id", "1"}, e.get, io.Discard)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), strings.TrimSpace(c.value)) {
+			t.Errorf("%s=%q: %v; want a usage error saying %q", c.name, c.value, err, c.says)
+		}
 	}
 }

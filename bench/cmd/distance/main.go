@@ -43,7 +43,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 )
 
-const adminToken = "distance-bench"
+const adminToken = "distance-bench-admin-token"
 
 type config struct {
 	leaf, server, wrk string

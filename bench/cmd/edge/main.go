@@ -59,7 +59,7 @@ func main() {
 	if err := metrics.Register(reg, metrics.Sources{Segments: alloc, Snowflake: gen}); err != nil {
 		log.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}), Registry: reg})
+	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Metrics: reg}), Registry: reg})
 
 	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	if *profile != "" {

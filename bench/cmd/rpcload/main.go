@@ -310,8 +310,8 @@ func serve(ctx context.Context) (leafAddr, bareAddr string, stop func(), err err
 	if err := metrics.Register(reg, metrics.Sources{Segments: alloc, Snowflake: gen}); err != nil {
 		return "", "", nil, err
 	}
-	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}), Registry: reg})
-	leaf := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Registry: reg}), Registry: reg}, api)
+	api := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Metrics: reg}), Registry: reg})
+	leaf := grpcapi.New(grpcapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen, Tags: st, Metrics: reg}), Registry: reg}, api)
 
 	body := []byte("1234567890123")
 	bare := http.NewServeMux()
