@@ -51,6 +51,9 @@ type Config struct {
 	// rate its current one is used; 0 means segment.DefaultRideThrough,
 	// negative none.
 	RideThrough time.Duration
+	// CappedShare is the most of a capped period's numbers one call may
+	// take (service.Config.CappedShare); 0 means the default.
+	CappedShare float64
 	// MetricsTags always have series of their own once used.
 	MetricsTags []string
 	// OpaqueKeys are the fleet's keys of opaque tags, the first for new

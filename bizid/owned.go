@@ -23,6 +23,15 @@ func (t *Tag) Owned() bool {
 	return capped
 }
 
+// Capacity is how many numbers a period of a capped format ({seq:N!})
+// holds, 0 for a tag of no cap.
+func (t *Tag) Capacity() int64 {
+	if t.tmpl == nil {
+		return 0
+	}
+	return t.limit()
+}
+
 // limit is the highest number a period of t shows, 0 for no limit.
 func (t *Tag) limit() int64 {
 	if _, capped := t.tmpl.SeqWidth(); capped {

@@ -289,7 +289,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/segment/batch/down?count=1", status: 503, path: batch},
 		{method: "GET", target: "/api/segment/batch/fmt?count=3", status: 200, path: batch},
 		{method: "GET", target: "/api/segment/batch/opq?count=3", status: 200, path: batch},
-		{method: "GET", target: "/api/segment/batch/full?count=2", status: 409, path: batch},
+		{method: "GET", target: "/api/segment/batch/full?count=1", status: 409, path: batch},
+		{method: "GET", target: "/api/segment/batch/full?count=2", status: 400, path: batch}, // more of a capped period than one call may take
 
 		{method: "GET", target: "/api/segment/range/orders?count=5", status: 200, path: rng},
 		{method: "GET", target: "/api/segment/range/orders?count=1000001", status: 400, path: rng},

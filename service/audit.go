@@ -104,14 +104,22 @@ func NewAdminRefusals(reg prometheus.Registerer, log *slog.Logger) *AdminRefusal
 		}, []string{"edge", "reason"}),
 		log: log, limit: throttle.New(throttle.Every),
 	}
-	if reg != nil {
-		if err := reg.Register(a.count); err != nil {
-			if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
-				a.count = are.ExistingCollector.(*prometheus.CounterVec)
-			}
+	registerOrReuse(reg, &a.count)
+	return a
+}
+
+// registerOrReuse registers *c on reg (nothing when reg is nil), or takes
+// the one registered there before under its name: the edges of one
+// server share a registry.
+func registerOrReuse(reg prometheus.Registerer, c **prometheus.CounterVec) {
+	if reg == nil {
+		return
+	}
+	if err := reg.Register(*c); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+			*c = are.ExistingCollector.(*prometheus.CounterVec)
 		}
 	}
-	return a
 }
 
 // Refused counts a call of edge ("http", "grpc") refused with err

@@ -23,3 +23,15 @@ const (
 // less, "MST" writing "+0530"), a number of up to bizid.MaxSeqWidth digits,
 // and the quotes. An owner's batch of MaxCount such texts is read whole.
 const MaxTextJSON = 6*bizid.MaxFormatLen + bizid.MaxSeqWidth + 2
+
+// DefaultCappedShare is the most of a capped period's numbers one call may
+// take by default (Config.CappedShare): a tenth, so that no caller takes
+// a period whole in one call and leaves every other caller sequence_full
+// until the next.
+const DefaultCappedShare = 0.1
+
+// cappedMost is the most numbers of a period of capacity one call may take
+// under share (at least one).
+func cappedMost(capacity int64, share float64) int64 {
+	return max(1, int64(float64(capacity)*share))
+}

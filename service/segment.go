@@ -198,6 +198,13 @@ func (s *Service) bizIDs(ctx context.Context, tag string, bt *bizid.Tag, n int, 
 	if bt.Formatted() && want.TextsRefused != nil {
 		return IDs{}, want.TextsRefused
 	}
+	// A call for more than a whole period is sequence_full, as before;
+	// one for a share of it larger than a call may take, invalid_count.
+	if c := bt.Capacity(); c > 0 && int64(n) <= c && int64(n) > cappedMost(c, s.cfg.CappedShare) {
+		s.limited.WithLabelValues("capped_share").Inc()
+		return IDs{}, Errorf(InvalidCount, "biz tag %q is capped at %d numbers a period, and one call may take at most %d of them (--capped-share %g): ask for fewer",
+			tag, c, cappedMost(c, s.cfg.CappedShare), s.cfg.CappedShare)
+	}
 	ids, err := s.cfg.Biz.NextN(ctx, bt, n)
 	if err != nil {
 		texts, err := s.ownerTexts(ctx, tag, n, err, via)

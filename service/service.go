@@ -125,6 +125,10 @@ type Config struct {
 	// Metrics receives the count of forwards; nil means a private
 	// registry.
 	Metrics prometheus.Registerer
+	// CappedShare is the most of a capped period's numbers ({seq:N!}) one
+	// call may take, from 0 to 1; 0 means DefaultCappedShare. A call that
+	// asks more is invalid_count, and counted in leaf_limit_refused_total.
+	CappedShare float64
 	// Logger receives what the service logs (forwards that failed); nil
 	// discards.
 	Logger *slog.Logger
@@ -142,6 +146,7 @@ type Service struct {
 	fwd      *Forwarder
 	tags     *TagAdmin
 	refusals *AdminRefusals
+	limited  *prometheus.CounterVec // leaf_limit_refused_total
 }
 
 // AdminRefused counts and logs a call of edge refused for its bearer
@@ -161,6 +166,14 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg}
 	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds, Log: cfg.Logger}
 	s.refusals = NewAdminRefusals(cfg.Metrics, cfg.Logger)
+	if s.cfg.CappedShare <= 0 || s.cfg.CappedShare > 1 {
+		s.cfg.CappedShare = DefaultCappedShare
+	}
+	s.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "leaf_limit_refused_total",
+		Help: "Calls refused for passing a limit of the service, by limit: capped_share (more of a capped period's numbers than one call may take).",
+	}, []string{"limit"})
+	registerOrReuse(cfg.Metrics, &s.limited)
 	if cfg.Biz == nil {
 		s.tags.Settings = nil
 	}

@@ -57,9 +57,12 @@ func TestCappedAcrossInstances(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	day := time.Now().UTC().Format("20060102")
+	// --capped-share 1: a call may ask for a whole period here, so that
+	// the refusals below are the period's own (the share is
+	// TestCappedShare's).
 	nodes := []*testApp{
-		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"),
-		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false"),
+		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false", "--capped-share", "1"),
+		startApp(t, e, "--sequence-lease", "2s", "--snowflake=false", "--capped-share", "1"),
 	}
 	get := func(i int, path string) (int, string) {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -40,6 +41,7 @@ type serveConfig struct {
 	refreshTags  time.Duration
 	failoverJump int64
 	rideThrough  time.Duration
+	cappedShare  float64
 	metricsTags  tagsFlag
 	opaqueKeys   opaqueKeysFlag
 	periodGrace  periodGraceFlag
@@ -82,6 +84,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
 	c.refreshTags = segment.DefaultRefreshInterval
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
+	c.cappedShare = service.DefaultCappedShare
+	fs.Var((*shareFlag)(&c.cappedShare), "capped-share", "the most of a capped format's period ({seq:N!}) one call may take, above 0 and at most 1: a call for more is invalid_count, so that no caller takes a period whole")
 	c.rideThrough = segment.DefaultRideThrough
 	fs.Var((*rideThroughFlag)(&c.rideThrough), "ride-through", "how long a tag's next range lasts at least at the rate its current one is used, so that ids are served from memory while the database elects a writable node; 0 leaves the ranges to the 15-minute rule alone")
 	c.failoverJump = segment.DefaultFailoverJump
@@ -208,6 +212,21 @@ func (d *rideThroughFlag) Set(s string) error {
 		return valueError{v.String(), fmt.Errorf("want 0 or a positive duration such as %v", segment.DefaultRideThrough)}
 	}
 	*d = rideThroughFlag(v)
+	return nil
+}
+
+// shareFlag is a share: above 0 and at most 1.
+type shareFlag float64
+
+func (f shareFlag) String() string { return strconv.FormatFloat(float64(f), 'g', -1, 64) }
+func (f shareFlag) Get() any       { return float64(f) }
+
+func (f *shareFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0 && v <= 1) {
+		return valueError{s, errors.New("want a share above 0 and at most 1, such as 0.1")}
+	}
+	*f = shareFlag(v)
 	return nil
 }
 
