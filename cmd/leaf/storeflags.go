@@ -16,7 +16,7 @@ import (
 
 // storeFlags are the flags of every command that opens the database: one
 // store (--mysql-dsn, or --sqlite-path), or several (--store, see
-// setflags.go).
+// storesetflags.go).
 type storeFlags struct {
 	mysqlDSN     string
 	mysqlAddrs   addrsFlag
