@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ type health struct {
 	ready    func(ctx context.Context) error
 	services []string
 	interval time.Duration
+	most     int // Watch streams held at once
 
 	mu sync.Mutex // protects the fields below
 	// watches are the open Watch streams; true for one opened since the
@@ -60,11 +62,22 @@ type watch struct {
 
 type watchKey struct{}
 
-func newHealth(ready func(context.Context) error, services []string, interval time.Duration) *health {
+// DefaultMaxWatches is the most health Watch streams an instance holds at
+// once (Config.MaxWatches): each holds a goroutine and its connection's
+// memory, and needs no token, so a caller opening thousands would hold the
+// instance's memory. A Watch past it is refused with ResourceExhausted;
+// Check always answers. A load balancer or an orchestrator watches with
+// one or a few.
+const DefaultMaxWatches = 1000
+
+func newHealth(ready func(context.Context) error, services []string, interval time.Duration, most int) *health {
 	if interval <= 0 {
 		interval = DefaultHealthInterval
 	}
-	return &health{ready: ready, services: services, interval: interval, watches: map[*watch]bool{}}
+	if most <= 0 {
+		most = DefaultMaxWatches
+	}
+	return &health{ready: ready, services: services, interval: interval, most: most, watches: map[*watch]bool{}}
 }
 
 func (h *health) known(service string) bool {
@@ -125,6 +138,10 @@ func (h *health) Watch(ctx context.Context, _ *grpchealth.CheckRequest, onChange
 	defer h.mu.Unlock()
 	if h.closed { // its first check ends it
 		return func() {}, nil
+	}
+	if len(h.watches) >= h.most {
+		return nil, connect.NewError(connect.CodeResourceExhausted,
+			fmt.Errorf("this instance holds %d health Watch streams, the most it takes: use Check, or watch another instance", h.most))
 	}
 	h.watches[w] = true
 	if h.stopPoll == nil {

@@ -158,3 +158,46 @@ func TestHealthWatchEndsOnShutdown(t *testing.T) {
 		t.Errorf("after the shutdown: %d streams watched, polling %v", n, polling)
 	}
 }
+
+// TestHealthWatchesBounded: an instance holds at most MaxWatches health
+// Watch streams; one more is refused with ResourceExhausted (Check still
+// answers), and once one ends another is taken.
+func TestHealthWatchesBounded(t *testing.T) {
+	f := newFixture(t, func(cfg *config) { cfg.rpc.MaxWatches = 2 })
+	hc := healthpb.NewHealthClient(f.grpcConn(t))
+	var stops []context.CancelFunc
+	for range 2 {
+		ctx, cancel := context.WithCancel(t.Context())
+		stops = append(stops, cancel)
+		w, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := recv(t, w); st != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("status %v", st)
+		}
+	}
+	w, err := hc.Watch(t.Context(), &healthpb.HealthCheckRequest{})
+	if err == nil {
+		_, err = w.Recv()
+	}
+	if grpcCode(err) != "ResourceExhausted" {
+		t.Fatalf("a third Watch: %v, want ResourceExhausted", err)
+	}
+	if r, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Check beside them: %v, %v", r, err)
+	}
+	stops[0]()
+	eventually(t, "the stream left ends on the server", func() bool {
+		n, _ := grpcapi.Watching(f.handler)
+		return n == 1
+	})
+	again, err := hc.Watch(t.Context(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := recv(t, again); st != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("a Watch once one ended: %v", st)
+	}
+	stops[1]()
+}

@@ -48,6 +48,9 @@ type Config struct {
 	// HealthInterval is how often Ready is read while a health Watch
 	// stream is open; DefaultHealthInterval when 0.
 	HealthInterval time.Duration
+	// MaxWatches is the most health Watch streams held at once;
+	// DefaultMaxWatches when 0.
+	MaxWatches int
 	// Registry receives the call metrics; nil means a private registry.
 	Registry prometheus.Registerer
 	// Logger receives unexpected errors; nil discards.
@@ -127,7 +130,7 @@ func New(cfg Config, next http.Handler) *Handler {
 		mux.Handle(leafv1connect.NewAdminServiceHandler(admin, aopts...))
 		services = append(services, adminService)
 	}
-	h := &Handler{mux: mux, next: next, health: newHealth(cfg.Ready, services, cfg.HealthInterval)}
+	h := &Handler{mux: mux, next: next, health: newHealth(cfg.Ready, services, cfg.HealthInterval, cfg.MaxWatches)}
 	hopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(watchStreams{}))
 	mux.Handle(grpchealth.NewHandler(h.health, hopts...))
 	reflector := grpcreflect.NewStaticReflector(slices.Concat(services, []string{healthService})...)
