@@ -47,7 +47,7 @@ func (s *seg) init(alloc Allocation, at int64) {
 		start = 1
 	}
 	s.start, s.size, s.loadedAt = start, uint64(max(size, 0)), at
-	s.prefetchAt = s.size * prefetchPercent / 100
+	s.prefetchAt = s.size * AheadPercent / 100
 }
 
 // newSeg returns a padded segment of the range of alloc.
@@ -197,7 +197,7 @@ func (b *buffer) startLoadLocked(a *Allocator) {
 		now := a.since(a.opts.Now())
 		step = nextStep(b.step, b.minStep, time.Duration(now-m.lastLoad))
 		issued, over := b.cur.Load().taken(), time.Duration(now-m.curAt)
-		step = max(step, holdStep(issued, over, max(rampLoads*b.lastTook, a.opts.RideThrough)))
+		step = max(step, HoldStep(issued, over, max(AheadLoads*b.lastTook, a.opts.RideThrough)))
 	}
 	ch := make(chan struct{})
 	if !a.spawn(func() { b.load(a, step, ch) }) {

@@ -6,34 +6,43 @@ import (
 	"time"
 )
 
+// targetDuration is how long a segment should last; a segment that
+// lasted less doubles the next step.
+const targetDuration = 15 * time.Minute
+
+// The load-ahead rule, one for the segments here and for the ranges the
+// Sequencer raises for sections and ordered tags (sequence/ahead.go):
+// once AheadPercent of the range in use is issued the next is loaded, and
+// it holds at least AheadLoads loads' time at the rate the one in use is
+// issued, read over RateWindow at least (HoldStep).
 const (
-	// targetDuration is how long a segment should last; a segment that
-	// lasted less doubles the next step.
-	targetDuration = 15 * time.Minute
-	// prefetchPercent of a segment used starts the load of the next one.
-	prefetchPercent = 10
-	// rampLoads is how many loads' time the next segment holds at least,
-	// at the rate the current one is used (holdStep).
-	rampLoads = 4
-	// rampWindow is the shortest time a rate is read over, so that a
-	// burst of a few requests is not taken for a rate.
-	rampWindow = 10 * time.Millisecond
+	// AheadPercent of a range used starts the load of the next one.
+	AheadPercent = 10
+	// AheadLoads is how many loads' time the next range holds at least,
+	// at the rate the current one is used.
+	AheadLoads = 4
+	// RateWindow is the shortest time a rate is read over, so that a
+	// burst of a few requests (a forwarded batch) is not taken for a
+	// rate.
+	RateWindow = 10 * time.Millisecond
 )
 
-// holdStep is the step that holds what issued ids in over (the current
-// segment's use so far) make in hold, at most MaxStep; 0 when nothing
-// tells. The next segment holds at least the longer of:
-//   - rampLoads times the last load's time: the floor under nextStep while
-//     a tag ramps up, so that a database a round trip away is waited on
-//     for a few loads, not for every doubling (near the database it is
-//     below any step and changes nothing);
+// HoldStep is the size of range that holds what issued ids in over (the
+// current range's use so far) make in hold, at most MaxStep; 0 when
+// nothing tells. The next segment holds at least the longer of:
+//   - AheadLoads times the last load's time: the floor under nextStep
+//     while a tag ramps up, so that a database a round trip away is
+//     waited on for a few loads, not for every doubling (near the
+//     database it is below any step and changes nothing);
 //   - Options.RideThrough: the time a database may go without a writable
 //     node, served from memory.
-func holdStep(issued uint64, over, hold time.Duration) int64 {
+//
+// The Sequencer sizes its ranges by the first alone.
+func HoldStep(issued uint64, over, hold time.Duration) int64 {
 	if issued == 0 || hold <= 0 {
 		return 0
 	}
-	over = max(over, rampWindow)
+	over = max(over, RateWindow)
 	return int64(min(math.Round(float64(issued)*float64(hold)/float64(over)), MaxStep))
 }
 

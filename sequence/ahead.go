@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
+
+	"github.com/leafid/leaf/segment"
 )
 
 // Loading ahead. An owner does not wait for the database when its numbers
-// run out: once aheadPercent of the numbers in use are issued, it takes
+// run out: once segment.AheadPercent of the numbers in use are issued, it takes
 // the next range of an ordered tag's row, or raises a section's max_seq,
 // in the background, so that a caller waits on a round trip only where
 // the numbers go faster than one raise takes. What is loaded ahead is
-// sized by the rate just seen: enough for aheadLoads raises' time, never
-// less than the configured step, never more than maxAhead. It grows only
+// sized by the rate just seen: enough for segment.AheadLoads raises' time, never
+// less than the configured step, never more than segment.MaxStep. It grows only
 // when callers waited for a load begun ahead (the numbers outran it), and
 // shrinks back as the rate falls: near the database, where a raise takes
 // a millisecond, loads arrive in time and the size stays the step (what a
@@ -25,18 +26,6 @@ import (
 // a time, each above the last; a range loaded ahead is issued only by the
 // owner that loaded it, only if the raise ended before its deadline, and
 // only after the numbers before it.
-
-const (
-	// aheadPercent of the numbers in use issued starts the next load.
-	aheadPercent = 10
-	// aheadLoads is how many raises' time a range sized by rate covers.
-	aheadLoads = 4
-	// maxAhead bounds a range sized by rate (the segment mode's MaxStep).
-	maxAhead = 1_000_000
-	// rateWindow is the shortest time a rate is read over, so that a
-	// burst (a forwarded batch) is not taken for a rate.
-	rateWindow = 10 * time.Millisecond
-)
 
 // ahead is a section's load in the background and what it brought.
 type ahead struct {
@@ -72,21 +61,21 @@ func (a *ahead) began(now time.Time, from, size int64) {
 }
 
 // due says whether the next load should begin, with left numbers left
-// before the end of those in use: aheadPercent of them are issued, and
+// before the end of those in use: segment.AheadPercent of them are issued, and
 // none runs or waits to be used.
 func (a *ahead) due(left int64) bool {
-	return a.loading == nil && a.last == 0 && left <= a.size-a.size*aheadPercent/100
+	return a.loading == nil && a.last == 0 && left <= a.size-a.size*segment.AheadPercent/100
 }
 
-// want is how many numbers a load should take to last aheadLoads raises'
-// time at the rate seen since the numbers in use began (read over
-// rateWindow at least), at most maxAhead; 0 when nothing tells.
+// want is how many numbers a load should take to last AheadLoads raises'
+// time at the rate seen since the numbers in use began, by the segment
+// mode's rule (segment.HoldStep); 0 when nothing tells.
 func (a *ahead) want(now time.Time, issued int64) int64 {
-	d, n := max(now.Sub(a.since), rateWindow), issued-a.from
-	if n <= 0 || a.took <= 0 || a.since.IsZero() {
+	n := issued - a.from
+	if n <= 0 || a.since.IsZero() {
 		return 0
 	}
-	return int64(min(math.Round(float64(n)*float64(a.took)*aheadLoads/float64(d)), maxAhead))
+	return segment.HoldStep(uint64(n), now.Sub(a.since), a.took*segment.AheadLoads)
 }
 
 // next is the least the next load asks for beyond the step: what want
