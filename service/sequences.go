@@ -147,6 +147,9 @@ func (s *Service) CreateSpace(ctx context.Context, ns NewSpace) (sequence.Space,
 	if err != nil {
 		return sequence.Space{}, err
 	}
+	if err := s.refuseAlikeSpace(ctx, sp.Name); err != nil {
+		return sequence.Space{}, WithSpace(sp.Name, err)
+	}
 	created, err := s.cfg.Spaces.CreateSpace(ctx, sp)
 	if err != nil {
 		return sequence.Space{}, WithSpace(sp.Name, err)

@@ -161,6 +161,9 @@ func (a *TagAdmin) create(ctx context.Context, n NewTag) (TagView, error) {
 		keyID, _ = c.CurrentKeyID()
 	}
 	set, special, err := NewTagSettings(t, ordered, g, keyID)
+	if err == nil {
+		err = a.refuseAlikeTag(ctx, t.Name)
+	}
 	switch {
 	case err != nil:
 		return TagView{}, err
