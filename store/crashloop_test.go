@@ -26,15 +26,7 @@ import (
 func TestRestartCrashLoop(t *testing.T) {
 	mariadbtest.Require(t)
 	srv := mariadbtest.StartServerWith(t, "innodb_flush_log_at_trx_commit=0")
-	root, err := sql.Open("mysql", srv.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	if _, err := root.Exec("CREATE DATABASE leaf"); err != nil {
-		t.Fatal(err)
-	}
-	dsn := srv.DSN("leaf")
+	dsn := srv.Database(t, "leaf")
 	setup := storetest.Open(t, store.MySQL, dsn)
 	if _, err := setup.CreateTag(context.Background(), segment.Tag{Name: "t", Step: 10, MaxID: 1}); err != nil {
 		t.Fatal(err)

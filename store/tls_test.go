@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,15 +52,7 @@ func TestMySQLOverTLS(t *testing.T) {
 	cert, key, _ := ca.Issue(t, "db")
 	files := readable(t, cert, key, ca.File)
 	srv := mariadbtest.StartServerWith(t, "ssl-cert="+files[0], "ssl-key="+files[1], "ssl-ca="+files[2])
-	root, err := sql.Open("mysql", srv.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	if _, err := root.Exec("CREATE DATABASE leaf"); err != nil {
-		t.Fatal(err)
-	}
-	dsn := srv.DSN("leaf")
+	dsn := srv.Database(t, "leaf")
 	trust := func(c *testkit.CA) *tlsfiles.CA {
 		got, err := tlsfiles.NewCA("ca", c.File, nil)
 		if err != nil {

@@ -28,6 +28,7 @@
 package mariadbtest
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -154,4 +155,18 @@ func serverUser() (uid, gid int, err error) {
 		return 0, 0, fmt.Errorf("gid of %s: %w", serverUserName, err)
 	}
 	return uid, gid, nil
+}
+
+// Database creates the database db on the server and returns its DSN.
+func (s *Server) Database(tb testing.TB, db string) string {
+	tb.Helper()
+	root, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := root.Exec("CREATE DATABASE `" + db + "`"); err != nil {
+		tb.Fatalf("mariadbtest: %v", err)
+	}
+	return s.DSN(db)
 }
