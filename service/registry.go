@@ -177,7 +177,7 @@ func (r *Registry) periodRow(name string) *tagEntry {
 	return nil
 }
 
-// Kind is what name is: the entry kept, or one told from its tag for a
+// kind is what name is: the entry kept, or one told from its tag for a
 // period's row, or else read from the store in the next read. A name
 // without a row is an error wrapping segment.ErrUnknownTag, and so never
 // reaches the allocator: the registry alone says that a name is a plain
