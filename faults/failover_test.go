@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/leafid/leaf/internal/mariadbtest"
 	"github.com/leafid/leaf/internal/tcpproxy"
 )
@@ -23,6 +25,7 @@ import (
 // the last writes would. B's rows are behind ranges the instances already
 // handed out: each instance must fence (find the row behind the highest
 // max_id it received, move it forward, log an ERROR) and no id may repeat.
+// TestReplicaPromoted runs the same scenario on a real replica of MySQL.
 //
 // The lost window lasts until every instance has taken a range past the
 // copy on each of its tags and renewed its worker lease on A: an instance
@@ -35,6 +38,44 @@ import (
 func TestStaleFailover(t *testing.T) {
 	requireSuite(t)
 	mariadbtest.Require(t)
+	a := mariadbtest.StartServer(t)
+	b := mariadbtest.StartServer(t)
+	mustExec(t, openDB(t, a.DSN("")), "CREATE DATABASE leaf")
+	var proxy *tcpproxy.Proxy
+	dbA := openDB(t, a.DSN("leaf"))
+	staleFailover(t, failoverShape{
+		name:       "stale_failover",
+		primary:    a.DSN("leaf"),
+		standbyDSN: b.DSN("leaf"),
+		proxied:    func(p *tcpproxy.Proxy) { proxy = p },
+		lag:        func(t *testing.T) { copyDatabase(t, a, b, "leaf") },
+		failover: func(t *testing.T) map[string]int64 {
+			proxy.Retarget(b.Addr())
+			return maxIDs(t, dbA) // final: no instance reaches A any more
+		},
+	})
+}
+
+// failoverShape is how the database behind the instances fails over, for
+// staleFailover.
+type failoverShape struct {
+	name       string
+	primary    string // DSN of leaf's database on the server written to first
+	standbyDSN string // DSN of leaf's database on the server failed over to
+	// proxied is given the proxy the instances reach the primary through.
+	proxied func(*tcpproxy.Proxy)
+	// lag has the standby stop where it is: what the primary commits from
+	// then on, the standby lacks. Nil when the standby lacks no
+	// acknowledged commit (semi-synchronous replication): then no
+	// instance may find a row gone back.
+	lag func(*testing.T)
+	// failover sends the instances to the standby, writable, and returns
+	// the rows' max_id on the primary when it was left.
+	failover func(*testing.T) map[string]int64
+}
+
+// staleFailover runs the failover scenario on a shape (TestStaleFailover).
+func staleFailover(t *testing.T, sh failoverShape) {
 	var (
 		warmup  = 3 * time.Second
 		minLost = 3 * time.Second
@@ -54,18 +95,21 @@ func TestStaleFailover(t *testing.T) {
 	// the lost window would outlast maxLost; at 2 s each instance loads
 	// past the copy within seconds. The fence does not depend on it.
 	const rideThrough = 2 * time.Second
+	lossy := sh.lag != nil
 
-	a := mariadbtest.StartServer(t)
-	b := mariadbtest.StartServer(t)
-	mustExec(t, openDB(t, a.DSN("")), "CREATE DATABASE leaf")
-	dsnA := a.DSN("leaf")
+	dsnA := sh.primary
 	leafCommand(t, "migrate", "--mysql-dsn", dsnA)
 	dbA := openDB(t, dsnA)
 	shared := []string{"stale-shared-1", "stale-shared-2"}
 	own := []string{"stale-own-a", "stale-own-b"}
 	createTags(t, dbA, 100, append(shared, own...)...)
 
-	proxy := tcpproxy.Start(t, a.Addr())
+	cfgA, err := mysql.ParseDSN(dsnA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := tcpproxy.Start(t, cfgA.Addr)
+	sh.proxied(proxy)
 	proxied := withAddr(t, dsnA, proxy.Addr())
 	ins := newInstances(t, "failover", 2, func(int) []string {
 		return []string{"--mysql-dsn", proxied, "--admin-token", adminToken, "--tag-refresh", tagRefresh.String(),
@@ -103,27 +147,36 @@ func TestStaleFailover(t *testing.T) {
 	time.Sleep(warmup)
 
 	copyAt := clk.now()
-	copyDatabase(t, a, b, "leaf")
+	dbB := openDB(t, sh.standbyDSN)
+	var atCopy map[string]int64
+	if lossy {
+		sh.lag(t)
+	}
 	copied := clk.now()
-	dbB := openDB(t, b.DSN("leaf"))
-	atCopy := maxIDs(t, dbB)
-	leasesAtCopy := leaseExpiries(t, dbB)
-
-	// The lost window: writes B will never see.
-	var waiting string
-	for {
-		waiting = lostWindowOpen(t, ins, tagsOf, atCopy, workerIDs, leasesAtCopy, leaseExpiries(t, dbA))
-		if waiting == "" && clk.now()-copied >= minLost {
-			break
+	if lossy {
+		atCopy = maxIDs(t, dbB)
+		leasesAtCopy := leaseExpiries(t, dbB)
+		// The lost window: writes B will never see.
+		var waiting string
+		for {
+			waiting = lostWindowOpen(t, ins, tagsOf, atCopy, workerIDs, leasesAtCopy, leaseExpiries(t, dbA))
+			if waiting == "" && clk.now()-copied >= minLost {
+				break
+			}
+			if clk.now()-copied > maxLost {
+				t.Fatalf("after %v of lost window: %s", maxLost, waiting)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if clk.now()-copied > maxLost {
-			t.Fatalf("after %v of lost window: %s", maxLost, waiting)
-		}
-		time.Sleep(200 * time.Millisecond)
+	} else {
+		time.Sleep(minLost)
 	}
 	retargetAt := clk.now()
-	proxy.Retarget(b.Addr())
-	atFailover := maxIDs(t, dbA) // final: no instance reaches A any more
+	atFailover := sh.failover(t)
+	if !lossy {
+		atCopy = atFailover
+	}
+	failoverTook := clk.now() - retargetAt
 	time.Sleep(after)
 	leaseRegressed := func() bool {
 		for _, in := range ins {
@@ -133,7 +186,7 @@ func TestStaleFailover(t *testing.T) {
 		}
 		return true
 	}
-	for end := time.Now().Add(maxLease); !leaseRegressed() && time.Now().Before(end); {
+	for end := time.Now().Add(maxLease); lossy && !leaseRegressed() && time.Now().Before(end); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(afterLease)
@@ -155,10 +208,11 @@ func TestStaleFailover(t *testing.T) {
 		t.Error(err)
 	}
 
-	r := newReport(t, "stale_failover")
+	r := newReport(t, sh.name)
 	r.add("instances", len(ins))
 	r.add("copy_ms", copied-copyAt)
 	r.add("lost_window_ms", retargetAt-copied)
+	r.add("failover_ms", failoverTook)
 	samples := l.samples()
 	checkDuplicates(r, l)
 	addStatuses(r, l, samples)
@@ -196,9 +250,15 @@ func TestStaleFailover(t *testing.T) {
 			r.add("regression_after_failover_ms_"+in.name, clk.at(lines[0].at)-retargetAt)
 		}
 		r.add("regressions_metric_"+in.name, segRegressions[i])
-		r.bound("regression_logged_"+in.name, len(lines) > 0 && segRegressions[i] > 0,
-			"instance %s logged %d segment regression ERRORs, leaf_segment_regressions_total = %v; want both above 0",
-			in.name, len(lines), segRegressions[i])
+		if lossy {
+			r.bound("regression_logged_"+in.name, len(lines) > 0 && segRegressions[i] > 0,
+				"instance %s logged %d segment regression ERRORs, leaf_segment_regressions_total = %v; want both above 0",
+				in.name, len(lines), segRegressions[i])
+		} else {
+			r.bound("no_regression_"+in.name, len(lines) == 0 && segRegressions[i] == 0,
+				"instance %s logged %d segment regression ERRORs, leaf_segment_regressions_total = %v; "+
+					"want none: the standby lacked no acknowledged commit", in.name, len(lines), segRegressions[i])
+		}
 	}
 	t.Logf("rows moved: %s", strings.Join(moves, " "))
 	var beyond []string
@@ -226,6 +286,10 @@ func TestStaleFailover(t *testing.T) {
 		lines := in.logs.withMsg("snowflake: the database went back in time")
 		r.add("lease_regression_lines_"+in.name, len(lines))
 		r.add("lease_regressions_metric_"+in.name, leaseRegressions[i])
+		if !lossy {
+			r.bound("no_lease_regression_"+in.name, len(lines) == 0,
+				"instance %s logged %d lease regressions; want none", in.name, len(lines))
+		}
 		if len(lines) == 0 {
 			continue
 		}

@@ -279,14 +279,7 @@ func (g *Group) WaitPrimary(ctx context.Context) (int, error) {
 
 // Executed is member i's gtid_executed.
 func (g *Group) Executed(ctx context.Context, i int) (string, error) {
-	db, err := g.members[i].Open()
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	var s string
-	err = db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&s)
-	return strings.ReplaceAll(s, "\n", ""), err
+	return g.members[i].Executed(ctx)
 }
 
 // Holds is member i's executed transactions with those it received and
