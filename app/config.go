@@ -68,6 +68,9 @@ type Config struct {
 	// SequenceLease is the lease of a section's owner, and ForwardTimeout
 	// the bound of a request forwarded to an owner.
 	SequenceLease, ForwardTimeout time.Duration
+	// SnowflakeLease is the lease of a leased worker id; 0 means
+	// snowflake.DefaultLeaseTTL.
+	SnowflakeLease time.Duration
 	// RequireDurable takes no range, sequence raise or worker lease from a
 	// store whose settings say it can forget a commit it acknowledged.
 	RequireDurable bool

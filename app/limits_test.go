@@ -1,9 +1,15 @@
 package app
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/leafid/leaf/internal/testkit"
+	"github.com/leafid/leaf/store"
 )
 
 // TestCappedShare: one call takes at most --capped-share of a capped
@@ -36,5 +42,31 @@ func TestCappedShare(t *testing.T) {
 	}
 	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `leaf_limit_refused_total{limit="capped_share"} 1`) {
 		t.Error(`/metrics has no leaf_limit_refused_total{limit="capped_share"} 1`)
+	}
+}
+
+// TestSnowflakeLease: --snowflake-lease is the lease a leased worker id is
+// taken for: the row's expiry is a lease from now, and the start-up line
+// says it.
+func TestSnowflakeLease(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SnowflakeLease = 90 * time.Second
+	var logs testkit.SyncBuffer
+	before := time.Now()
+	servingWith(t, cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	st, err := store.OpenSQLite(context.Background(), cfg.SQLitePath, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var expires int64
+	if err := st.DB().Get(&expires, "SELECT MAX(expires_ms) FROM leaf_worker_lease"); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.UnixMilli(expires).Sub(before); got < 85*time.Second || got > 95*time.Second {
+		t.Errorf("the worker lease expires %v after the start; want about 90s", got)
+	}
+	if !strings.Contains(logs.String(), `"lease":"1m30s"`) {
+		t.Errorf("the start-up logs do not name the lease of 1m30s:\n%s", logs.String())
 	}
 }

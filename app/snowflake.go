@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -47,7 +48,7 @@ func (a *Server) newGenerator(ctx context.Context) (*snowflake.Generator, error)
 	if a.cfg.WorkerID >= 0 {
 		s.WorkerID = a.cfg.WorkerID
 	} else {
-		s.Leases, s.Holder = a.set.Leases(), a.cfg.Holder
+		s.Leases, s.Holder, s.LeaseTTL = a.set.Leases(), a.cfg.Holder, a.cfg.SnowflakeLease
 		if s.Holder == "" {
 			s.Holder = defaultHolder(a.Addr())
 		}
@@ -57,8 +58,12 @@ func (a *Server) newGenerator(ctx context.Context) (*snowflake.Generator, error)
 	if err != nil {
 		return nil, fmt.Errorf("snowflake: %w", err)
 	}
-	a.log.Info("snowflake ready", "worker_id", gen.WorkerID(), "leased", s.Leases != nil, "holder", s.Holder,
-		"layout", gen.Layout().String(), "runs_out", gen.Exhausts().Format(time.RFC3339))
+	leased := []any{"leased", s.Leases != nil}
+	if s.Leases != nil {
+		leased = append(leased, "holder", s.Holder, "lease", cmp.Or(s.LeaseTTL, snowflake.DefaultLeaseTTL).String())
+	}
+	a.log.Info("snowflake ready", append(append([]any{"worker_id", gen.WorkerID()}, leased...),
+		"layout", gen.Layout().String(), "runs_out", gen.Exhausts().Format(time.RFC3339))...)
 	if ends := gen.Exhausts(); time.Until(ends) < snowflake.EndingSoon {
 		a.log.Warn("the snowflake time field's range from the epoch runs out within a year: plan a later --snowflake-epoch or a wider time field before then",
 			"runs_out", ends.UTC().Format(time.RFC3339), "layout", gen.Layout().String())

@@ -401,8 +401,7 @@ func (m *matrixRun) checkAvailability(r *report, kl *kindLoad) {
 	}
 	r.add("gap_ms_by_window", m.byWindow(func(i int) string { return fmt.Sprintf("%.0f", float64(gaps[i])/float64(time.Millisecond)) }))
 	for i, w := range m.windows {
-		owned := k.owned || w.fault == "outage" && slices.Contains(m.d.outlasted, k.name)
-		if !owned || w.fault == "" || w.fault == "drain" {
+		if !k.owned || w.fault == "" || w.fault == "drain" {
 			r.bound("failed_"+w.name, failed[i] == 0,
 				"%d calls in %s (%s of %s) that no instance answered, want none (longest time without an answer %v)",
 				failed[i], w.name, cmpOr(w.fault, "no fault"), cmpOr(w.victim, "-"), gaps[i].Round(time.Millisecond))

@@ -131,14 +131,6 @@ type deployment struct {
 	// place, when set, places instance i before it first starts (in a
 	// network namespace of its own).
 	place func(i int, in *instance)
-	// outlasted are the kinds every instance serves whose lease an
-	// outage of this shape can outlast: held in an outage to the owned
-	// kinds' bound (answers again within a lease of the store's return)
-	// rather than to none failed. Snowflake's worker lease (30 s, renewed
-	// every 10 s, issuing stops 25 s after the last renewal began) rides
-	// through 15 s without the database, which a Group Replication
-	// election can exceed.
-	outlasted []string
 	// report, when set, checks and prints the shape's own figures once
 	// the load has stopped.
 	report func(m *matrixRun)

@@ -74,6 +74,9 @@ func TestSnowflakeLayoutFlags(t *testing.T) {
 		{name: "unknown unit in the environment", env: env{"LEAF_SNOWFLAKE_TIME_UNIT": "us"}, wantErr: `LEAF_SNOWFLAKE_TIME_UNIT=us: want ms`},
 		{name: "worker id beyond the layout's", args: []string{"--snowflake-layout", "41,5,7", "--snowflake-worker-id", "32"},
 			wantErr: "--snowflake-worker-id 32: want -1 or 0..31 (5 worker bits in --snowflake-layout 41,5,7"},
+		{name: "lease too short", args: []string{"--snowflake-lease", "1s"}, wantErr: "--snowflake-lease 1s: want 3s..10m0s"},
+		{name: "lease too long", env: env{"LEAF_SNOWFLAKE_LEASE": "1h"}, wantErr: "--snowflake-lease 1h0m0s: want 3s..10m0s"},
+		{name: "lease not a duration", args: []string{"--snowflake-lease", "60"}, wantErr: "--snowflake-lease"},
 		{name: "range run out", args: []string{"--snowflake-layout", "35,16,12"},
 			wantErr: "--snowflake-epoch 1288834974657 with --snowflake-layout 35,16,12 --snowflake-time-unit ms: the 35-bit time field ran out at 2011-12-06T18:05:13.025Z"},
 	}
@@ -225,5 +228,27 @@ func TestServeLayouts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// --snowflake-lease reaches the server's configuration, from the flag or
+// its variable, the default when neither is given.
+func TestSnowflakeLeaseFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  env
+		want time.Duration
+	}{
+		{want: snowflake.DefaultLeaseTTL},
+		{args: []string{"--snowflake-lease", "90s"}, want: 90 * time.Second},
+		{env: env{"LEAF_SNOWFLAKE_LEASE": "2m"}, want: 2 * time.Minute},
+	} {
+		a, err := newApp(tt.args, tt.env.get, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.cfg.app().SnowflakeLease; got != tt.want {
+			t.Errorf("%q %v: SnowflakeLease %v, want %v", tt.args, tt.env, got, tt.want)
+		}
 	}
 }

@@ -50,6 +50,7 @@ type serveConfig struct {
 	advertiseAddr  string
 	sequenceLease  time.Duration
 	forwardTimeout time.Duration
+	snowflakeLease time.Duration
 
 	// requireDurable: take no range from a store that can forget a commit.
 	requireDurable bool
@@ -81,6 +82,9 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*logFormatFlag)(&c.logFormat), "log-format", "log `format`: text or json")
 	c.logLevel = slog.LevelInfo
 	fs.Var((*logLevelFlag)(&c.logLevel), "log-level", "log `level`: debug, info, warn or error")
+	c.snowflakeLease = snowflake.DefaultLeaseTTL
+	fs.Var((*positiveDurationFlag)(&c.snowflakeLease), "snowflake-lease", fmt.Sprintf("lease of a leased snowflake worker id (%v..%v), renewed every third of it: "+
+		"snowflake ids stop a sixth of it before it ends when it cannot be renewed, so a longer one rides through a longer database election, and a worker id whose holder died is free after it", minSnowflakeLease, maxSnowflakeLease))
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
 	c.refreshTags = segment.DefaultRefreshInterval
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")

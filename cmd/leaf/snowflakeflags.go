@@ -10,6 +10,15 @@ import (
 	"github.com/leafid/leaf/snowflake"
 )
 
+// The bounds of --snowflake-lease. Below the least, the sixth of it that
+// a renewal has before ids stop is below a second; above the most, a
+// lease found gone back in time stops snowflake ids for longer than an
+// operator would wait, and a dead holder's worker id stays taken as long.
+const (
+	minSnowflakeLease = 3 * time.Second
+	maxSnowflakeLease = 10 * time.Minute
+)
+
 // validateSnowflake checks the snowflake layout, the worker id it allows
 // and, with snowflake mode on, that the layout's range from the epoch has
 // not run out at now: so that none of them fails a start halfway through,
@@ -28,6 +37,9 @@ func (c *serveConfig) validateSnowflake(now time.Time) error {
 	if c.workerID != -1 && !l.ValidWorkerID(c.workerID) {
 		return fmt.Errorf("%w: --snowflake-worker-id %d: want -1 or 0..%d (%d worker bits in %s)",
 			errUsage, c.workerID, l.MaxWorkerID(), l.WorkerBits, given)
+	}
+	if c.snowflakeLease < minSnowflakeLease || c.snowflakeLease > maxSnowflakeLease {
+		return fmt.Errorf("%w: --snowflake-lease %v: want %v..%v", errUsage, c.snowflakeLease, minSnowflakeLease, maxSnowflakeLease)
 	}
 	if end := l.End(c.epochMs); c.snowflake && l.Exhausted(c.epochMs, now) {
 		return fmt.Errorf("%w: --snowflake-epoch %d with %s: the %d-bit time field ran out at %s; "+
