@@ -180,7 +180,7 @@ test-mysql: mysql-root
 
 # Tests that start servers of their own whatever LEAF_TEST_MYSQL_DSN says:
 # make test runs them; the runs of MYSQL_PKGS on other servers skip them.
-OWN_SERVERS ?= ^TestGroupReplication$$
+OWN_SERVERS ?= ^(TestGroupReplication|TestRestartCrashLoop)$$
 
 .PHONY: faults faults-short
 faults: mysql-root
