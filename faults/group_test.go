@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leafid/leaf/internal/mariadbtest"
 	"github.com/leafid/leaf/internal/mysqltest"
 )
 
@@ -55,9 +56,16 @@ type groupDeploy struct {
 // BEFORE_ON_PRIMARY_FAILOVER, as docs/high-availability.md asks) and a
 // database on it.
 func deployGroup(t *testing.T) *deployment {
+	d, _ := startGroup(t, make([]mariadbtest.Place, groupMembers))
+	return d
+}
+
+// startGroup starts the group with a member at each place, and the
+// deployment with the faults of the group_replication shape.
+func startGroup(t *testing.T, places []mariadbtest.Place) (*deployment, *groupDeploy) {
 	started := time.Now()
-	g := mysqltest.StartGroup(t, groupMembers, "loose_group_replication_consistency=BEFORE_ON_PRIMARY_FAILOVER")
-	t.Logf("%d-member group ONLINE in %v", groupMembers, time.Since(started).Round(time.Millisecond))
+	g := mysqltest.StartGroupIn(t, places, "loose_group_replication_consistency=BEFORE_ON_PRIMARY_FAILOVER")
+	t.Logf("%d-member group ONLINE in %v", len(places), time.Since(started).Round(time.Millisecond))
 	m := g.Members()
 	const db = "leaf_matrix"
 	ctx, cancel := context.WithTimeout(context.Background(), sqlTimeout)
@@ -80,7 +88,7 @@ func deployGroup(t *testing.T) *deployment {
 			{name: "group_restart", as: "outage", do: gd.groupRestart},
 		},
 		report: gd.report,
-	}
+	}, gd
 }
 
 // memberArgs are the store flags of the instance of member i: its own

@@ -82,8 +82,9 @@ var matrixToday = map[string][]string{
 	// Oracle's MySQL in Group Replication (group_test.go).
 	"group_replication": matrixAll,
 	// TestNetFaults' shapes.
-	"galera_netns": matrixAll,
-	"stores_netns": matrixAll,
+	"galera_netns":            matrixAll,
+	"stores_netns":            matrixAll,
+	"group_replication_netns": matrixAll,
 }
 
 // matrixAll is every kind.

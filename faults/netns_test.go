@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leafid/leaf/internal/mariadbtest"
+	"github.com/leafid/leaf/internal/mysqltest"
 	"github.com/leafid/leaf/internal/netns"
 	"github.com/leafid/leaf/internal/testkit"
 )
@@ -30,6 +31,10 @@ import (
 //     init), instance i preferring store i, a region each: the owner's
 //     store cut from its own region's instance only, the other instances
 //     still reaching it (region).
+//   - group_replication_netns: the group of TestMatrix's group_replication
+//     shape (MySQL 9.7), each member in a namespace of its own: the
+//     primary cut from the two other members, not from the instances,
+//     then healed (primary_partitioned).
 //
 // Each fault lasts 30 s at full size; short, a partition or a pause 15 s,
 // a split or a region's cut 5 s. Besides TestMatrix's checks of every
@@ -52,6 +57,7 @@ func TestNetFaults(t *testing.T) {
 var netShapes = []matrixShape{
 	{name: "galera_netns", require: mariadbtest.RequireGalera, deploy: deployGaleraNetns},
 	{name: "stores_netns", require: mariadbtest.Require, deploy: deployStoresNetns},
+	{name: "group_replication_netns", require: mysqltest.Require, deploy: deployGroupNetns},
 }
 
 // Timings of TestNetFaults.

@@ -37,21 +37,34 @@ const (
 	Primary     = "PRIMARY"
 )
 
-// StartGroup starts a group of n members and returns once every member is
-// ONLINE: member 0 bootstraps it, the others join one after another (by
-// distributed recovery from a member, as root). options go to every
-// member's option file. tb.Cleanup stops every member and removes its
-// directory.
+// StartGroup starts a group of n members on 127.0.0.1 and returns once
+// every member is ONLINE: member 0 bootstraps it, the others join one
+// after another (by distributed recovery from a member, as root). options
+// go to every member's option file. tb.Cleanup stops every member and
+// removes its directory.
 func StartGroup(tb testing.TB, n int, options ...string) *Group {
 	tb.Helper()
+	return StartGroupIn(tb, make([]mariadbtest.Place, n), options...)
+}
+
+// StartGroupIn is StartGroup with a member at each place: placed in a
+// network namespace of its own, a member binds its place's address there,
+// for its clients and for the group's own traffic.
+func StartGroupIn(tb testing.TB, places []mariadbtest.Place, options ...string) *Group {
+	tb.Helper()
+	n := len(places)
 	ports, err := mariadbtest.FreePorts(2 * n)
 	if err != nil {
 		tb.Fatalf("mysqltest: %v", err)
 	}
 	g := &Group{name: newUUID()}
 	var seeds []string
-	for i := range n {
-		seeds = append(seeds, "127.0.0.1:"+strconv.Itoa(ports[n+i]))
+	for i, pl := range places {
+		host := pl.Host
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		seeds = append(seeds, host+":"+strconv.Itoa(ports[n+i]))
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -70,7 +83,7 @@ func StartGroup(tb testing.TB, n int, options ...string) *Group {
 			"loose_group_replication_recovery_get_public_key=ON",
 		}, options...)
 		wg.Go(func() {
-			s := newServer(tb, "member"+strconv.Itoa(i), ports[i], opts)
+			s := newServer(tb, "member"+strconv.Itoa(i), ports[i], places[i], opts)
 			mu.Lock()
 			g.members[i] = s
 			mu.Unlock()

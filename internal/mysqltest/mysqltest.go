@@ -93,10 +93,11 @@ func Require(tb testing.TB) {
 // process comes and goes with Start, Stop and Kill. Its methods may be
 // called from several goroutines.
 type Server struct {
-	name string
-	root string
-	dir  string // inside the root, as the server sees it
-	port int
+	name  string
+	root  string
+	dir   string // inside the root, as the server sees it
+	port  int
+	place mariadbtest.Place
 
 	opMu sync.Mutex // serialises Start, Stop and Kill
 
@@ -114,7 +115,7 @@ func StartServer(tb testing.TB, options ...string) *Server {
 	if err != nil {
 		tb.Fatalf("mysqltest: %v", err)
 	}
-	s := newServer(tb, "mysql", ports[0], options)
+	s := newServer(tb, "mysql", ports[0], mariadbtest.Place{}, options)
 	if err := s.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -122,8 +123,11 @@ func StartServer(tb testing.TB, options ...string) *Server {
 }
 
 // newServer makes the directory and option file of a server and its data
-// directory (mysqld --initialize-insecure: root with no password).
-func newServer(tb testing.TB, name string, port int, options []string) *Server {
+// directory (mysqld --initialize-insecure: root with no password), at
+// place: placed in a namespace of its own, it binds place.Host there and
+// root may come in from any host (the test process reaches it from the
+// network's address, not from localhost).
+func newServer(tb testing.TB, name string, port int, place mariadbtest.Place, options []string) *Server {
 	tb.Helper()
 	if err := Available(); err != nil {
 		tb.Fatal(err)
@@ -133,7 +137,7 @@ func newServer(tb testing.TB, name string, port int, options []string) *Server {
 	if err != nil {
 		tb.Fatalf("mysqltest: %v", err)
 	}
-	s := &Server{name: name, root: root, dir: "/srv/" + filepath.Base(host), port: port}
+	s := &Server{name: name, root: root, dir: "/srv/" + filepath.Base(host), port: port, place: place}
 	tb.Cleanup(func() {
 		if err := s.shutdown(10 * time.Second); err != nil {
 			tb.Errorf("mysqltest: stop %s: %v", s.name, err)
@@ -145,7 +149,16 @@ func newServer(tb testing.TB, name string, port int, options []string) *Server {
 	if err := os.WriteFile(s.host("my.cnf"), []byte(s.config(options)), 0o644); err != nil {
 		tb.Fatalf("mysqltest: %v", err)
 	}
-	cmd := s.command("--initialize-insecure")
+	init := []string{"--initialize-insecure"}
+	if place.Host != "" {
+		// Run at the initialisation, which writes no binary log: a
+		// member of a group may not have transactions of its own.
+		if err := os.WriteFile(s.host("init.sql"), []byte(rootFromAnywhere), 0o644); err != nil {
+			tb.Fatalf("mysqltest: %v", err)
+		}
+		init = append(init, "--init-file="+s.dir+"/init.sql")
+	}
+	cmd := s.command(init...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("mysqltest: %s: mysqld --initialize-insecure: %v\n%s\n%s", name, err, out, s.LogTail())
 	}
@@ -163,13 +176,13 @@ func (s *Server) config(options []string) string {
 		"pid-file=" + s.dir + "/mysqld.pid",
 		"log-error=" + s.dir + "/mysqld.log",
 		"port=" + strconv.Itoa(s.port),
-		"bind-address=127.0.0.1",
+		"bind-address=" + s.addrHost(),
 		"mysqlx=OFF",
 		"secure-file-priv=",
 		"innodb_buffer_pool_size=32M",
 		"innodb_redo_log_capacity=32M",
 		"max_connections=300",
-		"report_host=127.0.0.1",
+		"report_host=" + s.addrHost(),
 		"report_port=" + strconv.Itoa(s.port),
 	}
 	var b strings.Builder
@@ -185,17 +198,33 @@ func (s *Server) host(name string) string {
 	return filepath.Join(s.root, s.dir, name)
 }
 
-// command is mysqld in the root with the server's option file and args.
-// It runs as root (--user=root): the root holds no mysql user.
+// rootFromAnywhere gives root with no password from any host.
+const rootFromAnywhere = "CREATE USER 'root'@'%' IDENTIFIED BY '';\n" +
+	"GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;\n"
+
+// addrHost is the address the server binds and is reached at.
+func (s *Server) addrHost() string {
+	if s.place.Host == "" {
+		return "127.0.0.1"
+	}
+	return s.place.Host
+}
+
+// command is mysqld in the root with the server's option file and args,
+// in the server's namespace when placed in one. It runs as root
+// (--user=root): the root holds no mysql user.
 func (s *Server) command(args ...string) *exec.Cmd {
-	argv := append([]string{s.root, mysqldPath, "--defaults-file=" + s.dir + "/my.cnf", "--user=root"}, args...)
-	cmd := exec.Command("chroot", argv...)
+	argv := append([]string{"chroot", s.root, mysqldPath, "--defaults-file=" + s.dir + "/my.cnf", "--user=root"}, args...)
+	if s.place.Exec != nil {
+		argv = s.place.Exec(argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC"}
 	return cmd
 }
 
 // Addr is the server's TCP address.
-func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+func (s *Server) Addr() string { return s.addrHost() + ":" + strconv.Itoa(s.port) }
 
 // Name is the server's name in messages.
 func (s *Server) Name() string { return s.name }

@@ -47,8 +47,8 @@ func StartPair(tb testing.TB, semisync bool, options ...string) *Pair {
 			"loose_rpl_semi_sync_replica_enabled=ON")
 	}
 	p := &Pair{semisync: semisync}
-	p.Source = newServer(tb, "source", ports[0], source)
-	p.Replica = newServer(tb, "replica", ports[1], replica)
+	p.Source = newServer(tb, "source", ports[0], mariadbtest.Place{}, source)
+	p.Replica = newServer(tb, "replica", ports[1], mariadbtest.Place{}, replica)
 	for _, s := range []*Server{p.Source, p.Replica} {
 		if err := s.Start(); err != nil {
 			tb.Fatal(err)
