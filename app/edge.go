@@ -86,11 +86,14 @@ func (a *Server) newWiring() *wiring {
 // edges from what the parts offered, with TLS when --tls-cert is given.
 // It serves nothing yet: run does.
 func (a *Server) openServer(e *wiring) error {
+	api := e.api
+	api.Service = service.New(e.svc)
+	if e.domain.Segments != nil {
+		e.domain.Segments = api.Service.Parts().Segments
+	}
 	if err := metrics.Register(e.reg, e.domain); err != nil {
 		return err
 	}
-	api := e.api
-	api.Service = service.New(e.svc)
 	rpc := grpcapi.Config{
 		Service:    api.Service,
 		AdminToken: a.cfg.AdminToken,

@@ -195,9 +195,15 @@ type Parts struct {
 	Sequences Sequences
 }
 
-// Parts returns the parts that serve each kind.
+// Parts returns the parts that serve each kind, as the status page and
+// the metrics see them: the opaque tags' figures left out
+// (monitoredSegments).
 func (s *Service) Parts() Parts {
-	return Parts{Segments: s.cfg.Segments, Snowflake: s.cfg.Snowflake, UUIDs: s.cfg.UUIDs, Sequences: s.cfg.Sequences}
+	p := Parts{Segments: s.cfg.Segments, Snowflake: s.cfg.Snowflake, UUIDs: s.cfg.UUIDs, Sequences: s.cfg.Sequences}
+	if p.Segments != nil && s.cfg.Kinds != nil {
+		p.Segments = monitoredSegments{SegmentIDs: p.Segments, kinds: s.cfg.Kinds}
+	}
+	return p
 }
 
 // Tags is the administration of tags.
