@@ -72,8 +72,8 @@ func fits(n int, size uint64) bool {
 // on: t itself, or a larger one when t filled up. Called with the
 // allocator's mutex held; t is then no longer written.
 func (t *table) set(tag string, b *buffer) *table {
-	e, lo, hi := t.lookup(tag)
-	if e.b.Load() == nil {
+	e, old, lo, hi := t.lookup(tag)
+	if old == nil {
 		if !fits(t.used+1, uint64(len(t.entries))) {
 			return t.grow().set(tag, b)
 		}
@@ -90,7 +90,7 @@ func (t *table) grow() *table {
 	for i := range t.entries {
 		e := &t.entries[i]
 		if b := e.b.Load(); b != nil {
-			ne, _, _ := n.lookup(e.tag)
+			ne, _, _, _ := n.lookup(e.tag)
 			ne.lo, ne.hi, ne.tag = e.lo, e.hi, e.tag
 			ne.b.Store(b)
 			n.used++
@@ -121,14 +121,17 @@ func (t *table) without(gone map[*buffer]bool) *table {
 
 // get returns the tag's buffer, or nil.
 func (t *table) get(tag string) *buffer {
-	e, _, _ := t.lookup(tag)
-	return e.b.Load()
+	_, b, _, _ := t.lookup(tag)
+	return b
 }
 
-// lookup returns the tag's entry, or the empty one where it would go, and
-// the words the entry keeps. The hash is computed here rather than in a
-// call: this is the allocator's hot path.
-func (t *table) lookup(tag string) (e *entry, lo, hi uint64) {
+// lookup returns the tag's entry and its buffer, or the empty entry where
+// it would go and nil, and the words the entry keeps. The buffer is the
+// one the search read, never read again from the entry: a writer may fill
+// an entry the search found empty the moment after, with another tag.
+// The hash is computed here rather than in a call: this is the
+// allocator's hot path.
+func (t *table) lookup(tag string) (e *entry, b *buffer, lo, hi uint64) {
 	switch n := len(tag); {
 	case n >= 8:
 		lo, hi = load64(tag), load64(tag[n-8:])
@@ -142,8 +145,8 @@ func (t *table) lookup(tag string) (e *entry, lo, hi uint64) {
 probe:
 	for i := t.home(lo, hi, len(tag)); ; i = (i + 1) & t.mask {
 		e = &t.entries[i]
-		if e.b.Load() == nil {
-			return e, lo, hi
+		if b = e.b.Load(); b == nil {
+			return e, nil, lo, hi
 		}
 		if e.lo != lo || e.hi != hi || len(e.tag) != len(tag) {
 			continue
@@ -158,7 +161,7 @@ probe:
 				continue probe
 			}
 		}
-		return e, lo, hi
+		return e, b, lo, hi
 	}
 }
 

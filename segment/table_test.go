@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestTable(t *testing.T) {
@@ -125,6 +126,56 @@ func TestTableReadersDuringWrites(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestTableReadersOfAbsentTags: a reader asking for a tag not published
+// yet gets nil, never the buffer of the tag a writer is putting in the
+// empty slot where the reader's search ended. Each round the writer puts,
+// in a fresh table, a tag whose search starts at the same slot as the
+// absent one's, while a reader asks for the absent one without pause.
+func TestTableReadersOfAbsentTags(t *testing.T) {
+	const absent = "an-absent-tag-of-the-test"
+	probe := newTable(64)
+	_, _, lo, hi := probe.lookup(absent)
+	home := probe.home(lo, hi, len(absent))
+	var colliding []string
+	for i := 0; len(colliding) < 16; i++ {
+		tag := fmt.Sprintf("a-colliding-tag-%06d", i)
+		_, _, lo, hi := probe.lookup(tag)
+		if probe.home(lo, hi, len(tag)) == home {
+			colliding = append(colliding, tag)
+		}
+	}
+	var cur atomic.Pointer[table]
+	cur.Store(newTable(64))
+	var wrong atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if b := cur.Load().get(absent); b != nil {
+				wrong.Add(1)
+			}
+		}
+	})
+	rounds := 0
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline) && wrong.Load() == 0; rounds++ {
+		tb := newTable(64)
+		cur.Store(tb)
+		for _, tag := range colliding {
+			tb.set(tag, &buffer{tag: tag})
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if n := wrong.Load(); n > 0 {
+		t.Errorf("in %d rounds, %d gets of a tag never published returned another tag's buffer", rounds, n)
+	}
 }
 
 func FuzzTable(f *testing.F) {
