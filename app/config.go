@@ -54,6 +54,9 @@ type Config struct {
 	// CappedShare is the most of a capped period's numbers one call may
 	// take (service.Config.CappedShare); 0 means the default.
 	CappedShare float64
+	// RangeMax is the most ids a range hands out
+	// (service.Config.RangeMax); 0 means the default.
+	RangeMax int
 	// MetricsTags always have series of their own once used.
 	MetricsTags []string
 	// OpaqueKeys are the fleet's keys of opaque tags, the first for new

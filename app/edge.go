@@ -65,7 +65,7 @@ func (a *Server) newWiring() *wiring {
 			Logger:   a.log,
 			Checks:   append([]readiness.Check{{Name: "lifecycle", Func: a.lifecycleCheck, ShowReason: true}}, a.ready.Checks()...),
 		},
-		svc: service.Config{Metrics: reg, Logger: a.log, CappedShare: a.cfg.CappedShare},
+		svc: service.Config{Metrics: reg, Logger: a.log, CappedShare: a.cfg.CappedShare, RangeMax: a.cfg.RangeMax},
 	}
 	var peerTLS func(host string) *tls.Config
 	if a.tls != nil {

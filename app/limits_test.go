@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -68,5 +70,27 @@ func TestSnowflakeLease(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"lease":"1m30s"`) {
 		t.Errorf("the start-up logs do not name the lease of 1m30s:\n%s", logs.String())
+	}
+}
+
+// TestRangeMax: a range asked larger than --range-max is answered with at
+// most that many ids, and counted; one within it is answered whole.
+func TestRangeMax(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.RangeMax = 500
+	srv := serving(t, cfg)
+	base := "http://" + srv.Addr()
+	if code, body := testkit.Post(base+"/api/admin/tags", cfg.AdminToken, `{"tag":"bulk","step":100000}`); code != http.StatusCreated {
+		t.Fatalf("create = %d %s", code, body)
+	}
+	for _, c := range []struct{ ask, most int }{{1_000_000, 500}, {300, 300}} {
+		code, body := get(t, fmt.Sprintf("%s/api/segment/range/bulk?count=%d", base, c.ask))
+		var r struct{ Count int }
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &r) != nil || r.Count < 1 || r.Count > c.most {
+			t.Errorf("range of %d = %d %s; want 200 with 1..%d ids", c.ask, code, body, c.most)
+		}
+	}
+	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `leaf_limit_clamped_total{limit="range_count"} 1`) {
+		t.Error(`/metrics has no leaf_limit_clamped_total{limit="range_count"} 1`)
 	}
 }

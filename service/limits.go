@@ -30,6 +30,14 @@ const MaxTextJSON = 6*bizid.MaxFormatLen + bizid.MaxSeqWidth + 2
 // until the next.
 const DefaultCappedShare = 0.1
 
+// DefaultRangeMax is the most ids one range hands out by default
+// (Config.RangeMax). A range asked larger is answered with this many: a
+// range is "up to count", and every client takes what it is given. It is
+// below segment.MaxStep, so that a caller asking the most at every call
+// empties a segment in ten calls, not each: the store is written to once
+// per ten such calls, not at every one.
+const DefaultRangeMax = 100_000
+
 // cappedMost is the most numbers of a period of capacity one call may take
 // under share (at least one).
 func cappedMost(capacity int64, share float64) int64 {

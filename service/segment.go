@@ -129,6 +129,10 @@ func (s *Service) SegmentRange(ctx context.Context, tag string, n int, use strin
 	case e.kind == kindPeriodRow:
 		return 0, 0, WithTag(tag, e.err)
 	}
+	if n > s.cfg.RangeMax {
+		n = s.cfg.RangeMax
+		s.clamped.WithLabelValues("range_count").Inc()
+	}
 	start, count, err = s.cfg.Segments.NextRange(ctx, tag, n)
 	switch {
 	case err != nil:

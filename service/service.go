@@ -129,6 +129,10 @@ type Config struct {
 	// call may take, from 0 to 1; 0 means DefaultCappedShare. A call that
 	// asks more is invalid_count, and counted in leaf_limit_refused_total.
 	CappedShare float64
+	// RangeMax is the most ids a range hands out, from 1 to MaxRangeCount;
+	// 0 means DefaultRangeMax. A range asked larger is answered with at
+	// most this many, and counted in leaf_limit_clamped_total.
+	RangeMax int
 	// Logger receives what the service logs (forwards that failed); nil
 	// discards.
 	Logger *slog.Logger
@@ -147,6 +151,7 @@ type Service struct {
 	tags     *TagAdmin
 	refusals *AdminRefusals
 	limited  *prometheus.CounterVec // leaf_limit_refused_total
+	clamped  *prometheus.CounterVec // leaf_limit_clamped_total
 }
 
 // AdminRefused counts and logs a call of edge refused for its bearer
@@ -174,6 +179,14 @@ func New(cfg Config) *Service {
 		Help: "Calls refused for passing a limit of the service, by limit: capped_share (more of a capped period's numbers than one call may take).",
 	}, []string{"limit"})
 	registerOrReuse(cfg.Metrics, &s.limited)
+	if s.cfg.RangeMax <= 0 || s.cfg.RangeMax > MaxRangeCount {
+		s.cfg.RangeMax = DefaultRangeMax
+	}
+	s.clamped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "leaf_limit_clamped_total",
+		Help: "Calls answered with less than they asked for, by limit: range_count (a range asked larger than --range-max).",
+	}, []string{"limit"})
+	registerOrReuse(cfg.Metrics, &s.clamped)
 	if cfg.Biz == nil {
 		s.tags.Settings = nil
 	}

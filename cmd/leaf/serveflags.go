@@ -42,6 +42,7 @@ type serveConfig struct {
 	failoverJump int64
 	rideThrough  time.Duration
 	cappedShare  float64
+	rangeMax     int
 	metricsTags  tagsFlag
 	opaqueKeys   opaqueKeysFlag
 	periodGrace  periodGraceFlag
@@ -90,6 +91,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
 	c.cappedShare = service.DefaultCappedShare
 	fs.Var((*shareFlag)(&c.cappedShare), "capped-share", "the most of a capped format's period ({seq:N!}) one call may take, above 0 and at most 1: a call for more is invalid_count, so that no caller takes a period whole")
+	c.rangeMax = service.DefaultRangeMax
+	fs.Var((*rangeMaxFlag)(&c.rangeMax), "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
 	c.rideThrough = segment.DefaultRideThrough
 	fs.Var((*rideThroughFlag)(&c.rideThrough), "ride-through", "how long a tag's next range lasts at least at the rate its current one is used, so that ids are served from memory while the database elects a writable node; 0 leaves the ranges to the 15-minute rule alone")
 	c.failoverJump = segment.DefaultFailoverJump
@@ -231,6 +234,21 @@ func (f *shareFlag) Set(s string) error {
 		return valueError{s, errors.New("want a share above 0 and at most 1, such as 0.1")}
 	}
 	*f = shareFlag(v)
+	return nil
+}
+
+// rangeMaxFlag is --range-max: 1..service.MaxRangeCount.
+type rangeMaxFlag int
+
+func (n rangeMaxFlag) String() string { return strconv.Itoa(int(n)) }
+func (n rangeMaxFlag) Get() any       { return int(n) }
+
+func (n *rangeMaxFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 || v > service.MaxRangeCount {
+		return valueError{s, fmt.Errorf("want a whole number from 1 to %d", service.MaxRangeCount)}
+	}
+	*n = rangeMaxFlag(v)
 	return nil
 }
 
