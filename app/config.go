@@ -54,6 +54,13 @@ type Config struct {
 	// CappedShare is the most of a capped period's numbers one call may
 	// take (service.Config.CappedShare); 0 means the default.
 	CappedShare float64
+	// WriteTimeout bounds the writing of one answer, from the end of its
+	// request's headers (http.Server.WriteTimeout; gRPC's streams are
+	// not bound by it); 0 means DefaultWriteTimeout. MaxConns is the most
+	// connections served at once; 0 means DefaultMaxConns. A connection
+	// past it waits to be accepted.
+	WriteTimeout time.Duration
+	MaxConns     int
 	// RangeMax is the most ids a range hands out
 	// (service.Config.RangeMax); 0 means the default.
 	RangeMax int

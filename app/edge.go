@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/net/netutil"
 
 	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
@@ -29,13 +31,27 @@ type wiring struct {
 	domain metrics.Sources
 }
 
-// listen binds --addr. It comes before anything is leased, so a port in
-// use fails the start at once, and the holder name has the port really
-// listened on.
+// The defaults of Config.WriteTimeout and Config.MaxConns.
+const (
+	// DefaultWriteTimeout is far above any answer's time (a batch of
+	// 10,000 ids, a call that waits for the store's timeout twice) and
+	// bounds how long a client that does not read holds one.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxConns bounds the connections, each a goroutine and its
+	// buffers (tens of KB): about half a GB at most.
+	DefaultMaxConns = 10_000
+)
+
+// listen binds --addr, accepting at most Config.MaxConns connections at
+// once. It comes before anything is leased, so a port in use fails the
+// start at once, and the holder name has the port really listened on.
 func (a *Server) listen() error {
-	var err error
-	a.ln, err = net.Listen("tcp", a.cfg.Addr)
-	return err
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	a.ln = netutil.LimitListener(ln, cmp.Or(a.cfg.MaxConns, DefaultMaxConns))
+	return nil
 }
 
 // Addr is the address the app listens on, once open.
@@ -109,7 +125,9 @@ func (a *Server) openServer(e *wiring) error {
 		Protocols:         grpcapi.ServerProtocols(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
+		WriteTimeout:      cmp.Or(a.cfg.WriteTimeout, DefaultWriteTimeout),
 		IdleTimeout:       2 * time.Minute,
+		HTTP2:             grpcapi.ServerHTTP2(),
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	a.srv.RegisterOnShutdown(rpcAPI.Close) // Shutdown waits for health Watch streams: end them

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,4 +94,33 @@ func TestRangeMax(t *testing.T) {
 	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `leaf_limit_clamped_total{limit="range_count"} 1`) {
 		t.Error(`/metrics has no leaf_limit_clamped_total{limit="range_count"} 1`)
 	}
+}
+
+// TestMaxConns: past --max-conns connections a new one waits to be
+// accepted, and is served once one of the others closes.
+func TestMaxConns(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxConns = 2
+	srv := serving(t, cfg)
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	client := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := client.Get("http://" + srv.Addr() + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a third connection was served (%d) while two were held", resp.StatusCode)
+	}
+	held[0].Close()
+	client.Timeout = 5 * time.Second
+	resp, err := client.Get("http://" + srv.Addr() + "/healthz")
+	if err != nil {
+		t.Fatalf("once one closed: %v", err)
+	}
+	resp.Body.Close()
 }

@@ -201,3 +201,30 @@ func TestHealthWatchesBounded(t *testing.T) {
 	}
 	stops[1]()
 }
+
+// TestWatchOutlivesWriteTimeout: the server's WriteTimeout bounds one
+// answer, not a stream: a Watch open for several times that long still
+// sends the change of status, and a call beside it is answered.
+func TestWatchOutlivesWriteTimeout(t *testing.T) {
+	const writeTimeout = 300 * time.Millisecond
+	f := newFixture(t, func(cfg *config) {
+		cfg.rpc.HealthInterval = 5 * time.Millisecond
+		cfg.writeTimeout = writeTimeout
+	})
+	hc := healthpb.NewHealthClient(f.grpcConn(t))
+	w, err := hc.Watch(t.Context(), &healthpb.HealthCheckRequest{Service: "leaf.v1.IdService"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := recv(t, w); st != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("status %v", st)
+	}
+	time.Sleep(4 * writeTimeout)
+	if r, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Check beside the Watch: %v, %v", r, err)
+	}
+	f.notReady.Store(true)
+	if st := recv(t, w); st != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("the Watch, %v after it began: %v, want NOT_SERVING", 4*writeTimeout, st)
+	}
+}

@@ -52,6 +52,8 @@ type fixture struct {
 type config struct {
 	svc service.Config
 	rpc grpcapi.Config
+	// writeTimeout is the server's WriteTimeout; 0: none.
+	writeTimeout time.Duration
 }
 
 // httpStandIn answers every request outside gRPC's paths.
@@ -106,7 +108,8 @@ func newFixture(t testing.TB, edit func(*config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, Protocols: grpcapi.ServerProtocols(), HTTP2: grpcapi.ServerHTTP2(),
+		ReadHeaderTimeout: 5 * time.Second, WriteTimeout: c.writeTimeout}
 	srv.RegisterOnShutdown(h.Close) // as leaf serve does
 	f.handler = h
 	done := make(chan error, 1)

@@ -143,10 +143,24 @@ func New(cfg Config, next http.Handler) *Handler {
 // path with the HTTP API.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if owns(r.URL.Path) {
+		if streaming[r.URL.Path] {
+			// A stream lasts as long as its client wants: the server's
+			// WriteTimeout bounds one answer, not a stream. The pings of
+			// ServerHTTP2 find a client gone.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		}
 		h.mux.ServeHTTP(w, r)
 		return
 	}
 	h.next.ServeHTTP(w, r)
+}
+
+// streaming are the procedures whose calls are streams: health's Watch
+// and the reflection services'.
+var streaming = map[string]bool{
+	watchProcedure: true,
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      true,
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": true,
 }
 
 // Close ends every health Watch stream, each after a last NOT_SERVING,
@@ -154,6 +168,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the same way. Other calls are served as before. It may be called more
 // than once.
 func (h *Handler) Close() { h.health.close() }
+
+// The HTTP/2 settings of ServerHTTP2.
+const (
+	// MaxStreamsPerConn is the most streams (calls) one HTTP/2
+	// connection has open at once.
+	MaxStreamsPerConn = 100
+	// WriteByteTimeout closes an HTTP/2 connection to which nothing
+	// could be written for that long: a client that stopped reading no
+	// longer holds the answers queued for it.
+	WriteByteTimeout = 30 * time.Second
+	// PingAfter is how long an HTTP/2 connection may stay silent before
+	// the server pings it, and PingTimeout how long the answer may take
+	// before the connection is closed: a client gone without a word does
+	// not hold its streams (a health Watch) for ever.
+	PingAfter   = time.Minute
+	PingTimeout = 15 * time.Second
+)
+
+// ServerHTTP2 is the HTTP/2 configuration of the server of both APIs.
+func ServerHTTP2() *http.HTTP2Config {
+	return &http.HTTP2Config{
+		MaxConcurrentStreams: MaxStreamsPerConn,
+		WriteByteTimeout:     WriteByteTimeout,
+		SendPingTimeout:      PingAfter,
+		PingTimeout:          PingTimeout,
+	}
+}
 
 // ServerProtocols are the protocols of an http.Server that serves both
 // APIs on one port: HTTP/1.1 and unencrypted HTTP/2 (h2c, with prior

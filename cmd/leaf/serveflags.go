@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
@@ -43,6 +44,8 @@ type serveConfig struct {
 	rideThrough  time.Duration
 	cappedShare  float64
 	rangeMax     int
+	writeTimeout time.Duration
+	maxConns     int
 	metricsTags  tagsFlag
 	opaqueKeys   opaqueKeysFlag
 	periodGrace  periodGraceFlag
@@ -91,6 +94,10 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
 	c.cappedShare = service.DefaultCappedShare
 	fs.Var((*shareFlag)(&c.cappedShare), "capped-share", "the most of a capped format's period ({seq:N!}) one call may take, above 0 and at most 1: a call for more is invalid_count, so that no caller takes a period whole")
+	c.writeTimeout = app.DefaultWriteTimeout
+	fs.Var((*positiveDurationFlag)(&c.writeTimeout), "write-timeout", "how long writing one answer may take, from the end of its request's headers, before the connection is closed (gRPC's streams are not bound by it): a client that does not read holds its answer no longer")
+	c.maxConns = app.DefaultMaxConns
+	fs.Var((*positiveIntFlag)(&c.maxConns), "max-conns", "the most connections served at once (`N`); one past it waits to be accepted")
 	c.rangeMax = service.DefaultRangeMax
 	fs.Var((*rangeMaxFlag)(&c.rangeMax), "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
 	c.rideThrough = segment.DefaultRideThrough
@@ -234,6 +241,21 @@ func (f *shareFlag) Set(s string) error {
 		return valueError{s, errors.New("want a share above 0 and at most 1, such as 0.1")}
 	}
 	*f = shareFlag(v)
+	return nil
+}
+
+// positiveIntFlag is a whole number above zero.
+type positiveIntFlag int
+
+func (n positiveIntFlag) String() string { return strconv.Itoa(int(n)) }
+func (n positiveIntFlag) Get() any       { return int(n) }
+
+func (n *positiveIntFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		return valueError{s, errors.New("want a whole number above 0")}
+	}
+	*n = positiveIntFlag(v)
 	return nil
 }
 
