@@ -51,6 +51,7 @@ func (a *Server) openStore(ctx context.Context) error {
 		CallTimeout:  a.cfg.Timeout,
 		FailoverJump: a.cfg.FailoverJump,
 		OnStale:      a.logStale,
+		OnChange:     a.logSetChange,
 	})
 	if errors.Is(err, storeset.ErrSetMember) {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -61,6 +62,15 @@ func (a *Server) openStore(ctx context.Context) error {
 	set := a.set.Set()
 	a.log.Info("set of stores open", "version", set.Version, "fleet", set.Fleet, "stores", strings.Join(set.Names(), ","))
 	return nil
+}
+
+// logSetChange writes the change of the set of stores an instance
+// adopts to the admin trail: the versions and the stores before and
+// after (leaf store add and retire write the set; each instance learns
+// of it at its next read).
+func (a *Server) logSetChange(before, after storeset.Set) {
+	a.log.Info("admin: store set changed", "version_before", before.Version, "version", after.Version,
+		"stores_before", strings.Join(before.Names(), ","), "stores", strings.Join(after.Names(), ","))
 }
 
 // closeStores closes the set, which writes its last marks, then every

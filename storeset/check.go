@@ -134,9 +134,13 @@ func (s *Stores) refresh(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	before := s.set
 	if set.Version >= s.set.Version {
 		s.set, s.ids = set, ids
+	}
+	s.mu.Unlock()
+	if set.Version > before.Version && s.opts.OnChange != nil {
+		s.opts.OnChange(before, set)
 	}
 	return nil
 }

@@ -110,6 +110,10 @@ type Options struct {
 	// OnStale, when set, is called each time a store's row is found behind
 	// a mark recorded for it.
 	OnStale func(store, tag string, mark int64)
+	// OnChange, when set, is called with the set in force and the newer
+	// one each time a read of the set finds it changed (leaf store add,
+	// leaf store retire), without a lock of the Stores held.
+	OnChange func(before, after Set)
 }
 
 // Stores serves one number space from several independent stores: it is

@@ -406,7 +406,8 @@ func TestStaleStore(t *testing.T) {
 }
 
 // TestChangeWhileServing: a store added and another retired while two
-// instances take ids: no id twice, and each instance keeps serving.
+// instances take ids: no id twice, and each instance keeps serving, and
+// learns of each change (Options.OnChange: the admin trail).
 func TestChangeWhileServing(t *testing.T) {
 	each(t, func(t *testing.T, kind string) {
 		ctx := context.Background()
@@ -416,7 +417,13 @@ func TestChangeWhileServing(t *testing.T) {
 			t.Fatal(err)
 		}
 		var all ids
-		_, a1 := instance(t, namedOf(dbs[:3]...))
+		var changes sync.Mutex
+		var seen []string
+		_, a1 := instance(t, namedOf(dbs[:3]...), storeset.Options{OnChange: func(before, after storeset.Set) {
+			changes.Lock()
+			seen = append(seen, fmt.Sprintf("%d %v -> %d %v", before.Version, before.Names(), after.Version, after.Names()))
+			changes.Unlock()
+		}})
 		_, a2 := instance(t, namedOf(dbs[1], dbs[2], dbs[0]))
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -451,6 +458,20 @@ func TestChangeWhileServing(t *testing.T) {
 		}
 		if r, err := dbs[0].Record(ctx); err != nil || r.State != storeset.Retired {
 			t.Fatalf("a's record: %+v, %v", r, err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			changes.Lock()
+			last := ""
+			if len(seen) > 0 {
+				last = seen[len(seen)-1]
+			}
+			changes.Unlock()
+			if strings.HasSuffix(last, "-> 3 [b c d]") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the changes an instance learnt of: %q; want the last to version 3 [b c d]", seen)
+			}
 		}
 		_, a3 := instance(t, namedOf(dbs[1:]...)) // started with the new set
 		take(t, a3, "t", 500, &all)
