@@ -38,4 +38,13 @@ func TestNamesAlike(t *testing.T) {
 	if _, err := a.Create(ctx, service.NewTag{Name: "ɑbc"}); err != nil {
 		t.Errorf("a tag of another letter (Latin alpha): %v", err)
 	}
+	// A plain ASCII name after a name not ASCII that folds as it does.
+	if _, err := a.Create(ctx, service.NewTag{Name: "Straße"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Create(ctx, service.NewTag{Name: "strasse"})
+	wantCode(t, "tag strasse", err, service.TagExists, `like the tag "Straße"`)
+	if _, err := a.Create(ctx, service.NewTag{Name: "strasse2"}); err != nil {
+		t.Errorf("an ASCII tag of another name: %v", err)
+	}
 }

@@ -58,6 +58,8 @@ type TagAdmin struct {
 	// Log receives the trail of the changes made, at INFO; nil keeps
 	// none.
 	Log *slog.Logger
+
+	nonASCII foldedTags // the tags of names not ASCII, for new ASCII names
 }
 
 // Off is the error of an admin call for tags where their administration
@@ -163,6 +165,9 @@ func (a *TagAdmin) create(ctx context.Context, n NewTag) (TagView, error) {
 	set, special, err := NewTagSettings(t, ordered, g, keyID)
 	if err == nil {
 		err = a.refuseAlikeTag(ctx, t.Name)
+	}
+	if err == nil && !ascii(t.Name) {
+		defer a.nonASCII.forget()
 	}
 	switch {
 	case err != nil:
