@@ -78,6 +78,9 @@ type Config struct {
 	// SequenceLease is the lease of a section's owner, and ForwardTimeout
 	// the bound of a request forwarded to an owner.
 	SequenceLease, ForwardTimeout time.Duration
+	// SequenceKeysMax is the most sequence keys with a counter in memory
+	// (sequence.Options.MaxKeys); 0 means the default.
+	SequenceKeysMax int64
 	// SnowflakeLease is the lease of a leased worker id; 0 means
 	// snowflake.DefaultLeaseTTL.
 	SnowflakeLease time.Duration

@@ -63,6 +63,7 @@ func (a *Server) newSequencer() (*sequence.Sequencer, error) {
 		Tags:    home,
 		Addr:    addr,
 		Lease:   a.cfg.SequenceLease,
+		MaxKeys: a.cfg.SequenceKeysMax,
 		OnEvent: func(e sequence.Event) {
 			switch e.Kind {
 			case "error":

@@ -20,6 +20,8 @@ var (
 		"Sequence sections (ordered tags included) this process serves now, under a live lease.", nil, nil)
 	seqKeysDesc = prometheus.NewDesc("leaf_sequence_keys_in_memory",
 		"Sequence keys with a counter in this process's memory.", nil, nil)
+	seqForgottenDesc = prometheus.NewDesc("leaf_sequence_keys_forgotten_total",
+		"Sequence keys whose counters this process forgot, holding more than --sequence-keys-max: each goes on above the highest number its section issued, with a gap.", nil, nil)
 	seqMovesDesc = prometheus.NewDesc("leaf_sequence_ownership_moves_total",
 		"Sequence sections this process took over (change=taken) or stopped serving, handed over or lost (change=dropped).", []string{"change"}, nil)
 )
@@ -30,6 +32,7 @@ func (sequenceCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- seqSectionsDesc
 	ch <- seqOwnedDesc
 	ch <- seqKeysDesc
+	ch <- seqForgottenDesc
 	ch <- seqMovesDesc
 }
 
@@ -38,6 +41,7 @@ func (c sequenceCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(seqSectionsDesc, prometheus.GaugeValue, float64(st.Sections))
 	ch <- prometheus.MustNewConstMetric(seqOwnedDesc, prometheus.GaugeValue, float64(st.SectionsOwned))
 	ch <- prometheus.MustNewConstMetric(seqKeysDesc, prometheus.GaugeValue, float64(st.KeysInMemory))
+	ch <- prometheus.MustNewConstMetric(seqForgottenDesc, prometheus.CounterValue, float64(st.KeysForgotten))
 	ch <- prometheus.MustNewConstMetric(seqMovesDesc, prometheus.CounterValue, float64(st.Taken), "taken")
 	ch <- prometheus.MustNewConstMetric(seqMovesDesc, prometheus.CounterValue, float64(st.Dropped), "dropped")
 }

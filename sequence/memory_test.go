@@ -29,7 +29,7 @@ func TestMemoryPerKey(t *testing.T) {
 	if _, err := st.CreateSpace(context.Background(), sequence.Space{Name: "inbox", Step: 1_000_000_000, Sections: 256}); err != nil {
 		t.Fatal(err)
 	}
-	q, err := sequence.New(sequence.Options{Store: st, Addr: "a:1", Lease: time.Hour, Interval: -1})
+	q, err := sequence.New(sequence.Options{Store: st, Addr: "a:1", Lease: time.Hour, Interval: -1, MaxKeys: int64(*memoryKeys)})
 	if err != nil {
 		t.Fatal(err)
 	}

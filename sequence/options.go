@@ -11,6 +11,10 @@ const (
 	// DefaultLease is how long a section's lease lasts without renewal:
 	// also at most how long a section goes unserved after its owner died.
 	DefaultLease = 10 * time.Second
+	// DefaultMaxKeys is the most keys held in memory by default: about
+	// 150 MB at 16 bytes a key, 650 MB at the longest keys
+	// (docs/sequences.md, "Memory").
+	DefaultMaxKeys = 2_000_000
 )
 
 // Event is something a round did or met, for logs.
@@ -48,6 +52,11 @@ type Options struct {
 	Interval time.Duration
 	// Now is the local clock; time.Now when nil.
 	Now func() time.Time
+	// MaxKeys is the most keys with a counter in memory; DefaultMaxKeys
+	// when 0. Past it, a section that takes a new key forgets its keys
+	// (section.forgetKeysLocked): each then goes on above the highest
+	// number its section issued, so none repeats, at the price of a gap.
+	MaxKeys int64
 	// OnEvent, when set, is told of sections taken, released and lost, of
 	// rounds that failed, and of the first round that succeeded after.
 	OnEvent func(Event)
@@ -75,6 +84,9 @@ func (o *Options) fill() error {
 	}
 	if o.Margin >= o.Lease {
 		return errors.New("sequence: the margin is not shorter than the lease")
+	}
+	if o.MaxKeys <= 0 {
+		o.MaxKeys = DefaultMaxKeys
 	}
 	if o.Interval == 0 {
 		o.Interval = o.Lease / 4

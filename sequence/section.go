@@ -99,6 +99,9 @@ func (s *section) next(ctx context.Context, q *Sequencer, key string, n int64) (
 		}
 		s.keys[key] = last
 		s.hi = max(s.hi, last)
+		if !seen && q.keysInMemory.Load() > q.opts.MaxKeys {
+			s.forgetKeysLocked(q)
+		}
 		if s.ahead.due(s.max - s.hi) {
 			_ = s.raiseMaxAhead(q, 0, true) // a step at least: it cannot pass the maximum where this did not
 		}
@@ -107,8 +110,10 @@ func (s *section) next(ctx context.Context, q *Sequencer, key string, n int64) (
 }
 
 // current is the last number issued to key: since the lease was taken,
-// or, for a key not issued since, the section's max_seq at that moment,
-// which no number issued to it before passes.
+// or, for a key not issued since (or whose counter was forgotten), the
+// section's base, which no number issued to it before passes: max_seq
+// when the lease was taken, or the highest number the section had issued
+// when it forgot its keys.
 func (s *section) current(q *Sequencer, key string) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,6 +231,19 @@ func (s *section) releaseLocked(q *Sequencer) (row string, end, first int64) {
 	}
 	s.dropLocked(q)
 	return row, end, first
+}
+
+// forgetKeysLocked forgets the counters of the section's keys, when the
+// instance holds more than Options.MaxKeys: every key then starts above
+// hi, the highest number the section issued since its lease was taken,
+// which passes every number any of them was given. A key's numbers go on
+// increasing, with a gap; none repeats, and max_seq is not raised for it.
+func (s *section) forgetKeysLocked(q *Sequencer) {
+	n := int64(len(s.keys))
+	q.keysInMemory.Add(-n)
+	q.keysForgotten.Add(n)
+	s.base = s.hi
+	s.keys = make(map[string]int64)
 }
 
 // dropLocked stops serving the section and forgets its keys.

@@ -22,10 +22,11 @@ type Sequencer struct {
 	orderedMu sync.Mutex
 	ordered   atomic.Pointer[map[string]*section]
 
-	keysInMemory atomic.Int64
-	taken        atomic.Int64 // sections taken over since the start
-	dropped      atomic.Int64 // sections released or lost since the start
-	closed       atomic.Bool
+	keysInMemory  atomic.Int64
+	keysForgotten atomic.Int64 // keys forgotten past Options.MaxKeys
+	taken         atomic.Int64 // sections taken over since the start
+	dropped       atomic.Int64 // sections released or lost since the start
+	closed        atomic.Bool
 
 	roundMu sync.Mutex // one round at a time; protects plans
 	plans   []plan     // made by the last round, for leases' ends
@@ -313,13 +314,14 @@ type Stats struct {
 	Sections      int   // sections of every space, and one per ordered tag
 	SectionsOwned int   // sections (ordered tags included) served here now
 	KeysInMemory  int64 // keys with a counter here
+	KeysForgotten int64 // keys forgotten past Options.MaxKeys since the start
 	Taken         int64 // sections taken over since the start
 	Dropped       int64 // sections released or lost since the start
 }
 
 // Stats reads the figures.
 func (q *Sequencer) Stats() Stats {
-	st := Stats{KeysInMemory: q.keysInMemory.Load(), Taken: q.taken.Load(), Dropped: q.dropped.Load()}
+	st := Stats{KeysInMemory: q.keysInMemory.Load(), KeysForgotten: q.keysForgotten.Load(), Taken: q.taken.Load(), Dropped: q.dropped.Load()}
 	q.mu.RLock()
 	st.Spaces = len(q.spaces)
 	q.mu.RUnlock()

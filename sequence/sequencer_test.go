@@ -390,3 +390,37 @@ func (s *failRelease) ReleaseSection(ctx context.Context, space string, section 
 	}
 	return s.MemStore.ReleaseSection(ctx, space, section, holder)
 }
+
+// TestMaxKeys: past Options.MaxKeys a section that takes a new key forgets
+// its keys' counters; every key's numbers go on increasing (with gaps),
+// none repeats, and the keys held stay near the bound.
+func TestMaxKeys(t *testing.T) {
+	f := newFixture(t, sequence.Space{Name: "inbox", Step: 1000, Sections: 4})
+	q, err := sequence.New(sequence.Options{
+		Store: f.store, ID: "a", Addr: "a:8080", Lease: lease, Interval: -1, Now: f.clock.Now, MaxKeys: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close(context.Background()) })
+	round(t, q)
+	last := map[string]int64{}
+	most := int64(0)
+	for i := range 2000 {
+		key := fmt.Sprintf("user-%d", i%37)
+		got := next(t, q, "inbox", key)
+		if got <= last[key] {
+			t.Fatalf("%s: %d after %d", key, got, last[key])
+		}
+		last[key] = got
+		cur, err := q.Current(context.Background(), "inbox", key)
+		if err != nil || cur < got {
+			t.Fatalf("current of %s = %d, %v after %d", key, cur, err, got)
+		}
+		most = max(most, q.Stats().KeysInMemory)
+	}
+	st := q.Stats()
+	if most > 11 || st.KeysForgotten == 0 {
+		t.Fatalf("at most %d keys held, %d forgotten; want at most 11, some forgotten", most, st.KeysForgotten)
+	}
+}

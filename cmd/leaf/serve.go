@@ -55,7 +55,7 @@ func (c *serveConfig) app() app.Config {
 		AdminToken: c.adminToken, StatusToken: c.statusToken, TLSCert: c.tlsCert, TLSKey: c.tlsKey, PeerCA: c.peerCA, PeerMutualTLS: c.peerMTLS,
 		RefreshTags: c.refreshTags, FailoverJump: c.failoverJump, RideThrough: cmp.Or(c.rideThrough, -1), CappedShare: c.cappedShare, RangeMax: c.rangeMax, WriteTimeout: c.writeTimeout, MaxConns: c.maxConns,
 		MetricsTags: c.metricsTags.tags, OpaqueKeys: c.opaqueKeys.keys, PeriodGrace: time.Duration(c.periodGrace),
-		AdvertiseAddr: c.advertiseAddr, SequenceLease: c.sequenceLease, SnowflakeLease: c.snowflakeLease, ForwardTimeout: c.forwardTimeout,
+		AdvertiseAddr: c.advertiseAddr, SequenceLease: c.sequenceLease, SequenceKeysMax: int64(c.sequenceKeys), SnowflakeLease: c.snowflakeLease, ForwardTimeout: c.forwardTimeout,
 		RequireDurable: c.requireDurable,
 		Version:        version,
 	}

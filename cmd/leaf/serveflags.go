@@ -53,6 +53,7 @@ type serveConfig struct {
 	sequences      bool
 	advertiseAddr  string
 	sequenceLease  time.Duration
+	sequenceKeys   int
 	forwardTimeout time.Duration
 	snowflakeLease time.Duration
 
@@ -115,6 +116,8 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*advertiseAddrFlag)(&c.advertiseAddr), "advertise-addr", "`host:port` where other instances reach this one, to forward sequence requests to the owner of a key's section; empty means the host name and the port of --addr")
 	c.sequenceLease = sequence.DefaultLease
 	fs.Var((*positiveDurationFlag)(&c.sequenceLease), "sequence-lease", "lease of a sequence section's owner: an owner that cannot renew stops serving before it ends, and a section whose owner died is served again after it")
+	c.sequenceKeys = sequence.DefaultMaxKeys
+	fs.Var((*positiveIntFlag)(&c.sequenceKeys), "sequence-keys-max", "the most sequence keys with a counter in memory (`N`); past it, a section that takes a new key forgets its keys' counters, and each goes on above the highest number the section issued: no number repeats, some are skipped")
 	c.forwardTimeout = httpapi.DefaultForwardTimeout
 	fs.Var((*positiveDurationFlag)(&c.forwardTimeout), "forward-timeout", "bound of a sequence request forwarded to the owner of the key's section")
 	return fs
