@@ -130,7 +130,7 @@ func (a *Server) Run(ctx context.Context) error {
 	}
 	a.log.Info("serving", "addr", a.Addr(), "version", a.cfg.Version, "tls", tlsOn,
 		"segment", a.cfg.Segment, "snowflake", a.cfg.Snowflake, "admin_api", a.cfg.AdminToken != "",
-		"status_token", a.cfg.StatusToken != "", "opaque_keys", len(a.cfg.OpaqueKeys))
+		"status_token", a.cfg.StatusToken != "", "id_token", a.cfg.IDToken != "", "opaque_keys", len(a.cfg.OpaqueKeys))
 
 	select {
 	case err := <-served:

@@ -31,6 +31,10 @@ type Config struct {
 	// AdminToken and StatusToken are the bearer tokens of /api/admin and
 	// of /status; an empty one leaves the first unmounted, the second open.
 	AdminToken, StatusToken string
+	// IDToken is the bearer token of the id routes and the IdService's
+	// and SequenceService's calls, sent with every forward to an owner;
+	// empty leaves them open.
+	IDToken string
 	// TLSCert and TLSKey are the certificate and key files of HTTPS and
 	// gRPC over TLS; empty serves plaintext. They are read again when
 	// they change. With them, calls to other instances go over HTTPS too.

@@ -70,6 +70,7 @@ func (a *Server) newWiring() *wiring {
 		api: httpapi.Config{
 			AdminToken:  a.cfg.AdminToken,
 			StatusToken: a.cfg.StatusToken,
+			IDToken:     a.cfg.IDToken,
 			Instance: httpapi.Instance{
 				Version:     a.cfg.Version,
 				Started:     time.Now(),
@@ -90,7 +91,7 @@ func (a *Server) newWiring() *wiring {
 			e.api.TrustForwarded = func(r *http.Request) bool { return a.tls.trustsPeer(r.TLS) }
 		}
 	}
-	e.svc.Peer = httpapi.NewPeer(a.cfg.ForwardTimeout, peerTLS)
+	e.svc.Peer = httpapi.NewPeer(a.cfg.ForwardTimeout, peerTLS).WithToken(a.cfg.IDToken)
 	if a.set.Several() {
 		e.api.Instance.Store = a.cfg.SetKind()
 		e.api.Instance.SetVersion = func() int64 { return a.set.Set().Version }
@@ -113,6 +114,7 @@ func (a *Server) openServer(e *wiring) error {
 	rpc := grpcapi.Config{
 		Service:    api.Service,
 		AdminToken: a.cfg.AdminToken,
+		IDToken:    a.cfg.IDToken,
 		Ready:      func(ctx context.Context) error { return readiness.Ready(ctx, api.Checks) },
 		Registry:   e.reg,
 		Logger:     a.log,

@@ -30,6 +30,7 @@ type tlsFleet struct {
 	certs  [2]string // each instance's certificate file
 	ca     *testkit.CA
 	client *http.Client
+	auth   string // an Authorization sent with every request that has none
 }
 
 func newTLSFleet(t *testing.T, mutual bool) *tlsFleet {
@@ -55,6 +56,9 @@ func (f *tlsFleet) do(t *testing.T, method, url, body string, header ...string) 
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.auth != "" {
+		req.Header.Set("Authorization", f.auth)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])

@@ -113,6 +113,26 @@ func TestNextConsecutive(t *testing.T) {
 	}
 }
 
+// TestToken: Config.Token is sent as the bearer token of every request,
+// as servers with --id-token ask; without it their 401 is the caller's
+// error.
+func TestToken(t *testing.T) {
+	f := newFake(t, newFakeIDs("orders"))
+	f.token = "a token of the id routes"
+	ctx := context.Background()
+	c := newClient(t, client.Config{Endpoints: []string{f.URL()}, Token: f.token})
+	if id, err := c.Next(ctx, "orders"); err != nil || id != 1 {
+		t.Fatalf("with the token: %d, %v", id, err)
+	}
+	if _, err := c.Snowflake(ctx); err != nil {
+		t.Fatalf("a snowflake id with the token: %v", err)
+	}
+	without := newClient(t, client.Config{Endpoints: []string{f.URL()}})
+	if _, err := without.Next(ctx, "orders"); err == nil || !strings.Contains(err.Error(), "unauthorized") {
+		t.Fatalf("without the token: %v, want the server's unauthorized", err)
+	}
+}
+
 func TestNextN(t *testing.T) {
 	f := newFake(t, newFakeIDs("orders"))
 	f.maxRange.Store(70) // ranges end where a segment would

@@ -47,6 +47,10 @@ type Config struct {
 	// RequestTimeout.
 	HTTPClient *http.Client
 
+	// Token is the bearer token of the servers' id routes (leaf serve
+	// --id-token), sent with every request; empty sends none.
+	Token string
+
 	// RequestTimeout bounds one request to one endpoint; a request that
 	// takes longer counts as that endpoint's failure and the next
 	// endpoint is tried. Zero means 2s (DefaultRequestTimeout).

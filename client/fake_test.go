@@ -48,6 +48,7 @@ type fake struct {
 	ranges   atomic.Int64  // range requests answered with ids
 	requests atomic.Int64  // every request
 	asked    sync.Map      // count asked -> struct{}: the sizes seen
+	token    string        // when set, the bearer token asked of every request (leaf serve --id-token)
 }
 
 func newFake(tb testing.TB, ids *fakeIDs) *fake {
@@ -89,6 +90,10 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if fl := f.fail.Load(); fl != nil {
 		writeError(w, fl.status, fl.code, "injected")
+		return
+	}
+	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
 		return
 	}
 	count, err := strconv.Atoi(r.URL.Query().Get("count"))

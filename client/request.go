@@ -69,6 +69,9 @@ func (c *Client) try(parent context.Context, e *endpoint, path string, v answer)
 		return &Error{Endpoint: e.base, Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
 	r, routed := v.(versioned)
 	if routed && r.heldVersion() != "" {
 		req.Header.Set(headerRoutesVersion, r.heldVersion())

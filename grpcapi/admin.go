@@ -17,14 +17,24 @@ import (
 // logged (Service.AdminRefused), one admitted marked with the token's
 // fingerprint for the trail of the changes it makes.
 func requireToken(svc *service.Service, token string) connect.UnaryInterceptorFunc {
+	return requireBearer(svc, token, "grpc", true)
+}
+
+// requireBearer admits a call carrying "Authorization: Bearer <token>";
+// one refused is counted and logged as edge's (Service.AdminRefused). A
+// call admitted is marked with the token's fingerprint when mark is set.
+func requireBearer(svc *service.Service, token, edge string, mark bool) connect.UnaryInterceptorFunc {
 	want, fingerprint := service.NewToken(token), service.TokenFingerprint(token)
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			if err := want.Check(req.Header().Get("Authorization")); err != nil {
-				svc.AdminRefused(ctx, "grpc", req.Peer().Addr, err)
+				svc.AdminRefused(ctx, edge, req.Peer().Addr, err)
 				return nil, fail(service.Unauthorized, "%s", err.Error())
 			}
-			return next(service.WithAdmin(ctx, fingerprint), req)
+			if mark {
+				ctx = service.WithAdmin(ctx, fingerprint)
+			}
+			return next(ctx, req)
 		}
 	}
 }

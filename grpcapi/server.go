@@ -48,6 +48,9 @@ type Config struct {
 	// HealthInterval is how often Ready is read while a health Watch
 	// stream is open; DefaultHealthInterval when 0.
 	HealthInterval time.Duration
+	// IDToken is the bearer token of the IdService's and the
+	// SequenceService's calls; empty leaves them open.
+	IDToken string
 	// MaxWatches is the most health Watch streams held at once;
 	// DefaultMaxWatches when 0.
 	MaxWatches int
@@ -121,8 +124,12 @@ func New(cfg Config, next http.Handler) *Handler {
 		cfg.Service = service.New(service.Config{Metrics: cfg.Registry, Logger: cfg.Logger})
 	}
 	mux := http.NewServeMux()
-	mux.Handle(leafv1connect.NewIdServiceHandler(&idServer{svc: cfg.Service, log: cfg.Logger}, opts...))
-	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{svc: cfg.Service, log: cfg.Logger}, opts...))
+	idOpts := opts
+	if cfg.IDToken != "" {
+		idOpts = append(opts[:len(opts):len(opts)], connect.WithInterceptors(requireBearer(cfg.Service, cfg.IDToken, "grpc_ids", false)))
+	}
+	mux.Handle(leafv1connect.NewIdServiceHandler(&idServer{svc: cfg.Service, log: cfg.Logger}, idOpts...))
+	mux.Handle(leafv1connect.NewSequenceServiceHandler(&sequenceServer{svc: cfg.Service, log: cfg.Logger}, idOpts...))
 	services := []string{idService, sequenceService}
 	if cfg.AdminToken != "" {
 		admin := &adminServer{svc: cfg.Service, log: cfg.Logger}

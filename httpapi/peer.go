@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/leafid/leaf/service"
 )
 
@@ -31,9 +33,17 @@ const maxForwardedBody = MaxCount*(service.MaxTextJSON+1) + 1<<10
 type Peer struct {
 	client *http.Client
 	scheme string // "http://" or "https://"
+	token  string // the id routes' token, sent with each request; "": none
 }
 
 var _ service.Peer = (*Peer)(nil)
+
+// WithToken has p send the id routes' token (Config.IDToken) with each
+// request, as the owners ask it of every call; it returns p.
+func (p *Peer) WithToken(token string) *Peer {
+	p.token = token
+	return p
+}
 
 // NewPeer returns a Peer whose requests end after timeout
 // (DefaultForwardTimeout when 0), over HTTPS when tlsFor is not nil (the
@@ -164,6 +174,9 @@ func (p *Peer) get(ctx context.Context, addr, target string) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set(HeaderForwarded, "1")
+	if p.token != "" {
+		req.Header.Set(echo.HeaderAuthorization, "Bearer "+p.token)
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leafid/leaf/httpapi"
+	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
 )
@@ -53,11 +54,12 @@ func TestSegmentRangeMayBeShort(t *testing.T) {
 
 func TestSegmentRangeCount(t *testing.T) {
 	t.Run("the largest range", func(t *testing.T) {
+		// Asked for, and answered with at most --range-max.
 		v := newEnv(t)
 		var out rangeJSON
 		decodeBody(t, v.do(t, http.MethodGet, fmt.Sprintf("/api/segment/range/orders?count=%d", httpapi.MaxRangeCount), nil), &out)
-		if httpapi.MaxRangeCount != 1_000_000 || out.Count != httpapi.MaxRangeCount {
-			t.Fatalf("range = %+v (MaxRangeCount %d)", out, httpapi.MaxRangeCount)
+		if httpapi.MaxRangeCount != 1_000_000 || out.Count != service.DefaultRangeMax {
+			t.Fatalf("range = %+v (MaxRangeCount %d, DefaultRangeMax %d)", out, httpapi.MaxRangeCount, service.DefaultRangeMax)
 		}
 	})
 	for _, q := range []string{"", "?count=", "?count=0", "?count=-1", "?count=1000001", "?count=%2B5",

@@ -1,6 +1,10 @@
 package httpapi
 
-import "github.com/labstack/echo/v4"
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
 
 // routes is what routes registers routes on.
 type routes interface {
@@ -33,7 +37,7 @@ func (r chained) wrap(h echo.HandlerFunc, m []echo.MiddlewareFunc) echo.HandlerF
 }
 
 func (r chained) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	chain := r.wrap(h, m)
+	chain := r.wrap(h, r.s.idAuth(path, m))
 	if r.gets != nil {
 		r.gets[path] = chain
 	}
@@ -41,7 +45,7 @@ func (r chained) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) 
 }
 
 func (r chained) HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.HEAD(path, r.wrap(h, m))
+	return r.e.HEAD(path, r.wrap(h, r.s.idAuth(path, m)))
 }
 
 func (r chained) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
@@ -50,6 +54,16 @@ func (r chained) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 
 func (r chained) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
 	return r.e.PATCH(path, r.wrap(h, m))
+}
+
+// idAuth is m, with the check of the id routes' token first where they
+// have one (Config.IDToken) and path is one of them: every route under
+// /api/ but the admin API's, which has its own.
+func (s *server) idAuth(path string, m []echo.MiddlewareFunc) []echo.MiddlewareFunc {
+	if s.cfg.IDToken == "" || !strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/api/admin") {
+		return m
+	}
+	return append([]echo.MiddlewareFunc{s.requireBearer(s.idSum, "http_ids", "")}, m...)
 }
 
 // routes registers every route of the API.

@@ -33,6 +33,9 @@ type Config struct {
 	// StatusToken is the bearer token of /status and /status.json; empty
 	// leaves them open. The admin token does not open them.
 	StatusToken string
+	// IDToken is the bearer token of the id routes (every route under
+	// /api/ but the admin API's); empty leaves them open.
+	IDToken string
 	// Instance describes this process on /status, beside the state of
 	// the service's parts.
 	Instance Instance
@@ -63,8 +66,9 @@ type server struct {
 	parts service.Parts
 	// tokenSum is the SHA-256 of the admin token, compared in constant time.
 	tokenSum [32]byte
-	// statusSum is the same for the status token.
-	statusSum [32]byte
+	// statusSum and idSum are the same for the status token and the id
+	// routes' token.
+	statusSum, idSum [32]byte
 	// tokenFingerprint names the admin token in the trail of changes.
 	tokenFingerprint string
 	now              func() time.Time
@@ -98,6 +102,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.StatusToken != "" {
 		s.statusSum = tokenSum(cfg.StatusToken)
+	}
+	if cfg.IDToken != "" {
+		s.idSum = tokenSum(cfg.IDToken)
 	}
 	s.now = cfg.Now
 	if s.now == nil {

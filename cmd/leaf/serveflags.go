@@ -32,6 +32,7 @@ type serveConfig struct {
 	layout       snowflake.Layout // --snowflake-layout, --snowflake-time-unit and --snowflake-order
 	adminToken   string
 	statusToken  string
+	idToken      string
 	tlsCert      string
 	tlsKey       string
 	peerCA       string
@@ -78,6 +79,7 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*timeUnitFlag)(&c.layout.Unit), "snowflake-time-unit", "`unit` of the snowflake time field: "+snowflake.UnitChoices())
 	fs.Var((*orderFlag)(&c.layout.Order), "snowflake-order", "`order` of the snowflake fields from the top: "+snowflake.OrderChoices())
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer `token` of /api/admin; empty disables the admin API")
+	fs.StringVar(&c.idToken, "id-token", "", "bearer `token` of the id routes (every route under /api/ but /api/admin) and of gRPC's IdService and SequenceService, for a network where not every caller is trusted; every instance of the fleet needs the same; empty leaves them open")
 	fs.StringVar(&c.statusToken, "status-token", "", "bearer `token` of /status and /status.json (read-only); empty leaves them open")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `file` (PEM, the chain after it) to serve HTTPS and gRPC over TLS on --addr instead of plaintext; with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "private key `file` (PEM) of --tls-cert")
@@ -167,7 +169,7 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return fmt.Errorf("%w: --tls-cert and --tls-key go together: give both or neither", errUsage)
 	}
-	for _, tok := range []struct{ flag, value string }{{"--admin-token", c.adminToken}, {"--status-token", c.statusToken}} {
+	for _, tok := range []struct{ flag, value string }{{"--admin-token", c.adminToken}, {"--status-token", c.statusToken}, {"--id-token", c.idToken}} {
 		if err := checkToken(tok.flag, tok.value); err != nil {
 			return err
 		}

@@ -29,6 +29,7 @@ class FakeLeaf:
         self.next = {}  # tag -> next id
         self.requests = []
         self.error = None  # (status, body) answered to every id request
+        self.token = None  # when set, the bearer token asked of every request (leaf serve --id-token)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,6 +47,8 @@ class FakeLeaf:
                     err = fake.error
                 if err:
                     return self.answer(err[0], err[1])
+                if fake.token and self.headers.get("Authorization") != "Bearer " + fake.token:
+                    return self.answer(401, {"error": {"code": "unauthorized", "message": "missing or wrong bearer token"}})
                 if path.startswith("/api/segment/range/"):
                     tag = path.rsplit("/", 1)[1]
                     if tag == "nope":
@@ -149,6 +152,16 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(cm.exception.endpoint, self.fake.url)
         with self.assertRaises(lc.InvalidTagError):
             c.next_id("")
+
+    def test_token_is_sent(self):
+        self.fake.token = "a token of the id routes"
+        c = self.client(token=self.fake.token)
+        self.assertEqual(c.next_id("orders"), 1)
+        self.assertIsInstance(c.snowflake(), int)
+        without = self.client(backoff_min=0.01, backoff_max=0.02)
+        with self.assertRaises(lc.LeafError) as cm:
+            without.next_id("orders")
+        self.assertEqual(cm.exception.status, 401)
 
     def test_error_answers(self):
         cases = [

@@ -38,6 +38,8 @@ export interface ClientOptions {
      * advertise (default true); false sends every sequence call to endpoints.
      */
     directSequences?: boolean;
+    /** Bearer token of the servers' id routes (leaf serve --id-token), sent with every request; default none. */
+    token?: string;
 }
 /** A server: its base URL and its health. */
 declare class Endpoint {

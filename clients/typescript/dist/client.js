@@ -46,6 +46,7 @@ function settings(o) {
         backoffMaxMs: o.backoffMaxMs ?? 5000,
         routesIntervalMs: o.routesIntervalMs ?? 2000,
         directSequences: o.directSequences ?? true,
+        token: o.token ?? "",
     };
     for (const k of ["requestTimeoutMs", "refillIntervalMs", "snowflakeMaxAgeMs", "backoffMinMs", "backoffMaxMs", "routesIntervalMs"]) {
         if (!(s[k] > 0) || !Number.isFinite(s[k]))
@@ -244,6 +245,8 @@ class Client {
         };
         arm(this.s.requestTimeoutMs, true);
         const headers = { Accept: "application/json" };
+        if (this.s.token)
+            headers.Authorization = "Bearer " + this.s.token;
         if (held)
             headers[HEADER_ROUTES_VERSION] = held;
         try {

@@ -53,6 +53,8 @@ export interface ClientOptions {
    * advertise (default true); false sends every sequence call to endpoints.
    */
   directSequences?: boolean;
+  /** Bearer token of the servers' id routes (leaf serve --id-token), sent with every request; default none. */
+  token?: string;
 }
 
 type Settings = Required<ClientOptions>;
@@ -74,6 +76,7 @@ function settings(o: ClientOptions): Settings {
     backoffMaxMs: o.backoffMaxMs ?? 5000,
     routesIntervalMs: o.routesIntervalMs ?? 2000,
     directSequences: o.directSequences ?? true,
+    token: o.token ?? "",
   };
   for (const k of ["requestTimeoutMs", "refillIntervalMs", "snowflakeMaxAgeMs", "backoffMinMs", "backoffMaxMs", "routesIntervalMs"] as const) {
     if (!(s[k] > 0) || !Number.isFinite(s[k])) throw new RangeError(`leaf client: ${k} ${s[k]}: want milliseconds above 0`);
@@ -283,6 +286,7 @@ export class Client {
     };
     arm(this.s.requestTimeoutMs, true);
     const headers: Record<string, string> = { Accept: "application/json" };
+    if (this.s.token) headers.Authorization = "Bearer " + this.s.token;
     if (held) headers[HEADER_ROUTES_VERSION] = held;
     try {
       let resp: Response;

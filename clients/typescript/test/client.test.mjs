@@ -10,7 +10,7 @@ import { routeTable } from "../dist/client.js";
 async function fakeLeaf() {
   const next = new Map();
   const requests = [];
-  const fake = { requests, error: undefined };
+  const fake = { requests, error: undefined, token: undefined };
   const srv = createServer((req, res) => {
     const u = new URL(req.url, "http://x");
     requests.push(u.pathname);
@@ -20,6 +20,9 @@ async function fakeLeaf() {
       res.end(typeof body === "string" ? body : JSON.stringify(body));
     };
     if (fake.error) return answer(...fake.error);
+    if (fake.token && req.headers.authorization !== `Bearer ${fake.token}`) {
+      return answer(401, { error: { code: "unauthorized", message: "missing or wrong bearer token" } });
+    }
     if (u.pathname.startsWith("/api/segment/range/")) {
       const tag = decodeURIComponent(u.pathname.split("/").pop());
       if (tag === "nope") return answer(404, { error: { code: "unknown_tag", message: "no such tag" } });
@@ -140,6 +143,17 @@ test("error answers", (t) => withFake(t, async (fake) => {
   t.after(() => c.close());
   await assert.rejects(c.nextId("nope"), (e) => e.code === "unknown_tag" && e.status === 404 && e.endpoint === fake.url);
   await assert.rejects(c.nextId(""), (e) => e.code === "invalid_tag");
+}));
+
+test("the token is sent with every request", (t) => withFake(t, async (fake) => {
+  fake.token = "a token of the id routes";
+  const c = new Client({ endpoints: [fake.url], token: fake.token });
+  t.after(() => c.close());
+  assert.equal(await c.nextId("orders"), 1n);
+  assert.equal(typeof (await c.snowflake()), "bigint");
+  const without = new Client({ endpoints: [fake.url], backoffMinMs: 10, backoffMaxMs: 20 });
+  t.after(() => without.close());
+  await assert.rejects(without.nextId("orders"), (e) => e instanceof LeafError && e.status === 401);
 }));
 
 test("failover, and unavailable with no endpoint", (t) => withFake(t, async (fake) => {

@@ -41,8 +41,9 @@ class Endpoint:
     """A server: its base URL, a pool of keep-alive connections, and its
     health (failures in a row, and until when it is left out)."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, token: str | None = None) -> None:
         self.base = base
+        self.token = token  # the bearer token of the id routes (leaf serve --id-token)
         u = urllib.parse.urlsplit(base)
         self._https = u.scheme == "https"
         self._host = u.hostname
@@ -121,6 +122,8 @@ class Endpoint:
         the text) and the Leaf-Routes-Version answered. Raises a LeafError:
         an error answer of the server, or no usable answer at all."""
         headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
         if held_version:
             headers[HEADER_ROUTES_VERSION] = held_version
         for attempt in (0, 1):

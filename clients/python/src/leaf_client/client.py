@@ -126,13 +126,16 @@ class Client:
     for in one range, sized to last about ``refill_interval``; a failing
     endpoint is left out ``backoff_min`` doubling up to ``backoff_max``.
     ``direct_sequences=False`` sends every sequence call to ``endpoints``
-    instead of the owners the routing tables name.
+    instead of the owners the routing tables name. ``token`` is the bearer
+    token of the servers' id routes (``leaf serve --id-token``), sent with
+    every request.
     """
 
     def __init__(self, endpoints: str | Sequence[str], *, request_timeout: float = 2.0,
                  min_range: int | None = None, max_range: int = MAX_RANGE, refill_interval: float = 1.0,
                  snowflake_batch: int = 100, snowflake_max_age: float = 1.0, backoff_min: float = 0.1,
-                 backoff_max: float = 5.0, routes_interval: float = 2.0, direct_sequences: bool = True) -> None:
+                 backoff_max: float = 5.0, routes_interval: float = 2.0, direct_sequences: bool = True,
+                 token: str | None = None) -> None:
         if isinstance(endpoints, str):
             endpoints = [endpoints]
         bases = [parse_endpoint(e) for e in endpoints]
@@ -161,7 +164,7 @@ class Client:
         self.routes_interval = routes_interval
         self.direct_sequences = direct_sequences
 
-        self._eps = [Endpoint(e) for e in bases]
+        self._eps = [Endpoint(e, token) for e in bases]
         self._turn = itertools.count(1)  # round robin over _eps
         self._closed = False
         self._fresh(closed=False)
@@ -196,7 +199,7 @@ class Client:
         at the fork, and the parent's threads do not exist here."""
         self._fresh(closed=self._closing.is_set())
         eps = self._eps
-        self._eps = [Endpoint(e.base) for e in eps]
+        self._eps = [Endpoint(e.base, e.token) for e in eps]
         for e in eps:
             e.forget()
 
@@ -735,7 +738,7 @@ def _routes_table(ep: Endpoint, a: Any, old: _RouteTable | None) -> _RouteTable 
                 continue
             base = url_scheme + "://" + members[o]
             if base not in known:
-                known[base] = Endpoint(base)
+                known[base] = Endpoint(base, ep.token)
             table[i] = known[base]
     return _RouteTable(version, table)
 

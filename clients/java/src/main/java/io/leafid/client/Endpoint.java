@@ -121,11 +121,15 @@ final class Endpoint {
 
   /**
    * GETs path and returns the decoded JSON (a text answer such as {@code 10001} decodes as a
-   * number). Throws a LeafException: the server's error answer, or no usable answer at all.
+   * number), sending token as the bearer token unless it is null. Throws a LeafException: the
+   * server's error answer, or no usable answer at all.
    */
-  Answer get(HttpClient http, String path, Duration timeout, String heldVersion) {
+  Answer get(HttpClient http, String path, Duration timeout, String heldVersion, String token) {
     HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(base + path))
         .timeout(timeout).header("Accept", "application/json").GET();
+    if (token != null) {
+      rb.header("Authorization", "Bearer " + token);
+    }
     if (heldVersion != null) {
       rb.header(ROUTES_VERSION, heldVersion);
     }

@@ -183,6 +183,7 @@ public final class LeafClient implements AutoCloseable {
     Duration requestTimeout = Duration.ofSeconds(2);
     int minRange; // 0: the smaller of 100 and maxRange
     int maxRange = MAX_RANGE;
+    String token; // null: none
     Duration refillInterval = Duration.ofSeconds(1);
     int snowflakeBatch = 100;
     Duration snowflakeMaxAge = Duration.ofSeconds(1);
@@ -304,6 +305,18 @@ public final class LeafClient implements AutoCloseable {
      */
     public Builder directSequences(boolean direct) {
       directSequences = direct;
+      return this;
+    }
+
+    /**
+     * The bearer token of the servers' id routes ({@code leaf serve --id-token}), sent with every
+     * request; none by default.
+     *
+     * @param token the token, or null for none
+     * @return this builder
+     */
+    public Builder token(String token) {
+      this.token = token;
       return this;
     }
 

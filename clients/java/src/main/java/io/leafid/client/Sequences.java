@@ -101,7 +101,7 @@ final class Sequences {
     Endpoint owner = t == null ? null : t.ownerOf(key);
     if (owner != null && owner.usable(Endpoint.now())) {
       try {
-        Endpoint.Answer a = owner.get(sv.http, path, cfg.requestTimeout, held);
+        Endpoint.Answer a = owner.get(sv.http, path, cfg.requestTimeout, held, cfg.token);
         T v = check.apply(a);
         owner.answered();
         note(space, sr, t, a.routesVersion);
@@ -165,7 +165,7 @@ final class Sequences {
         }
         Endpoint.Answer a;
         try {
-          a = e.get(sv.http, path, cfg.requestTimeout, null);
+          a = e.get(sv.http, path, cfg.requestTimeout, null, cfg.token);
         } catch (LeafException err) {
           if (err.failsOver()) {
             continue;

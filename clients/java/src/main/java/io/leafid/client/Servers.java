@@ -143,7 +143,7 @@ final class Servers {
       }
       T a;
       try {
-        a = check.apply(e.get(http, path, cfg.requestTimeout, heldVersion));
+        a = check.apply(e.get(http, path, cfg.requestTimeout, heldVersion, cfg.token));
       } catch (LeafException err) {
         if (!err.failsOver()) {
           e.answered();

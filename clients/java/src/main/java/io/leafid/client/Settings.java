@@ -14,6 +14,7 @@ final class Settings {
   final long backoffMax;
   final long routesInterval;
   final boolean directSequences;
+  final String token; // null: none
 
   Settings(LeafClient.Builder b) {
     requestTimeout = positive("requestTimeout", b.requestTimeout);
@@ -26,6 +27,7 @@ final class Settings {
     minRange = within("minRange", b.minRange == 0 ? Math.min(100, maxRange) : b.minRange, LeafClient.MAX_RANGE);
     snowflakeBatch = within("snowflakeBatch", b.snowflakeBatch, LeafClient.MAX_SNOWFLAKE_BATCH);
     directSequences = b.directSequences;
+    token = b.token == null || b.token.isEmpty() ? null : b.token;
     if (minRange > maxRange) {
       throw new IllegalArgumentException("leaf client: minRange " + minRange + " is above maxRange " + maxRange);
     }

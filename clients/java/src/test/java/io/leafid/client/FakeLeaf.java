@@ -24,6 +24,7 @@ final class FakeLeaf implements AutoCloseable {
   private String errBody;
   private int slow; // guarded by this: how many answers to come are late
   private long slowMillis;
+  private String token; // guarded by this; null: none asked
   final String url;
 
   FakeLeaf() throws IOException {
@@ -44,6 +45,11 @@ final class FakeLeaf implements AutoCloseable {
   synchronized void error(int status, String body) {
     errStatus = status;
     errBody = body;
+  }
+
+  /** Asks every later request for token as its bearer token, as leaf serve --id-token does. */
+  synchronized void token(String token) {
+    this.token = token;
   }
 
   /** Answers the next n requests after ms milliseconds. */
@@ -67,6 +73,10 @@ final class FakeLeaf implements AutoCloseable {
       requests.add(path);
       status = errStatus;
       body = errBody;
+      if (status == 0 && token != null && !("Bearer " + token).equals(x.getRequestHeaders().getFirst("Authorization"))) {
+        status = 401;
+        body = "{\"error\":{\"code\":\"unauthorized\",\"message\":\"missing or wrong bearer token\"}}";
+      }
       if (slow > 0) {
         slow--;
         late = slowMillis;

@@ -170,6 +170,17 @@ class LeafClientTest {
   }
 
   @Test
+  void tokenIsSent() {
+    fake.token("a token of the id routes");
+    LeafClient c = client(b -> b.token("a token of the id routes"));
+    assertEquals(1, c.nextId("orders"));
+    c.snowflake();
+    LeafClient without = client(b -> b.backoffMin(Duration.ofMillis(10)).backoffMax(Duration.ofMillis(20)));
+    LeafRequestException e = assertThrows(LeafRequestException.class, () -> without.nextId("orders"));
+    assertEquals(401, e.status());
+  }
+
+  @Test
   void unknownTag() {
     LeafClient c = client(b -> { });
     LeafRequestException e = assertThrows(LeafRequestException.class, () -> c.nextId("nope"));
