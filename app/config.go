@@ -65,6 +65,12 @@ type Config struct {
 	// past it waits to be accepted.
 	WriteTimeout time.Duration
 	MaxConns     int
+	// IdleTimeout is how long a connection with no request in flight is
+	// kept; 0 means DefaultIdleTimeout. MaxWatches is the most gRPC
+	// health Watch streams held at once; 0 means
+	// grpcapi.DefaultMaxWatches.
+	IdleTimeout time.Duration
+	MaxWatches  int
 	// RangeMax is the most ids a range hands out
 	// (service.Config.RangeMax); 0 means the default.
 	RangeMax int

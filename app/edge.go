@@ -40,7 +40,31 @@ const (
 	// DefaultMaxConns bounds the connections, each a goroutine and its
 	// buffers (tens of KB): about half a GB at most.
 	DefaultMaxConns = 10_000
+	// DefaultIdleTimeout is how long a connection with no request in
+	// flight is kept: a client's keep-alive, or one that sent nothing
+	// after its first bytes (an HTTP/2 preface alone).
+	DefaultIdleTimeout = 2 * time.Minute
 )
+
+// countConns returns the server's ConnState hook, which keeps
+// leaf_http_connections, beside leaf_http_connections_max (--max-conns):
+// an instance near its bound keeps new connections waiting.
+func (a *Server) countConns(reg prometheus.Registerer) func(net.Conn, http.ConnState) {
+	open := prometheus.NewGauge(prometheus.GaugeOpts{Name: "leaf_http_connections",
+		Help: "Connections open to this instance's port, both APIs, every protocol."})
+	most := prometheus.NewGauge(prometheus.GaugeOpts{Name: "leaf_http_connections_max",
+		Help: "The most connections served at once (--max-conns); past it new ones wait to be accepted."})
+	most.Set(float64(cmp.Or(a.cfg.MaxConns, DefaultMaxConns)))
+	reg.MustRegister(open, most)
+	return func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Inc()
+		case http.StateClosed, http.StateHijacked:
+			open.Dec()
+		}
+	}
+}
 
 // listen binds --addr, accepting at most Config.MaxConns connections at
 // once. It comes before anything is leased, so a port in use fails the
@@ -118,6 +142,7 @@ func (a *Server) openServer(e *wiring) error {
 		Ready:      func(ctx context.Context) error { return readiness.Ready(ctx, api.Checks) },
 		Registry:   e.reg,
 		Logger:     a.log,
+		MaxWatches: a.cfg.MaxWatches,
 	}
 	rpcAPI := grpcapi.New(rpc, httpapi.New(api))
 	a.srv = &http.Server{
@@ -128,9 +153,10 @@ func (a *Server) openServer(e *wiring) error {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second, // a body announced and never sent
 		WriteTimeout:      cmp.Or(a.cfg.WriteTimeout, DefaultWriteTimeout),
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       cmp.Or(a.cfg.IdleTimeout, DefaultIdleTimeout),
 		HTTP2:             grpcapi.ServerHTTP2(),
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ConnState:         a.countConns(e.reg),
 	}
 	a.srv.RegisterOnShutdown(rpcAPI.Close) // Shutdown waits for health Watch streams: end them
 	if a.tls != nil {

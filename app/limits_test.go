@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -123,4 +124,13 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("once one closed: %v", err)
 	}
 	resp.Body.Close()
+	resp, err = client.Get("http://" + srv.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "leaf_http_connections_max 2\n") || !strings.Contains(string(body), "leaf_http_connections 2\n") {
+		t.Errorf("/metrics does not count 2 connections open of 2: %q", linesWith(string(body), "leaf_http_connections"))
+	}
 }

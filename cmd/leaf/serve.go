@@ -53,7 +53,7 @@ func (c *serveConfig) app() app.Config {
 		Migrate:     c.migrate, Segment: c.segment, Snowflake: c.snowflake, Sequences: c.sequences,
 		WorkerID: c.workerID, EpochMs: c.epochMs, Layout: c.layout, Holder: c.holder,
 		AdminToken: c.adminToken, StatusToken: c.statusToken, IDToken: c.idToken, TLSCert: c.tlsCert, TLSKey: c.tlsKey, PeerCA: c.peerCA, PeerMutualTLS: c.peerMTLS,
-		RefreshTags: c.refreshTags, FailoverJump: c.failoverJump, RideThrough: cmp.Or(c.rideThrough, -1), CappedShare: c.cappedShare, RangeMax: c.rangeMax, WriteTimeout: c.writeTimeout, MaxConns: c.maxConns,
+		RefreshTags: c.refreshTags, FailoverJump: c.failoverJump, RideThrough: cmp.Or(c.rideThrough, -1), CappedShare: c.cappedShare, RangeMax: c.rangeMax, WriteTimeout: c.writeTimeout, MaxConns: c.maxConns, IdleTimeout: c.idleTimeout, MaxWatches: c.maxWatches,
 		MetricsTags: c.metricsTags.tags, OpaqueKeys: c.opaqueKeys.keys, PeriodGrace: time.Duration(c.periodGrace),
 		AdvertiseAddr: c.advertiseAddr, SequenceLease: c.sequenceLease, SequenceKeysMax: int64(c.sequenceKeys), SnowflakeLease: c.snowflakeLease, ForwardTimeout: c.forwardTimeout,
 		RequireDurable: c.requireDurable,
