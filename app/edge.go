@@ -44,6 +44,8 @@ const (
 	// flight is kept: a client's keep-alive, or one that sent nothing
 	// after its first bytes (an HTTP/2 preface alone).
 	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxWatches is grpcapi's: the most health Watch streams.
+	DefaultMaxWatches = grpcapi.DefaultMaxWatches
 )
 
 // countConns returns the server's ConnState hook, which keeps

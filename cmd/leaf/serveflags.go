@@ -12,7 +12,6 @@ import (
 
 	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
-	"github.com/leafid/leaf/grpcapi"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
@@ -106,7 +105,7 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.Var((*positiveIntFlag)(&c.maxConns), "max-conns", "the most connections served at once (`N`); one past it waits to be accepted")
 	c.idleTimeout = app.DefaultIdleTimeout
 	fs.Var((*positiveDurationFlag)(&c.idleTimeout), "idle-timeout", "how long a connection with no request in flight is kept open: a client's keep-alive, or one that sent nothing more than its first bytes")
-	c.maxWatches = grpcapi.DefaultMaxWatches
+	c.maxWatches = app.DefaultMaxWatches
 	fs.Var((*positiveIntFlag)(&c.maxWatches), "max-watches", "the most gRPC health Watch streams held at once (`N`); one more is refused with ResourceExhausted")
 	c.rangeMax = service.DefaultRangeMax
 	fs.Var((*rangeMaxFlag)(&c.rangeMax), "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
