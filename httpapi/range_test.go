@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/leafid/leaf/httpapi"
-	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/service"
 )
 
 type rangeJSON struct {
