@@ -141,8 +141,9 @@ func New(cfg Config, next http.Handler) *Handler {
 	hopts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(watchStreams{}))
 	mux.Handle(grpchealth.NewHandler(h.health, hopts...))
 	reflector := grpcreflect.NewStaticReflector(slices.Concat(services, []string{healthService})...)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
+	ropts := append(opts[:len(opts):len(opts)], connect.WithInterceptors(newBoundedStreams(MaxReflectionStreams, "reflection")))
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, ropts...))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, ropts...))
 	return h
 }
 
