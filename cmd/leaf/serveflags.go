@@ -97,18 +97,7 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	fs.StringVar(&c.holder, "snowflake-holder", "", "worker-lease holder `identity`; empty means hostname:port, stable across restarts")
 	c.refreshTags = segment.DefaultRefreshInterval
 	fs.Var((*tagRefreshFlag)(&c.refreshTags), "tag-refresh", "how often the tag list is re-read to drop tags gone from the database and find rows gone back in time")
-	c.cappedShare = service.DefaultCappedShare
-	fs.Var((*shareFlag)(&c.cappedShare), "capped-share", "the most of a capped format's period ({seq:N!}) one call may take, above 0 and at most 1: a call for more is invalid_count, so that no caller takes a period whole")
-	c.writeTimeout = app.DefaultWriteTimeout
-	fs.Var((*positiveDurationFlag)(&c.writeTimeout), "write-timeout", "how long writing one answer may take, from the end of its request's headers, before the connection is closed (gRPC's streams are not bound by it): a client that does not read holds its answer no longer")
-	c.maxConns = app.DefaultMaxConns
-	fs.Var((*positiveIntFlag)(&c.maxConns), "max-conns", "the most connections served at once (`N`); one past it waits to be accepted")
-	c.idleTimeout = app.DefaultIdleTimeout
-	fs.Var((*positiveDurationFlag)(&c.idleTimeout), "idle-timeout", "how long a connection with no request in flight is kept open: a client's keep-alive, or one that sent nothing more than its first bytes")
-	c.maxWatches = app.DefaultMaxWatches
-	fs.Var((*positiveIntFlag)(&c.maxWatches), "max-watches", "the most gRPC health Watch streams held at once (`N`); one more is refused with ResourceExhausted")
-	c.rangeMax = service.DefaultRangeMax
-	fs.Var((*rangeMaxFlag)(&c.rangeMax), "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
+	c.limitFlags(fs)
 	c.rideThrough = segment.DefaultRideThrough
 	fs.Var((*rideThroughFlag)(&c.rideThrough), "ride-through", "how long a tag's next range lasts at least at the rate its current one is used, so that ids are served from memory while the database elects a writable node; 0 leaves the ranges to the 15-minute rule alone")
 	c.failoverJump = segment.DefaultFailoverJump
@@ -129,6 +118,23 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	c.forwardTimeout = httpapi.DefaultForwardTimeout
 	fs.Var((*positiveDurationFlag)(&c.forwardTimeout), "forward-timeout", "bound of a sequence request forwarded to the owner of the key's section")
 	return fs
+}
+
+// limitFlags registers the flags of the limits an anonymous caller
+// cannot pass (docs/security.md, Limits).
+func (c *serveConfig) limitFlags(fs *flag.FlagSet) {
+	c.cappedShare = service.DefaultCappedShare
+	fs.Var((*shareFlag)(&c.cappedShare), "capped-share", "the most of a capped format's period ({seq:N!}) one call may take, above 0 and at most 1: a call for more is invalid_count, so that no caller takes a period whole")
+	c.writeTimeout = app.DefaultWriteTimeout
+	fs.Var((*positiveDurationFlag)(&c.writeTimeout), "write-timeout", "how long writing one answer may take, from the end of its request's headers, before the connection is closed (gRPC's streams are not bound by it): a client that does not read holds its answer no longer")
+	c.maxConns = app.DefaultMaxConns
+	fs.Var((*positiveIntFlag)(&c.maxConns), "max-conns", "the most connections served at once (`N`); one past it waits to be accepted")
+	c.idleTimeout = app.DefaultIdleTimeout
+	fs.Var((*positiveDurationFlag)(&c.idleTimeout), "idle-timeout", "how long a connection with no request in flight is kept open: a client's keep-alive, or one that sent nothing more than its first bytes")
+	c.maxWatches = app.DefaultMaxWatches
+	fs.Var((*positiveIntFlag)(&c.maxWatches), "max-watches", "the most gRPC health Watch streams held at once (`N`); one more is refused with ResourceExhausted")
+	c.rangeMax = service.DefaultRangeMax
+	fs.Var((*rangeMaxFlag)(&c.rangeMax), "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
 }
 
 // advertiseAddrFlag is --advertise-addr: host:port with both parts, since
