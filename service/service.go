@@ -154,6 +154,14 @@ type Service struct {
 	clamped  *prometheus.CounterVec // leaf_limit_clamped_total
 }
 
+// limitCounter is a counter of calls by limit, registered on reg (or the
+// one already there).
+func limitCounter(reg prometheus.Registerer, name, help string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"limit"})
+	registerOrReuse(reg, &c)
+	return c
+}
+
 // AdminRefused counts and logs a call of edge refused for its bearer
 // token (AdminRefusals.Refused).
 func (s *Service) AdminRefused(ctx context.Context, edge, from string, err error) {
@@ -174,19 +182,13 @@ func New(cfg Config) *Service {
 	if s.cfg.CappedShare <= 0 || s.cfg.CappedShare > 1 {
 		s.cfg.CappedShare = DefaultCappedShare
 	}
-	s.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "leaf_limit_refused_total",
-		Help: "Calls refused for passing a limit of the service, by limit: capped_share (more of a capped period's numbers than one call may take).",
-	}, []string{"limit"})
-	registerOrReuse(cfg.Metrics, &s.limited)
 	if s.cfg.RangeMax <= 0 || s.cfg.RangeMax > MaxRangeCount {
 		s.cfg.RangeMax = DefaultRangeMax
 	}
-	s.clamped = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "leaf_limit_clamped_total",
-		Help: "Calls answered with less than they asked for, by limit: range_count (a range asked larger than --range-max).",
-	}, []string{"limit"})
-	registerOrReuse(cfg.Metrics, &s.clamped)
+	s.limited = limitCounter(cfg.Metrics, "leaf_limit_refused_total",
+		"Calls refused for passing a limit of the service, by limit: capped_share (more of a capped period's numbers than one call may take).")
+	s.clamped = limitCounter(cfg.Metrics, "leaf_limit_clamped_total",
+		"Calls answered with less than they asked for, by limit: range_count (a range asked larger than --range-max).")
 	if cfg.Biz == nil {
 		s.tags.Settings = nil
 	}

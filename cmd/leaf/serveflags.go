@@ -114,7 +114,7 @@ func (c *serveConfig) flags() *flag.FlagSet {
 	c.sequenceLease = sequence.DefaultLease
 	fs.Var((*positiveDurationFlag)(&c.sequenceLease), "sequence-lease", "lease of a sequence section's owner: an owner that cannot renew stops serving before it ends, and a section whose owner died is served again after it")
 	c.sequenceKeys = sequence.DefaultMaxKeys
-	fs.Var((*positiveIntFlag)(&c.sequenceKeys), "sequence-keys-max", "the most sequence keys with a counter in memory (`N`); past it, a section that takes a new key forgets its keys' counters, and each goes on above the highest number the section issued: no number repeats, some are skipped")
+	fs.Var(&countFlag{n: &c.sequenceKeys}, "sequence-keys-max", "the most sequence keys with a counter in memory (`N`); past it, a section that takes a new key forgets its keys' counters, and each goes on above the highest number the section issued: no number repeats, some are skipped")
 	c.forwardTimeout = httpapi.DefaultForwardTimeout
 	fs.Var((*positiveDurationFlag)(&c.forwardTimeout), "forward-timeout", "bound of a sequence request forwarded to the owner of the key's section")
 	return fs
@@ -128,13 +128,13 @@ func (c *serveConfig) limitFlags(fs *flag.FlagSet) {
 	c.writeTimeout = app.DefaultWriteTimeout
 	fs.Var((*positiveDurationFlag)(&c.writeTimeout), "write-timeout", "how long writing one answer may take, from the end of its request's headers, before the connection is closed (gRPC's streams are not bound by it): a client that does not read holds its answer no longer")
 	c.maxConns = app.DefaultMaxConns
-	fs.Var((*positiveIntFlag)(&c.maxConns), "max-conns", "the most connections served at once (`N`); one past it waits to be accepted")
+	fs.Var(&countFlag{n: &c.maxConns}, "max-conns", "the most connections served at once (`N`); one past it waits to be accepted")
 	c.idleTimeout = app.DefaultIdleTimeout
 	fs.Var((*positiveDurationFlag)(&c.idleTimeout), "idle-timeout", "how long a connection with no request in flight is kept open: a client's keep-alive, or one that sent nothing more than its first bytes")
 	c.maxWatches = app.DefaultMaxWatches
-	fs.Var((*positiveIntFlag)(&c.maxWatches), "max-watches", "the most gRPC health Watch streams held at once (`N`); one more is refused with ResourceExhausted")
+	fs.Var(&countFlag{n: &c.maxWatches}, "max-watches", "the most gRPC health Watch streams held at once (`N`); one more is refused with ResourceExhausted")
 	c.rangeMax = service.DefaultRangeMax
-	fs.Var((*rangeMaxFlag)(&c.rangeMax), "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
+	fs.Var(&countFlag{n: &c.rangeMax, most: service.MaxRangeCount}, "range-max", fmt.Sprintf("the most ids one range hands out (`N` in 1..%d): a range asked larger is answered with this many, as a range is \"up to count\"", service.MaxRangeCount))
 }
 
 // advertiseAddrFlag is --advertise-addr: host:port with both parts, since
@@ -261,33 +261,31 @@ func (f *shareFlag) Set(s string) error {
 	return nil
 }
 
-// positiveIntFlag is a whole number above zero.
-type positiveIntFlag int
-
-func (n positiveIntFlag) String() string { return strconv.Itoa(int(n)) }
-func (n positiveIntFlag) Get() any       { return int(n) }
-
-func (n *positiveIntFlag) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 {
-		return valueError{s, errors.New("want a whole number above 0")}
-	}
-	*n = positiveIntFlag(v)
-	return nil
+// countFlag is a whole number from 1 to most (no bound above when most
+// is 0), into n.
+type countFlag struct {
+	n    *int
+	most int
 }
 
-// rangeMaxFlag is --range-max: 1..service.MaxRangeCount.
-type rangeMaxFlag int
-
-func (n rangeMaxFlag) String() string { return strconv.Itoa(int(n)) }
-func (n rangeMaxFlag) Get() any       { return int(n) }
-
-func (n *rangeMaxFlag) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 || v > service.MaxRangeCount {
-		return valueError{s, fmt.Errorf("want a whole number from 1 to %d", service.MaxRangeCount)}
+func (f *countFlag) String() string {
+	if f == nil || f.n == nil {
+		return "0"
 	}
-	*n = rangeMaxFlag(v)
+	return strconv.Itoa(*f.n)
+}
+
+func (f *countFlag) Get() any { return *f.n }
+
+func (f *countFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	switch {
+	case (err != nil || v < 1) && f.most == 0:
+		return valueError{s, errors.New("want a whole number above 0")}
+	case err != nil || v < 1 || f.most > 0 && v > f.most:
+		return valueError{s, fmt.Errorf("want a whole number from 1 to %d", f.most)}
+	}
+	*f.n = v
 	return nil
 }
 
