@@ -11,7 +11,6 @@ import (
 
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
-	"github.com/leafid/leaf/store/storetest"
 )
 
 // TestIDToken: with --id-token every id route asks for it (401
@@ -22,15 +21,7 @@ import (
 func TestIDToken(t *testing.T) {
 	const token = "a token of the id routes"
 	f := &tlsFleet{client: &http.Client{Timeout: 10 * time.Second}}
-	dsn := storetest.MySQL(t)
-	for i := range f.base {
-		cfg := testConfig(t)
-		cfg.StoreConfig = StoreConfig{MySQLDSN: dsn}
-		cfg.Migrate = i == 0
-		cfg.IDToken = token
-		cfg.SequenceLease = 2 * time.Second // rounds every half second: the sections spread sooner
-		f.base[i] = "http://" + serving(t, cfg).Addr()
-	}
+	f.start(t, "http://", func(_ int, cfg *Config) { cfg.IDToken = token })
 	admin := []string{"Authorization", "Bearer admin"}
 	for path, body := range map[string]string{
 		"/api/admin/tags":      `{"tag":"ticks","ordered":true}`,

@@ -23,8 +23,8 @@ import (
 	"github.com/leafid/leaf/store/storetest"
 )
 
-// tlsFleet is two instances serving TLS over one database, each with a
-// certificate of ca, and a client that trusts ca.
+// tlsFleet is two instances over one database and a client of them: with
+// TLS (newTLSFleet) each has a certificate of ca, which the client trusts.
 type tlsFleet struct {
 	base   [2]string
 	certs  [2]string // each instance's certificate file
@@ -35,19 +35,28 @@ type tlsFleet struct {
 
 func newTLSFleet(t *testing.T, mutual bool) *tlsFleet {
 	f := &tlsFleet{ca: testkit.NewCA(t)}
-	dsn := storetest.MySQL(t)
-	for i := range f.base {
+	f.start(t, "https://", func(i int, cfg *Config) {
 		cert, key, _ := f.ca.Issue(t, fmt.Sprintf("leaf%d", i), x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
-		cfg := testConfig(t)
-		cfg.StoreConfig = StoreConfig{MySQLDSN: dsn}
-		cfg.Migrate = i == 0
 		cfg.TLSCert, cfg.TLSKey, cfg.PeerCA, cfg.PeerMutualTLS = cert, key, f.ca.File, mutual
-		cfg.SequenceLease = 2 * time.Second // rounds every half second: the sections spread sooner
-		f.base[i], f.certs[i] = "https://"+serving(t, cfg).Addr(), cert
-	}
+		f.certs[i] = cert
+	})
 	f.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: f.ca.Pool}, MaxIdleConnsPerHost: 8}}
 	return f
+}
+
+// start serves the fleet's two instances over one MySQL database, each
+// configured by edit, reached with scheme.
+func (f *tlsFleet) start(t *testing.T, scheme string, edit func(i int, cfg *Config)) {
+	dsn := storetest.MySQL(t)
+	for i := range f.base {
+		cfg := testConfig(t)
+		cfg.StoreConfig = StoreConfig{MySQLDSN: dsn}
+		cfg.Migrate = i == 0
+		cfg.SequenceLease = 2 * time.Second // rounds every half second: the sections spread sooner
+		edit(i, &cfg)
+		f.base[i] = scheme + serving(t, cfg).Addr()
+	}
 }
 
 // do sends a request and returns its status and body.

@@ -245,7 +245,13 @@ func (gd *groupDeploy) primaryPaused(m *matrixRun, w *matrixWindow) {
 		m.t.Fatal(err)
 	}
 	gd.note("member%d continued", p)
-	ctx, cancel := context.WithTimeout(m.ctx, rejoinWithin)
+	gd.backInGroup(m, p, rejoinWithin)
+}
+
+// backInGroup waits up to wait for member p to be back in its group by
+// itself, and has it join otherwise.
+func (gd *groupDeploy) backInGroup(m *matrixRun, p int, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(m.ctx, wait)
 	err := gd.g.WaitInGroup(ctx, p)
 	cancel()
 	if err != nil {

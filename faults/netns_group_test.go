@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -66,13 +65,7 @@ func (g *netGroup) primaryPartitioned(m *matrixRun, w *matrixWindow) {
 	mk := netFaultMark{window: w.name, what: fmt.Sprintf("member%d (the primary) cut from the other members", p),
 		victims: on, from: w.from}
 	back := g.watchPrimary(m, p)
-	for j := range g.memberNS {
-		if j != p {
-			if err := g.net.Cut(g.memberNS[p], g.memberNS[j]); err != nil {
-				m.t.Fatal(err)
-			}
-		}
-	}
+	g.fromOthers(m, p, g.net.Cut)
 	mk.cutAt = m.clk.now()
 	g.note("member%d (primary) cut from the others", p)
 	mk.back = back()
@@ -82,28 +75,26 @@ func (g *netGroup) primaryPartitioned(m *matrixRun, w *matrixWindow) {
 	g.mu.Unlock()
 	mk.moveBound = mk.back - mk.from + moveSlack
 	hold(m, w.from, netFaultFor())
-	for j := range g.memberNS {
-		if j != p {
-			if err := g.net.Heal(g.memberNS[p], g.memberNS[j]); err != nil {
-				m.t.Fatal(err)
-			}
-		}
-	}
+	g.fromOthers(m, p, g.net.Heal)
 	mk.over = m.clk.now()
 	g.note("member%d healed", p)
 	// It may take minutes to come back by itself (the auto-rejoin's
 	// attempts are minutes apart): after a while it is made to.
-	ctx, cancel := context.WithTimeout(m.ctx, selfRejoinWait)
-	err := g.g.WaitInGroup(ctx, p)
-	cancel()
-	if err != nil {
-		g.note("member%d not back in the group by itself: made to join", p)
-		g.join(m, p, false)
-	} else {
-		g.note("member%d back in the group by itself", p)
-	}
+	g.backInGroup(m, p, selfRejoinWait)
 	mk.resynced = m.clk.now()
 	g.marks = append(g.marks, mk)
 	w.back = mk.back
 	sleepCtx(m.ctx, netSettle())
+}
+
+// fromOthers cuts or heals (link: the network's Cut or Heal) the links
+// between member p and every other member.
+func (g *netGroup) fromOthers(m *matrixRun, p int, link func(a, b *netns.NS) error) {
+	for j := range g.memberNS {
+		if j != p {
+			if err := link(g.memberNS[p], g.memberNS[j]); err != nil {
+				m.t.Fatal(err)
+			}
+		}
+	}
 }
