@@ -119,14 +119,15 @@ func (gd *groupDeploy) primary(m *matrixRun) int {
 }
 
 // watchPrimary polls, from now on, for a primary of a majority other than
-// old (-1: any) and returns a function that waits for it and says when it
-// came.
+// old (-1: any) that takes writes (super_read_only off: an elected member
+// applies its backlog first) and returns a function that waits for it and
+// says when it came.
 func (gd *groupDeploy) watchPrimary(m *matrixRun, old int) func() time.Duration {
 	done := make(chan time.Duration, 1)
 	go func() {
 		for m.ctx.Err() == nil {
 			p := gd.g.Primary(m.ctx)
-			if p >= 0 && p != old {
+			if p >= 0 && p != old && gd.g.Writable(m.ctx, p) {
 				done <- gd.clk.now()
 				return
 			}

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/proto/leaf/v1/leafv1connect"
@@ -52,6 +54,8 @@ func TestErrorMapping(t *testing.T) {
 		{"negative count", "/leaf.v1.IdService/BatchUuids", &leafv1.BatchUuidsRequest{Count: -1}, "", service.InvalidCount, "InvalidArgument", ""},
 		{"range over the limit", "/leaf.v1.IdService/GetSegmentRange", &leafv1.GetSegmentRangeRequest{Tag: "orders", Count: service.MaxRangeCount + 1}, "", service.InvalidCount, "InvalidArgument", "1 to 1000000"},
 		{"negative id", "/leaf.v1.IdService/DecodeSnowflakeId", &leafv1.DecodeSnowflakeIdRequest{Id: -1}, "", service.InvalidID, "InvalidArgument", ""},
+		{"interval backwards", "/leaf.v1.IdService/GetSnowflakeBounds", &leafv1.GetSnowflakeBoundsRequest{From: timestamppb.New(time.Unix(2e9, 0)), To: timestamppb.New(time.Unix(1e9, 0))}, "", service.InvalidRequest, "InvalidArgument", "before it begins"},
+		{"interval without an end", "/leaf.v1.IdService/GetUuidBounds", &leafv1.GetUuidBoundsRequest{From: timestamppb.New(time.Unix(1e9, 0))}, "", service.InvalidRequest, "InvalidArgument", "to is required"},
 		{"bad uuid", "/leaf.v1.IdService/DecodeUuid", &leafv1.DecodeUuidRequest{Uuid: "x"}, "", service.InvalidID, "InvalidArgument", ""},
 		{"exhausted tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "spent"}, "", service.TagExhausted, "ResourceExhausted", "last id"},
 		{"misconfigured tag", "/leaf.v1.IdService/GetSegmentId", &leafv1.GetSegmentIdRequest{Tag: "broken"}, "", service.TagMisconfigured, "FailedPrecondition", "step below 1"},

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 )
@@ -53,6 +54,15 @@ func TestGRPCClient(t *testing.T) {
 	if d := time.Since(dec.GetTime().AsTime()); d < -time.Second || d > time.Minute {
 		t.Errorf("decoded time %v is not now", dec.GetTime().AsTime())
 	}
+	made := timestamppb.New(dec.GetTime().AsTime())
+	bounds, err := invoke[leafv1.GetSnowflakeBoundsResponse](t, cc, "/leaf.v1.IdService/GetSnowflakeBounds", &leafv1.GetSnowflakeBoundsRequest{From: made, To: made})
+	if err != nil || bounds.GetLowest() > sf.GetId() || bounds.GetHighest() < sf.GetId() || !bounds.GetLowestTime().AsTime().Equal(dec.GetTime().AsTime()) {
+		t.Fatalf("GetSnowflakeBounds of the id's millisecond = %v, %v; want bounds around %d", bounds, err, sf.GetId())
+	}
+	layout, err := invoke[leafv1.GetSnowflakeLayoutResponse](t, cc, "/leaf.v1.IdService/GetSnowflakeLayout", &leafv1.GetSnowflakeLayoutRequest{})
+	if err != nil || layout.GetTimeBits() != 41 || layout.GetWorkerBits() != 10 || layout.GetSequenceBits() != 12 || layout.GetTimeUnit() != "ms" {
+		t.Fatalf("GetSnowflakeLayout = %v, %v", layout, err)
+	}
 	sfb, err := invoke[leafv1.BatchSnowflakeIdsResponse](t, cc, "/leaf.v1.IdService/BatchSnowflakeIds", &leafv1.BatchSnowflakeIdsRequest{Count: 10000})
 	if err != nil || len(sfb.GetIds()) != 10000 || sfb.GetIds()[0] <= sf.GetId() {
 		t.Fatalf("BatchSnowflakeIds: %d ids, %v", len(sfb.GetIds()), err)
@@ -65,6 +75,10 @@ func TestGRPCClient(t *testing.T) {
 	ud, err := invoke[leafv1.DecodeUuidResponse](t, cc, "/leaf.v1.IdService/DecodeUuid", &leafv1.DecodeUuidRequest{Uuid: u.GetUuid()})
 	if err != nil || ud.GetVersion() != 7 || ud.GetUuid() != u.GetUuid() {
 		t.Fatalf("DecodeUuid = %v, %v", ud, err)
+	}
+	ubo, err := invoke[leafv1.GetUuidBoundsResponse](t, cc, "/leaf.v1.IdService/GetUuidBounds", &leafv1.GetUuidBoundsRequest{From: ud.GetTime(), To: ud.GetTime()})
+	if err != nil || ubo.GetLowest() > u.GetUuid() || ubo.GetHighest() < u.GetUuid() {
+		t.Fatalf("GetUuidBounds of the UUID's millisecond = %v, %v; want bounds around %s", ubo, err, u.GetUuid())
 	}
 	ub, err := invoke[leafv1.BatchUuidsResponse](t, cc, "/leaf.v1.IdService/BatchUuids", &leafv1.BatchUuidsRequest{Count: 3})
 	if err != nil || len(ub.GetUuids()) != 3 || !(ub.GetUuids()[0] < ub.GetUuids()[1] && ub.GetUuids()[1] < ub.GetUuids()[2]) {

@@ -264,7 +264,12 @@ func (f *fakeSnowflake) Next(ctx context.Context) (int64, error) {
 func (f *fakeSnowflake) Stats() snowflake.Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return snowflake.Stats{WorkerID: 7, Issued: uint64(f.next), Exhausts: time.UnixMilli(fakeEpoch + 1<<41).UTC()}
+	return snowflake.Stats{WorkerID: 7, Issued: uint64(f.next), Exhausts: time.UnixMilli(fakeEpoch + 1<<41).UTC(),
+		Epoch: time.UnixMilli(fakeEpoch).UTC()}
+}
+
+func (f *fakeSnowflake) Bounds(from, to time.Time) (lo, hi int64, err error) {
+	return snowflake.DefaultLayout().Bounds(fakeEpoch, from, to)
 }
 
 func (f *fakeSnowflake) Decode(id int64) (snowflake.ID, error) {

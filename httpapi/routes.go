@@ -124,11 +124,14 @@ func (s *server) routes(e routes) {
 	e.GET("/api/snowflake/get/:key", s.snowflakeGet)
 	e.GET("/api/snowflake/batch", s.snowflakeBatch)
 	e.GET("/api/snowflake/decode/:id", s.snowflakeDecode)
+	e.GET("/api/snowflake/bounds", s.snowflakeBounds)
+	e.GET("/api/snowflake/layout", s.snowflakeLayout)
 
 	e.GET("/api/uuid/get", s.uuidGet)
 	e.GET("/api/uuid/batch", s.uuidBatch)
 	e.GET("/api/uuid/decode/:uuid", s.uuidDecode)
 	e.GET("/api/uuid/decode/", s.uuidDecode)
+	e.GET("/api/uuid/bounds", s.uuidBounds)
 
 	// A sequence key may be anything of 1..256 bytes: the routes without
 	// it, or without the space, make an empty one a 400. Their answers

@@ -10,6 +10,7 @@ import (
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/uuidv7"
 )
 
 // tagError names the tag an error of the domain was about, so messages can
@@ -128,6 +129,8 @@ func Classify(err error) (code, message string) {
 		return InvalidTag, err.Error()
 	case errors.Is(err, segment.ErrInvalidStep), errors.Is(err, segment.ErrInvalidMaxID), errors.Is(err, segment.ErrInvalidDescription):
 		return InvalidRequest, unwrapTag(err).Error()
+	case errors.Is(err, snowflake.ErrInvalidInterval), errors.Is(err, uuidv7.ErrInvalidInterval):
+		return InvalidRequest, err.Error()
 	case errors.Is(err, snowflake.ErrInvalidID):
 		return InvalidID, err.Error()
 	case errors.Is(err, segment.ErrUnknownTag):

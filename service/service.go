@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -46,6 +47,8 @@ type SnowflakeIDs interface {
 	Next(ctx context.Context) (int64, error)
 	NextN(ctx context.Context, n int) ([]int64, error)
 	Decode(id int64) (snowflake.ID, error)
+	// Bounds is the lowest and highest id made from from to to.
+	Bounds(from, to time.Time) (lo, hi int64, err error)
 	// Stats is the generator's state, for the status page.
 	Stats() snowflake.Stats
 }

@@ -38,8 +38,9 @@ type Stats struct {
 	LeaseError  string
 	// Exhausts is the same as Generator.Exhausts.
 	Exhausts time.Time
-	// Layout is the ids' layout.
+	// Layout is the ids' layout; Epoch the start of their time field.
 	Layout Layout
+	Epoch  time.Time
 }
 
 // Stats returns the generator's counters and lease state.
@@ -71,5 +72,6 @@ func (g *Generator) Stats() Stats {
 		LeaseError:       leaseErr,
 		Exhausts:         g.Exhausts(),
 		Layout:           g.layout,
+		Epoch:            g.Epoch(),
 	}
 }

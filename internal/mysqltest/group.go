@@ -290,6 +290,21 @@ func (g *Group) WaitPrimary(ctx context.Context) (int, error) {
 	}
 }
 
+// Writable says whether member i takes writes now: a primary just
+// elected keeps super_read_only on until it has applied what it received
+// from the old one.
+func (g *Group) Writable(ctx context.Context, i int) bool {
+	db, err := g.members[i].Open()
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	actx, cancel := context.WithTimeout(ctx, askTimeout)
+	defer cancel()
+	var ro int
+	return db.QueryRowContext(actx, "SELECT @@GLOBAL.super_read_only").Scan(&ro) == nil && ro == 0
+}
+
 // Executed is member i's gtid_executed.
 func (g *Group) Executed(ctx context.Context, i int) (string, error) {
 	return g.members[i].Executed(ctx)

@@ -630,6 +630,260 @@ func (x *DecodeSnowflakeIdResponse) GetSequence() int64 {
 	return 0
 }
 
+type GetSnowflakeBoundsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The interval, both ends included; to not before from.
+	From          *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnowflakeBoundsRequest) Reset() {
+	*x = GetSnowflakeBoundsRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnowflakeBoundsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnowflakeBoundsRequest) ProtoMessage() {}
+
+func (x *GetSnowflakeBoundsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnowflakeBoundsRequest.ProtoReflect.Descriptor instead.
+func (*GetSnowflakeBoundsRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetSnowflakeBoundsRequest) GetFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *GetSnowflakeBoundsRequest) GetTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+type GetSnowflakeBoundsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every id made from from to to lies from lowest to highest, and every
+	// id between them was made in a unit of time of the interval.
+	Lowest  int64 `protobuf:"varint,1,opt,name=lowest,proto3" json:"lowest,omitempty"`
+	Highest int64 `protobuf:"varint,2,opt,name=highest,proto3" json:"highest,omitempty"`
+	// The starts of their units of time.
+	LowestTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=lowest_time,json=lowestTime,proto3" json:"lowest_time,omitempty"`
+	HighestTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=highest_time,json=highestTime,proto3" json:"highest_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnowflakeBoundsResponse) Reset() {
+	*x = GetSnowflakeBoundsResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnowflakeBoundsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnowflakeBoundsResponse) ProtoMessage() {}
+
+func (x *GetSnowflakeBoundsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnowflakeBoundsResponse.ProtoReflect.Descriptor instead.
+func (*GetSnowflakeBoundsResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetSnowflakeBoundsResponse) GetLowest() int64 {
+	if x != nil {
+		return x.Lowest
+	}
+	return 0
+}
+
+func (x *GetSnowflakeBoundsResponse) GetHighest() int64 {
+	if x != nil {
+		return x.Highest
+	}
+	return 0
+}
+
+func (x *GetSnowflakeBoundsResponse) GetLowestTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LowestTime
+	}
+	return nil
+}
+
+func (x *GetSnowflakeBoundsResponse) GetHighestTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.HighestTime
+	}
+	return nil
+}
+
+type GetSnowflakeLayoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnowflakeLayoutRequest) Reset() {
+	*x = GetSnowflakeLayoutRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnowflakeLayoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnowflakeLayoutRequest) ProtoMessage() {}
+
+func (x *GetSnowflakeLayoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnowflakeLayoutRequest.ProtoReflect.Descriptor instead.
+func (*GetSnowflakeLayoutRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{14}
+}
+
+type GetSnowflakeLayoutResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "ms", "10ms" or "s".
+	TimeUnit     string `protobuf:"bytes,1,opt,name=time_unit,json=timeUnit,proto3" json:"time_unit,omitempty"`
+	TimeBits     int32  `protobuf:"varint,2,opt,name=time_bits,json=timeBits,proto3" json:"time_bits,omitempty"`
+	WorkerBits   int32  `protobuf:"varint,3,opt,name=worker_bits,json=workerBits,proto3" json:"worker_bits,omitempty"`
+	SequenceBits int32  `protobuf:"varint,4,opt,name=sequence_bits,json=sequenceBits,proto3" json:"sequence_bits,omitempty"`
+	// "time,worker,sequence" or "time,sequence,worker".
+	Order         string                 `protobuf:"bytes,5,opt,name=order,proto3" json:"order,omitempty"`
+	Epoch         *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	EpochMs       int64                  `protobuf:"varint,7,opt,name=epoch_ms,json=epochMs,proto3" json:"epoch_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSnowflakeLayoutResponse) Reset() {
+	*x = GetSnowflakeLayoutResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSnowflakeLayoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSnowflakeLayoutResponse) ProtoMessage() {}
+
+func (x *GetSnowflakeLayoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSnowflakeLayoutResponse.ProtoReflect.Descriptor instead.
+func (*GetSnowflakeLayoutResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetSnowflakeLayoutResponse) GetTimeUnit() string {
+	if x != nil {
+		return x.TimeUnit
+	}
+	return ""
+}
+
+func (x *GetSnowflakeLayoutResponse) GetTimeBits() int32 {
+	if x != nil {
+		return x.TimeBits
+	}
+	return 0
+}
+
+func (x *GetSnowflakeLayoutResponse) GetWorkerBits() int32 {
+	if x != nil {
+		return x.WorkerBits
+	}
+	return 0
+}
+
+func (x *GetSnowflakeLayoutResponse) GetSequenceBits() int32 {
+	if x != nil {
+		return x.SequenceBits
+	}
+	return 0
+}
+
+func (x *GetSnowflakeLayoutResponse) GetOrder() string {
+	if x != nil {
+		return x.Order
+	}
+	return ""
+}
+
+func (x *GetSnowflakeLayoutResponse) GetEpoch() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Epoch
+	}
+	return nil
+}
+
+func (x *GetSnowflakeLayoutResponse) GetEpochMs() int64 {
+	if x != nil {
+		return x.EpochMs
+	}
+	return 0
+}
+
 type GetUuidRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -638,7 +892,7 @@ type GetUuidRequest struct {
 
 func (x *GetUuidRequest) Reset() {
 	*x = GetUuidRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[12]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +904,7 @@ func (x *GetUuidRequest) String() string {
 func (*GetUuidRequest) ProtoMessage() {}
 
 func (x *GetUuidRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[12]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +917,7 @@ func (x *GetUuidRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUuidRequest.ProtoReflect.Descriptor instead.
 func (*GetUuidRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{12}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{16}
 }
 
 type GetUuidResponse struct {
@@ -676,7 +930,7 @@ type GetUuidResponse struct {
 
 func (x *GetUuidResponse) Reset() {
 	*x = GetUuidResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[13]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +942,7 @@ func (x *GetUuidResponse) String() string {
 func (*GetUuidResponse) ProtoMessage() {}
 
 func (x *GetUuidResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[13]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +955,7 @@ func (x *GetUuidResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUuidResponse.ProtoReflect.Descriptor instead.
 func (*GetUuidResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{13}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetUuidResponse) GetUuid() string {
@@ -721,7 +975,7 @@ type BatchUuidsRequest struct {
 
 func (x *BatchUuidsRequest) Reset() {
 	*x = BatchUuidsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[14]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +987,7 @@ func (x *BatchUuidsRequest) String() string {
 func (*BatchUuidsRequest) ProtoMessage() {}
 
 func (x *BatchUuidsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[14]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +1000,7 @@ func (x *BatchUuidsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchUuidsRequest.ProtoReflect.Descriptor instead.
 func (*BatchUuidsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{14}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BatchUuidsRequest) GetCount() int32 {
@@ -765,7 +1019,7 @@ type BatchUuidsResponse struct {
 
 func (x *BatchUuidsResponse) Reset() {
 	*x = BatchUuidsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[15]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +1031,7 @@ func (x *BatchUuidsResponse) String() string {
 func (*BatchUuidsResponse) ProtoMessage() {}
 
 func (x *BatchUuidsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[15]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +1044,7 @@ func (x *BatchUuidsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchUuidsResponse.ProtoReflect.Descriptor instead.
 func (*BatchUuidsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{15}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BatchUuidsResponse) GetUuids() []string {
@@ -809,7 +1063,7 @@ type DecodeUuidRequest struct {
 
 func (x *DecodeUuidRequest) Reset() {
 	*x = DecodeUuidRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1075,7 @@ func (x *DecodeUuidRequest) String() string {
 func (*DecodeUuidRequest) ProtoMessage() {}
 
 func (x *DecodeUuidRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1088,7 @@ func (x *DecodeUuidRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecodeUuidRequest.ProtoReflect.Descriptor instead.
 func (*DecodeUuidRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{16}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DecodeUuidRequest) GetUuid() string {
@@ -856,7 +1110,7 @@ type DecodeUuidResponse struct {
 
 func (x *DecodeUuidResponse) Reset() {
 	*x = DecodeUuidResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -868,7 +1122,7 @@ func (x *DecodeUuidResponse) String() string {
 func (*DecodeUuidResponse) ProtoMessage() {}
 
 func (x *DecodeUuidResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -881,7 +1135,7 @@ func (x *DecodeUuidResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecodeUuidResponse.ProtoReflect.Descriptor instead.
 func (*DecodeUuidResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{17}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DecodeUuidResponse) GetUuid() string {
@@ -912,6 +1166,127 @@ func (x *DecodeUuidResponse) GetTimestampMs() int64 {
 	return 0
 }
 
+type GetUuidBoundsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The interval, both ends included; to not before from.
+	From          *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUuidBoundsRequest) Reset() {
+	*x = GetUuidBoundsRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUuidBoundsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUuidBoundsRequest) ProtoMessage() {}
+
+func (x *GetUuidBoundsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUuidBoundsRequest.ProtoReflect.Descriptor instead.
+func (*GetUuidBoundsRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetUuidBoundsRequest) GetFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *GetUuidBoundsRequest) GetTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+type GetUuidBoundsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lowest        string                 `protobuf:"bytes,1,opt,name=lowest,proto3" json:"lowest,omitempty"`
+	Highest       string                 `protobuf:"bytes,2,opt,name=highest,proto3" json:"highest,omitempty"`
+	LowestTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=lowest_time,json=lowestTime,proto3" json:"lowest_time,omitempty"`
+	HighestTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=highest_time,json=highestTime,proto3" json:"highest_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUuidBoundsResponse) Reset() {
+	*x = GetUuidBoundsResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUuidBoundsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUuidBoundsResponse) ProtoMessage() {}
+
+func (x *GetUuidBoundsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUuidBoundsResponse.ProtoReflect.Descriptor instead.
+func (*GetUuidBoundsResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetUuidBoundsResponse) GetLowest() string {
+	if x != nil {
+		return x.Lowest
+	}
+	return ""
+}
+
+func (x *GetUuidBoundsResponse) GetHighest() string {
+	if x != nil {
+		return x.Highest
+	}
+	return ""
+}
+
+func (x *GetUuidBoundsResponse) GetLowestTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LowestTime
+	}
+	return nil
+}
+
+func (x *GetUuidBoundsResponse) GetHighestTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.HighestTime
+	}
+	return nil
+}
+
 type NextRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The space: 1 to 128 characters of UTF-8, created by CreateSpace.
@@ -926,7 +1301,7 @@ type NextRequest struct {
 
 func (x *NextRequest) Reset() {
 	*x = NextRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1313,7 @@ func (x *NextRequest) String() string {
 func (*NextRequest) ProtoMessage() {}
 
 func (x *NextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1326,7 @@ func (x *NextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextRequest.ProtoReflect.Descriptor instead.
 func (*NextRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{18}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NextRequest) GetSpace() string {
@@ -987,7 +1362,7 @@ type NextResponse struct {
 
 func (x *NextResponse) Reset() {
 	*x = NextResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1374,7 @@ func (x *NextResponse) String() string {
 func (*NextResponse) ProtoMessage() {}
 
 func (x *NextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1387,7 @@ func (x *NextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextResponse.ProtoReflect.Descriptor instead.
 func (*NextResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{19}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NextResponse) GetSpace() string {
@@ -1046,7 +1421,7 @@ type CurrentRequest struct {
 
 func (x *CurrentRequest) Reset() {
 	*x = CurrentRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1433,7 @@ func (x *CurrentRequest) String() string {
 func (*CurrentRequest) ProtoMessage() {}
 
 func (x *CurrentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1446,7 @@ func (x *CurrentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrentRequest.ProtoReflect.Descriptor instead.
 func (*CurrentRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{20}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CurrentRequest) GetSpace() string {
@@ -1102,7 +1477,7 @@ type CurrentResponse struct {
 
 func (x *CurrentResponse) Reset() {
 	*x = CurrentResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1489,7 @@ func (x *CurrentResponse) String() string {
 func (*CurrentResponse) ProtoMessage() {}
 
 func (x *CurrentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1502,7 @@ func (x *CurrentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrentResponse.ProtoReflect.Descriptor instead.
 func (*CurrentResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{21}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CurrentResponse) GetSpace() string {
@@ -1182,7 +1557,7 @@ type Tag struct {
 
 func (x *Tag) Reset() {
 	*x = Tag{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1569,7 @@ func (x *Tag) String() string {
 func (*Tag) ProtoMessage() {}
 
 func (x *Tag) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1582,7 @@ func (x *Tag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tag.ProtoReflect.Descriptor instead.
 func (*Tag) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{22}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Tag) GetTag() string {
@@ -1323,7 +1698,7 @@ type CreateTagRequest struct {
 
 func (x *CreateTagRequest) Reset() {
 	*x = CreateTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1335,7 +1710,7 @@ func (x *CreateTagRequest) String() string {
 func (*CreateTagRequest) ProtoMessage() {}
 
 func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1348,7 +1723,7 @@ func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagRequest.ProtoReflect.Descriptor instead.
 func (*CreateTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{23}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateTagRequest) GetTag() string {
@@ -1423,7 +1798,7 @@ type CreateTagResponse struct {
 
 func (x *CreateTagResponse) Reset() {
 	*x = CreateTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1810,7 @@ func (x *CreateTagResponse) String() string {
 func (*CreateTagResponse) ProtoMessage() {}
 
 func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1823,7 @@ func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagResponse.ProtoReflect.Descriptor instead.
 func (*CreateTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{24}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreateTagResponse) GetTag() *Tag {
@@ -1466,7 +1841,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1853,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1866,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{25}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
 }
 
 type ListTagsResponse struct {
@@ -1503,7 +1878,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1890,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1903,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{26}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListTagsResponse) GetTags() []*Tag {
@@ -1547,7 +1922,7 @@ type GetTagRequest struct {
 
 func (x *GetTagRequest) Reset() {
 	*x = GetTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1934,7 @@ func (x *GetTagRequest) String() string {
 func (*GetTagRequest) ProtoMessage() {}
 
 func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1947,7 @@ func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagRequest.ProtoReflect.Descriptor instead.
 func (*GetTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{27}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetTagRequest) GetTag() string {
@@ -1591,7 +1966,7 @@ type GetTagResponse struct {
 
 func (x *GetTagResponse) Reset() {
 	*x = GetTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1978,7 @@ func (x *GetTagResponse) String() string {
 func (*GetTagResponse) ProtoMessage() {}
 
 func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1991,7 @@ func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagResponse.ProtoReflect.Descriptor instead.
 func (*GetTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{28}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetTagResponse) GetTag() *Tag {
@@ -1644,7 +2019,7 @@ type UpdateTagRequest struct {
 
 func (x *UpdateTagRequest) Reset() {
 	*x = UpdateTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +2031,7 @@ func (x *UpdateTagRequest) String() string {
 func (*UpdateTagRequest) ProtoMessage() {}
 
 func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +2044,7 @@ func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{29}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UpdateTagRequest) GetTag() string {
@@ -1737,7 +2112,7 @@ type UpdateTagResponse struct {
 
 func (x *UpdateTagResponse) Reset() {
 	*x = UpdateTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +2124,7 @@ func (x *UpdateTagResponse) String() string {
 func (*UpdateTagResponse) ProtoMessage() {}
 
 func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +2137,7 @@ func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{30}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpdateTagResponse) GetTag() *Tag {
@@ -1784,7 +2159,7 @@ type RevealIdRequest struct {
 
 func (x *RevealIdRequest) Reset() {
 	*x = RevealIdRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +2171,7 @@ func (x *RevealIdRequest) String() string {
 func (*RevealIdRequest) ProtoMessage() {}
 
 func (x *RevealIdRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +2184,7 @@ func (x *RevealIdRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealIdRequest.ProtoReflect.Descriptor instead.
 func (*RevealIdRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RevealIdRequest) GetTag() string {
@@ -1838,7 +2213,7 @@ type RevealIdResponse struct {
 
 func (x *RevealIdResponse) Reset() {
 	*x = RevealIdResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +2225,7 @@ func (x *RevealIdResponse) String() string {
 func (*RevealIdResponse) ProtoMessage() {}
 
 func (x *RevealIdResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +2238,7 @@ func (x *RevealIdResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealIdResponse.ProtoReflect.Descriptor instead.
 func (*RevealIdResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RevealIdResponse) GetTag() string {
@@ -1895,7 +2270,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2282,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2295,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
 }
 
 type ListSegmentsResponse struct {
@@ -1932,7 +2307,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2319,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2332,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListSegmentsResponse) GetBuffers() []*Buffer {
@@ -1981,7 +2356,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2368,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2381,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Segment) GetStart() int64 {
@@ -2070,7 +2445,7 @@ type Buffer struct {
 
 func (x *Buffer) Reset() {
 	*x = Buffer{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2457,7 @@ func (x *Buffer) String() string {
 func (*Buffer) ProtoMessage() {}
 
 func (x *Buffer) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2470,7 @@ func (x *Buffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Buffer.ProtoReflect.Descriptor instead.
 func (*Buffer) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Buffer) GetTag() string {
@@ -2217,7 +2592,7 @@ type Space struct {
 
 func (x *Space) Reset() {
 	*x = Space{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2604,7 @@ func (x *Space) String() string {
 func (*Space) ProtoMessage() {}
 
 func (x *Space) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2617,7 @@ func (x *Space) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Space.ProtoReflect.Descriptor instead.
 func (*Space) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Space) GetSpace() string {
@@ -2279,7 +2654,7 @@ type CreateSpaceRequest struct {
 
 func (x *CreateSpaceRequest) Reset() {
 	*x = CreateSpaceRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2291,7 +2666,7 @@ func (x *CreateSpaceRequest) String() string {
 func (*CreateSpaceRequest) ProtoMessage() {}
 
 func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2304,7 +2679,7 @@ func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSpaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateSpaceRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreateSpaceRequest) GetSpace() string {
@@ -2337,7 +2712,7 @@ type CreateSpaceResponse struct {
 
 func (x *CreateSpaceResponse) Reset() {
 	*x = CreateSpaceResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2724,7 @@ func (x *CreateSpaceResponse) String() string {
 func (*CreateSpaceResponse) ProtoMessage() {}
 
 func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2737,7 @@ func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSpaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateSpaceResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreateSpaceResponse) GetSpace() *Space {
@@ -2380,7 +2755,7 @@ type ListSpacesRequest struct {
 
 func (x *ListSpacesRequest) Reset() {
 	*x = ListSpacesRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2392,7 +2767,7 @@ func (x *ListSpacesRequest) String() string {
 func (*ListSpacesRequest) ProtoMessage() {}
 
 func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2405,7 +2780,7 @@ func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSpacesRequest.ProtoReflect.Descriptor instead.
 func (*ListSpacesRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{46}
 }
 
 type ListSpacesResponse struct {
@@ -2417,7 +2792,7 @@ type ListSpacesResponse struct {
 
 func (x *ListSpacesResponse) Reset() {
 	*x = ListSpacesResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2429,7 +2804,7 @@ func (x *ListSpacesResponse) String() string {
 func (*ListSpacesResponse) ProtoMessage() {}
 
 func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2442,7 +2817,7 @@ func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSpacesResponse.ProtoReflect.Descriptor instead.
 func (*ListSpacesResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListSpacesResponse) GetSpaces() []*Space {
@@ -2461,7 +2836,7 @@ type GetSpaceRequest struct {
 
 func (x *GetSpaceRequest) Reset() {
 	*x = GetSpaceRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2473,7 +2848,7 @@ func (x *GetSpaceRequest) String() string {
 func (*GetSpaceRequest) ProtoMessage() {}
 
 func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2486,7 +2861,7 @@ func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpaceRequest.ProtoReflect.Descriptor instead.
 func (*GetSpaceRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{42}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetSpaceRequest) GetSpace() string {
@@ -2505,7 +2880,7 @@ type GetSpaceResponse struct {
 
 func (x *GetSpaceResponse) Reset() {
 	*x = GetSpaceResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2892,7 @@ func (x *GetSpaceResponse) String() string {
 func (*GetSpaceResponse) ProtoMessage() {}
 
 func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2905,7 @@ func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpaceResponse.ProtoReflect.Descriptor instead.
 func (*GetSpaceResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{43}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetSpaceResponse) GetSpace() *Space {
@@ -2576,7 +2951,26 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12!\n" +
 	"\ftimestamp_ms\x18\x03 \x01(\x03R\vtimestampMs\x12\x1b\n" +
 	"\tworker_id\x18\x04 \x01(\x03R\bworkerId\x12\x1a\n" +
-	"\bsequence\x18\x05 \x01(\x03R\bsequence\"\x10\n" +
+	"\bsequence\x18\x05 \x01(\x03R\bsequence\"w\n" +
+	"\x19GetSnowflakeBoundsRequest\x12.\n" +
+	"\x04from\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
+	"\x02to\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\"\xca\x01\n" +
+	"\x1aGetSnowflakeBoundsResponse\x12\x16\n" +
+	"\x06lowest\x18\x01 \x01(\x03R\x06lowest\x12\x18\n" +
+	"\ahighest\x18\x02 \x01(\x03R\ahighest\x12;\n" +
+	"\vlowest_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lowestTime\x12=\n" +
+	"\fhighest_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vhighestTime\"\x1b\n" +
+	"\x19GetSnowflakeLayoutRequest\"\xff\x01\n" +
+	"\x1aGetSnowflakeLayoutResponse\x12\x1b\n" +
+	"\ttime_unit\x18\x01 \x01(\tR\btimeUnit\x12\x1b\n" +
+	"\ttime_bits\x18\x02 \x01(\x05R\btimeBits\x12\x1f\n" +
+	"\vworker_bits\x18\x03 \x01(\x05R\n" +
+	"workerBits\x12#\n" +
+	"\rsequence_bits\x18\x04 \x01(\x05R\fsequenceBits\x12\x14\n" +
+	"\x05order\x18\x05 \x01(\tR\x05order\x120\n" +
+	"\x05epoch\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x05epoch\x12\x19\n" +
+	"\bepoch_ms\x18\a \x01(\x03R\aepochMs\"\x10\n" +
 	"\x0eGetUuidRequest\"%\n" +
 	"\x0fGetUuidResponse\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\")\n" +
@@ -2590,7 +2984,16 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12.\n" +
 	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12!\n" +
-	"\ftimestamp_ms\x18\x04 \x01(\x03R\vtimestampMs\"Z\n" +
+	"\ftimestamp_ms\x18\x04 \x01(\x03R\vtimestampMs\"r\n" +
+	"\x14GetUuidBoundsRequest\x12.\n" +
+	"\x04from\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
+	"\x02to\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\"\xc5\x01\n" +
+	"\x15GetUuidBoundsResponse\x12\x16\n" +
+	"\x06lowest\x18\x01 \x01(\tR\x06lowest\x12\x18\n" +
+	"\ahighest\x18\x02 \x01(\tR\ahighest\x12;\n" +
+	"\vlowest_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lowestTime\x12=\n" +
+	"\fhighest_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vhighestTime\"Z\n" +
 	"\vNextRequest\x12\x14\n" +
 	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x19\n" +
@@ -2719,19 +3122,22 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x0fGetSpaceRequest\x12\x14\n" +
 	"\x05space\x18\x01 \x01(\tR\x05space\"8\n" +
 	"\x10GetSpaceResponse\x12$\n" +
-	"\x05space\x18\x01 \x01(\v2\x0e.leaf.v1.SpaceR\x05space2\xdb\x05\n" +
+	"\x05space\x18\x01 \x01(\v2\x0e.leaf.v1.SpaceR\x05space2\xe9\a\n" +
 	"\tIdService\x12K\n" +
 	"\fGetSegmentId\x12\x1c.leaf.v1.GetSegmentIdRequest\x1a\x1d.leaf.v1.GetSegmentIdResponse\x12T\n" +
 	"\x0fBatchSegmentIds\x12\x1f.leaf.v1.BatchSegmentIdsRequest\x1a .leaf.v1.BatchSegmentIdsResponse\x12T\n" +
 	"\x0fGetSegmentRange\x12\x1f.leaf.v1.GetSegmentRangeRequest\x1a .leaf.v1.GetSegmentRangeResponse\x12Q\n" +
 	"\x0eGetSnowflakeId\x12\x1e.leaf.v1.GetSnowflakeIdRequest\x1a\x1f.leaf.v1.GetSnowflakeIdResponse\x12Z\n" +
 	"\x11BatchSnowflakeIds\x12!.leaf.v1.BatchSnowflakeIdsRequest\x1a\".leaf.v1.BatchSnowflakeIdsResponse\x12Z\n" +
-	"\x11DecodeSnowflakeId\x12!.leaf.v1.DecodeSnowflakeIdRequest\x1a\".leaf.v1.DecodeSnowflakeIdResponse\x12<\n" +
+	"\x11DecodeSnowflakeId\x12!.leaf.v1.DecodeSnowflakeIdRequest\x1a\".leaf.v1.DecodeSnowflakeIdResponse\x12]\n" +
+	"\x12GetSnowflakeBounds\x12\".leaf.v1.GetSnowflakeBoundsRequest\x1a#.leaf.v1.GetSnowflakeBoundsResponse\x12]\n" +
+	"\x12GetSnowflakeLayout\x12\".leaf.v1.GetSnowflakeLayoutRequest\x1a#.leaf.v1.GetSnowflakeLayoutResponse\x12<\n" +
 	"\aGetUuid\x12\x17.leaf.v1.GetUuidRequest\x1a\x18.leaf.v1.GetUuidResponse\x12E\n" +
 	"\n" +
 	"BatchUuids\x12\x1a.leaf.v1.BatchUuidsRequest\x1a\x1b.leaf.v1.BatchUuidsResponse\x12E\n" +
 	"\n" +
-	"DecodeUuid\x12\x1a.leaf.v1.DecodeUuidRequest\x1a\x1b.leaf.v1.DecodeUuidResponse2\x84\x01\n" +
+	"DecodeUuid\x12\x1a.leaf.v1.DecodeUuidRequest\x1a\x1b.leaf.v1.DecodeUuidResponse\x12N\n" +
+	"\rGetUuidBounds\x12\x1d.leaf.v1.GetUuidBoundsRequest\x1a\x1e.leaf.v1.GetUuidBoundsResponse2\x84\x01\n" +
 	"\x0fSequenceService\x123\n" +
 	"\x04Next\x12\x14.leaf.v1.NextRequest\x1a\x15.leaf.v1.NextResponse\x12<\n" +
 	"\aCurrent\x12\x17.leaf.v1.CurrentRequest\x1a\x18.leaf.v1.CurrentResponse2\xf2\x04\n" +
@@ -2759,115 +3165,136 @@ func file_leaf_v1_leaf_proto_rawDescGZIP() []byte {
 	return file_leaf_v1_leaf_proto_rawDescData
 }
 
-var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_leaf_v1_leaf_proto_goTypes = []any{
-	(*GetSegmentIdRequest)(nil),       // 0: leaf.v1.GetSegmentIdRequest
-	(*GetSegmentIdResponse)(nil),      // 1: leaf.v1.GetSegmentIdResponse
-	(*BatchSegmentIdsRequest)(nil),    // 2: leaf.v1.BatchSegmentIdsRequest
-	(*BatchSegmentIdsResponse)(nil),   // 3: leaf.v1.BatchSegmentIdsResponse
-	(*GetSegmentRangeRequest)(nil),    // 4: leaf.v1.GetSegmentRangeRequest
-	(*GetSegmentRangeResponse)(nil),   // 5: leaf.v1.GetSegmentRangeResponse
-	(*GetSnowflakeIdRequest)(nil),     // 6: leaf.v1.GetSnowflakeIdRequest
-	(*GetSnowflakeIdResponse)(nil),    // 7: leaf.v1.GetSnowflakeIdResponse
-	(*BatchSnowflakeIdsRequest)(nil),  // 8: leaf.v1.BatchSnowflakeIdsRequest
-	(*BatchSnowflakeIdsResponse)(nil), // 9: leaf.v1.BatchSnowflakeIdsResponse
-	(*DecodeSnowflakeIdRequest)(nil),  // 10: leaf.v1.DecodeSnowflakeIdRequest
-	(*DecodeSnowflakeIdResponse)(nil), // 11: leaf.v1.DecodeSnowflakeIdResponse
-	(*GetUuidRequest)(nil),            // 12: leaf.v1.GetUuidRequest
-	(*GetUuidResponse)(nil),           // 13: leaf.v1.GetUuidResponse
-	(*BatchUuidsRequest)(nil),         // 14: leaf.v1.BatchUuidsRequest
-	(*BatchUuidsResponse)(nil),        // 15: leaf.v1.BatchUuidsResponse
-	(*DecodeUuidRequest)(nil),         // 16: leaf.v1.DecodeUuidRequest
-	(*DecodeUuidResponse)(nil),        // 17: leaf.v1.DecodeUuidResponse
-	(*NextRequest)(nil),               // 18: leaf.v1.NextRequest
-	(*NextResponse)(nil),              // 19: leaf.v1.NextResponse
-	(*CurrentRequest)(nil),            // 20: leaf.v1.CurrentRequest
-	(*CurrentResponse)(nil),           // 21: leaf.v1.CurrentResponse
-	(*Tag)(nil),                       // 22: leaf.v1.Tag
-	(*CreateTagRequest)(nil),          // 23: leaf.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),         // 24: leaf.v1.CreateTagResponse
-	(*ListTagsRequest)(nil),           // 25: leaf.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),          // 26: leaf.v1.ListTagsResponse
-	(*GetTagRequest)(nil),             // 27: leaf.v1.GetTagRequest
-	(*GetTagResponse)(nil),            // 28: leaf.v1.GetTagResponse
-	(*UpdateTagRequest)(nil),          // 29: leaf.v1.UpdateTagRequest
-	(*UpdateTagResponse)(nil),         // 30: leaf.v1.UpdateTagResponse
-	(*RevealIdRequest)(nil),           // 31: leaf.v1.RevealIdRequest
-	(*RevealIdResponse)(nil),          // 32: leaf.v1.RevealIdResponse
-	(*ListSegmentsRequest)(nil),       // 33: leaf.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),      // 34: leaf.v1.ListSegmentsResponse
-	(*Segment)(nil),                   // 35: leaf.v1.Segment
-	(*Buffer)(nil),                    // 36: leaf.v1.Buffer
-	(*Space)(nil),                     // 37: leaf.v1.Space
-	(*CreateSpaceRequest)(nil),        // 38: leaf.v1.CreateSpaceRequest
-	(*CreateSpaceResponse)(nil),       // 39: leaf.v1.CreateSpaceResponse
-	(*ListSpacesRequest)(nil),         // 40: leaf.v1.ListSpacesRequest
-	(*ListSpacesResponse)(nil),        // 41: leaf.v1.ListSpacesResponse
-	(*GetSpaceRequest)(nil),           // 42: leaf.v1.GetSpaceRequest
-	(*GetSpaceResponse)(nil),          // 43: leaf.v1.GetSpaceResponse
-	(*timestamppb.Timestamp)(nil),     // 44: google.protobuf.Timestamp
+	(*GetSegmentIdRequest)(nil),        // 0: leaf.v1.GetSegmentIdRequest
+	(*GetSegmentIdResponse)(nil),       // 1: leaf.v1.GetSegmentIdResponse
+	(*BatchSegmentIdsRequest)(nil),     // 2: leaf.v1.BatchSegmentIdsRequest
+	(*BatchSegmentIdsResponse)(nil),    // 3: leaf.v1.BatchSegmentIdsResponse
+	(*GetSegmentRangeRequest)(nil),     // 4: leaf.v1.GetSegmentRangeRequest
+	(*GetSegmentRangeResponse)(nil),    // 5: leaf.v1.GetSegmentRangeResponse
+	(*GetSnowflakeIdRequest)(nil),      // 6: leaf.v1.GetSnowflakeIdRequest
+	(*GetSnowflakeIdResponse)(nil),     // 7: leaf.v1.GetSnowflakeIdResponse
+	(*BatchSnowflakeIdsRequest)(nil),   // 8: leaf.v1.BatchSnowflakeIdsRequest
+	(*BatchSnowflakeIdsResponse)(nil),  // 9: leaf.v1.BatchSnowflakeIdsResponse
+	(*DecodeSnowflakeIdRequest)(nil),   // 10: leaf.v1.DecodeSnowflakeIdRequest
+	(*DecodeSnowflakeIdResponse)(nil),  // 11: leaf.v1.DecodeSnowflakeIdResponse
+	(*GetSnowflakeBoundsRequest)(nil),  // 12: leaf.v1.GetSnowflakeBoundsRequest
+	(*GetSnowflakeBoundsResponse)(nil), // 13: leaf.v1.GetSnowflakeBoundsResponse
+	(*GetSnowflakeLayoutRequest)(nil),  // 14: leaf.v1.GetSnowflakeLayoutRequest
+	(*GetSnowflakeLayoutResponse)(nil), // 15: leaf.v1.GetSnowflakeLayoutResponse
+	(*GetUuidRequest)(nil),             // 16: leaf.v1.GetUuidRequest
+	(*GetUuidResponse)(nil),            // 17: leaf.v1.GetUuidResponse
+	(*BatchUuidsRequest)(nil),          // 18: leaf.v1.BatchUuidsRequest
+	(*BatchUuidsResponse)(nil),         // 19: leaf.v1.BatchUuidsResponse
+	(*DecodeUuidRequest)(nil),          // 20: leaf.v1.DecodeUuidRequest
+	(*DecodeUuidResponse)(nil),         // 21: leaf.v1.DecodeUuidResponse
+	(*GetUuidBoundsRequest)(nil),       // 22: leaf.v1.GetUuidBoundsRequest
+	(*GetUuidBoundsResponse)(nil),      // 23: leaf.v1.GetUuidBoundsResponse
+	(*NextRequest)(nil),                // 24: leaf.v1.NextRequest
+	(*NextResponse)(nil),               // 25: leaf.v1.NextResponse
+	(*CurrentRequest)(nil),             // 26: leaf.v1.CurrentRequest
+	(*CurrentResponse)(nil),            // 27: leaf.v1.CurrentResponse
+	(*Tag)(nil),                        // 28: leaf.v1.Tag
+	(*CreateTagRequest)(nil),           // 29: leaf.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),          // 30: leaf.v1.CreateTagResponse
+	(*ListTagsRequest)(nil),            // 31: leaf.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),           // 32: leaf.v1.ListTagsResponse
+	(*GetTagRequest)(nil),              // 33: leaf.v1.GetTagRequest
+	(*GetTagResponse)(nil),             // 34: leaf.v1.GetTagResponse
+	(*UpdateTagRequest)(nil),           // 35: leaf.v1.UpdateTagRequest
+	(*UpdateTagResponse)(nil),          // 36: leaf.v1.UpdateTagResponse
+	(*RevealIdRequest)(nil),            // 37: leaf.v1.RevealIdRequest
+	(*RevealIdResponse)(nil),           // 38: leaf.v1.RevealIdResponse
+	(*ListSegmentsRequest)(nil),        // 39: leaf.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 40: leaf.v1.ListSegmentsResponse
+	(*Segment)(nil),                    // 41: leaf.v1.Segment
+	(*Buffer)(nil),                     // 42: leaf.v1.Buffer
+	(*Space)(nil),                      // 43: leaf.v1.Space
+	(*CreateSpaceRequest)(nil),         // 44: leaf.v1.CreateSpaceRequest
+	(*CreateSpaceResponse)(nil),        // 45: leaf.v1.CreateSpaceResponse
+	(*ListSpacesRequest)(nil),          // 46: leaf.v1.ListSpacesRequest
+	(*ListSpacesResponse)(nil),         // 47: leaf.v1.ListSpacesResponse
+	(*GetSpaceRequest)(nil),            // 48: leaf.v1.GetSpaceRequest
+	(*GetSpaceResponse)(nil),           // 49: leaf.v1.GetSpaceResponse
+	(*timestamppb.Timestamp)(nil),      // 50: google.protobuf.Timestamp
 }
 var file_leaf_v1_leaf_proto_depIdxs = []int32{
-	44, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
-	44, // 1: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
-	44, // 2: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
-	22, // 3: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
-	22, // 4: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
-	22, // 5: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
-	22, // 6: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
-	36, // 7: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
-	44, // 8: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
-	35, // 9: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
-	35, // 10: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
-	44, // 11: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
-	37, // 12: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
-	37, // 13: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
-	37, // 14: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
-	0,  // 15: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
-	2,  // 16: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
-	4,  // 17: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
-	6,  // 18: leaf.v1.IdService.GetSnowflakeId:input_type -> leaf.v1.GetSnowflakeIdRequest
-	8,  // 19: leaf.v1.IdService.BatchSnowflakeIds:input_type -> leaf.v1.BatchSnowflakeIdsRequest
-	10, // 20: leaf.v1.IdService.DecodeSnowflakeId:input_type -> leaf.v1.DecodeSnowflakeIdRequest
-	12, // 21: leaf.v1.IdService.GetUuid:input_type -> leaf.v1.GetUuidRequest
-	14, // 22: leaf.v1.IdService.BatchUuids:input_type -> leaf.v1.BatchUuidsRequest
-	16, // 23: leaf.v1.IdService.DecodeUuid:input_type -> leaf.v1.DecodeUuidRequest
-	18, // 24: leaf.v1.SequenceService.Next:input_type -> leaf.v1.NextRequest
-	20, // 25: leaf.v1.SequenceService.Current:input_type -> leaf.v1.CurrentRequest
-	23, // 26: leaf.v1.AdminService.CreateTag:input_type -> leaf.v1.CreateTagRequest
-	25, // 27: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
-	27, // 28: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
-	29, // 29: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
-	31, // 30: leaf.v1.AdminService.RevealId:input_type -> leaf.v1.RevealIdRequest
-	33, // 31: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
-	38, // 32: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
-	40, // 33: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
-	42, // 34: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
-	1,  // 35: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
-	3,  // 36: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
-	5,  // 37: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
-	7,  // 38: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
-	9,  // 39: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
-	11, // 40: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
-	13, // 41: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
-	15, // 42: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
-	17, // 43: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
-	19, // 44: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
-	21, // 45: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
-	24, // 46: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
-	26, // 47: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
-	28, // 48: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
-	30, // 49: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
-	32, // 50: leaf.v1.AdminService.RevealId:output_type -> leaf.v1.RevealIdResponse
-	34, // 51: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
-	39, // 52: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
-	41, // 53: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
-	43, // 54: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
-	35, // [35:55] is the sub-list for method output_type
-	15, // [15:35] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	50, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
+	50, // 1: leaf.v1.GetSnowflakeBoundsRequest.from:type_name -> google.protobuf.Timestamp
+	50, // 2: leaf.v1.GetSnowflakeBoundsRequest.to:type_name -> google.protobuf.Timestamp
+	50, // 3: leaf.v1.GetSnowflakeBoundsResponse.lowest_time:type_name -> google.protobuf.Timestamp
+	50, // 4: leaf.v1.GetSnowflakeBoundsResponse.highest_time:type_name -> google.protobuf.Timestamp
+	50, // 5: leaf.v1.GetSnowflakeLayoutResponse.epoch:type_name -> google.protobuf.Timestamp
+	50, // 6: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
+	50, // 7: leaf.v1.GetUuidBoundsRequest.from:type_name -> google.protobuf.Timestamp
+	50, // 8: leaf.v1.GetUuidBoundsRequest.to:type_name -> google.protobuf.Timestamp
+	50, // 9: leaf.v1.GetUuidBoundsResponse.lowest_time:type_name -> google.protobuf.Timestamp
+	50, // 10: leaf.v1.GetUuidBoundsResponse.highest_time:type_name -> google.protobuf.Timestamp
+	50, // 11: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
+	28, // 12: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
+	28, // 13: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
+	28, // 14: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
+	28, // 15: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
+	42, // 16: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
+	50, // 17: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
+	41, // 18: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
+	41, // 19: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
+	50, // 20: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
+	43, // 21: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
+	43, // 22: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
+	43, // 23: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
+	0,  // 24: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
+	2,  // 25: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
+	4,  // 26: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
+	6,  // 27: leaf.v1.IdService.GetSnowflakeId:input_type -> leaf.v1.GetSnowflakeIdRequest
+	8,  // 28: leaf.v1.IdService.BatchSnowflakeIds:input_type -> leaf.v1.BatchSnowflakeIdsRequest
+	10, // 29: leaf.v1.IdService.DecodeSnowflakeId:input_type -> leaf.v1.DecodeSnowflakeIdRequest
+	12, // 30: leaf.v1.IdService.GetSnowflakeBounds:input_type -> leaf.v1.GetSnowflakeBoundsRequest
+	14, // 31: leaf.v1.IdService.GetSnowflakeLayout:input_type -> leaf.v1.GetSnowflakeLayoutRequest
+	16, // 32: leaf.v1.IdService.GetUuid:input_type -> leaf.v1.GetUuidRequest
+	18, // 33: leaf.v1.IdService.BatchUuids:input_type -> leaf.v1.BatchUuidsRequest
+	20, // 34: leaf.v1.IdService.DecodeUuid:input_type -> leaf.v1.DecodeUuidRequest
+	22, // 35: leaf.v1.IdService.GetUuidBounds:input_type -> leaf.v1.GetUuidBoundsRequest
+	24, // 36: leaf.v1.SequenceService.Next:input_type -> leaf.v1.NextRequest
+	26, // 37: leaf.v1.SequenceService.Current:input_type -> leaf.v1.CurrentRequest
+	29, // 38: leaf.v1.AdminService.CreateTag:input_type -> leaf.v1.CreateTagRequest
+	31, // 39: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
+	33, // 40: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
+	35, // 41: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
+	37, // 42: leaf.v1.AdminService.RevealId:input_type -> leaf.v1.RevealIdRequest
+	39, // 43: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
+	44, // 44: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
+	46, // 45: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
+	48, // 46: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
+	1,  // 47: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
+	3,  // 48: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
+	5,  // 49: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
+	7,  // 50: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
+	9,  // 51: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
+	11, // 52: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
+	13, // 53: leaf.v1.IdService.GetSnowflakeBounds:output_type -> leaf.v1.GetSnowflakeBoundsResponse
+	15, // 54: leaf.v1.IdService.GetSnowflakeLayout:output_type -> leaf.v1.GetSnowflakeLayoutResponse
+	17, // 55: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
+	19, // 56: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
+	21, // 57: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
+	23, // 58: leaf.v1.IdService.GetUuidBounds:output_type -> leaf.v1.GetUuidBoundsResponse
+	25, // 59: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
+	27, // 60: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
+	30, // 61: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
+	32, // 62: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
+	34, // 63: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
+	36, // 64: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
+	38, // 65: leaf.v1.AdminService.RevealId:output_type -> leaf.v1.RevealIdResponse
+	40, // 66: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
+	45, // 67: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
+	47, // 68: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
+	49, // 69: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
+	47, // [47:70] is the sub-list for method output_type
+	24, // [24:47] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_leaf_v1_leaf_proto_init() }
@@ -2875,17 +3302,17 @@ func file_leaf_v1_leaf_proto_init() {
 	if File_leaf_v1_leaf_proto != nil {
 		return
 	}
-	file_leaf_v1_leaf_proto_msgTypes[18].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[23].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[24].OneofWrappers = []any{}
 	file_leaf_v1_leaf_proto_msgTypes[29].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[38].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[35].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[44].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_leaf_v1_leaf_proto_rawDesc), len(file_leaf_v1_leaf_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

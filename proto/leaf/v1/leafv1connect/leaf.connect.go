@@ -62,12 +62,20 @@ const (
 	// IdServiceDecodeSnowflakeIdProcedure is the fully-qualified name of the IdService's
 	// DecodeSnowflakeId RPC.
 	IdServiceDecodeSnowflakeIdProcedure = "/leaf.v1.IdService/DecodeSnowflakeId"
+	// IdServiceGetSnowflakeBoundsProcedure is the fully-qualified name of the IdService's
+	// GetSnowflakeBounds RPC.
+	IdServiceGetSnowflakeBoundsProcedure = "/leaf.v1.IdService/GetSnowflakeBounds"
+	// IdServiceGetSnowflakeLayoutProcedure is the fully-qualified name of the IdService's
+	// GetSnowflakeLayout RPC.
+	IdServiceGetSnowflakeLayoutProcedure = "/leaf.v1.IdService/GetSnowflakeLayout"
 	// IdServiceGetUuidProcedure is the fully-qualified name of the IdService's GetUuid RPC.
 	IdServiceGetUuidProcedure = "/leaf.v1.IdService/GetUuid"
 	// IdServiceBatchUuidsProcedure is the fully-qualified name of the IdService's BatchUuids RPC.
 	IdServiceBatchUuidsProcedure = "/leaf.v1.IdService/BatchUuids"
 	// IdServiceDecodeUuidProcedure is the fully-qualified name of the IdService's DecodeUuid RPC.
 	IdServiceDecodeUuidProcedure = "/leaf.v1.IdService/DecodeUuid"
+	// IdServiceGetUuidBoundsProcedure is the fully-qualified name of the IdService's GetUuidBounds RPC.
+	IdServiceGetUuidBoundsProcedure = "/leaf.v1.IdService/GetUuidBounds"
 	// SequenceServiceNextProcedure is the fully-qualified name of the SequenceService's Next RPC.
 	SequenceServiceNextProcedure = "/leaf.v1.SequenceService/Next"
 	// SequenceServiceCurrentProcedure is the fully-qualified name of the SequenceService's Current RPC.
@@ -109,12 +117,22 @@ type IdServiceClient interface {
 	BatchSnowflakeIds(context.Context, *connect.Request[v1.BatchSnowflakeIdsRequest]) (*connect.Response[v1.BatchSnowflakeIdsResponse], error)
 	// DecodeSnowflakeId takes a snowflake id of this server's layout apart.
 	DecodeSnowflakeId(context.Context, *connect.Request[v1.DecodeSnowflakeIdRequest]) (*connect.Response[v1.DecodeSnowflakeIdResponse], error)
+	// GetSnowflakeBounds returns the lowest and highest snowflake id of this
+	// server's layout that an id made at any instant of an interval can be.
+	GetSnowflakeBounds(context.Context, *connect.Request[v1.GetSnowflakeBoundsRequest]) (*connect.Response[v1.GetSnowflakeBoundsResponse], error)
+	// GetSnowflakeLayout returns the layout and epoch of this server's
+	// snowflake ids: what a client needs to decode them and to compute
+	// bounds without a call.
+	GetSnowflakeLayout(context.Context, *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error)
 	// GetUuid returns a new version 7 UUID.
 	GetUuid(context.Context, *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error)
 	// BatchUuids returns count new version 7 UUIDs in increasing order.
 	BatchUuids(context.Context, *connect.Request[v1.BatchUuidsRequest]) (*connect.Response[v1.BatchUuidsResponse], error)
 	// DecodeUuid tells when a version 7 UUID was made.
 	DecodeUuid(context.Context, *connect.Request[v1.DecodeUuidRequest]) (*connect.Response[v1.DecodeUuidResponse], error)
+	// GetUuidBounds returns the lowest and highest version 7 UUID that one
+	// made at any instant of an interval can be.
+	GetUuidBounds(context.Context, *connect.Request[v1.GetUuidBoundsRequest]) (*connect.Response[v1.GetUuidBoundsResponse], error)
 }
 
 // NewIdServiceClient constructs a client for the leaf.v1.IdService service. By default, it uses the
@@ -164,6 +182,18 @@ func NewIdServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...c
 			connect.WithSchema(idServiceMethods.ByName("DecodeSnowflakeId")),
 			connect.WithClientOptions(opts...),
 		),
+		getSnowflakeBounds: connect.NewClient[v1.GetSnowflakeBoundsRequest, v1.GetSnowflakeBoundsResponse](
+			httpClient,
+			baseURL+IdServiceGetSnowflakeBoundsProcedure,
+			connect.WithSchema(idServiceMethods.ByName("GetSnowflakeBounds")),
+			connect.WithClientOptions(opts...),
+		),
+		getSnowflakeLayout: connect.NewClient[v1.GetSnowflakeLayoutRequest, v1.GetSnowflakeLayoutResponse](
+			httpClient,
+			baseURL+IdServiceGetSnowflakeLayoutProcedure,
+			connect.WithSchema(idServiceMethods.ByName("GetSnowflakeLayout")),
+			connect.WithClientOptions(opts...),
+		),
 		getUuid: connect.NewClient[v1.GetUuidRequest, v1.GetUuidResponse](
 			httpClient,
 			baseURL+IdServiceGetUuidProcedure,
@@ -182,20 +212,29 @@ func NewIdServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...c
 			connect.WithSchema(idServiceMethods.ByName("DecodeUuid")),
 			connect.WithClientOptions(opts...),
 		),
+		getUuidBounds: connect.NewClient[v1.GetUuidBoundsRequest, v1.GetUuidBoundsResponse](
+			httpClient,
+			baseURL+IdServiceGetUuidBoundsProcedure,
+			connect.WithSchema(idServiceMethods.ByName("GetUuidBounds")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // idServiceClient implements IdServiceClient.
 type idServiceClient struct {
-	getSegmentId      *connect.Client[v1.GetSegmentIdRequest, v1.GetSegmentIdResponse]
-	batchSegmentIds   *connect.Client[v1.BatchSegmentIdsRequest, v1.BatchSegmentIdsResponse]
-	getSegmentRange   *connect.Client[v1.GetSegmentRangeRequest, v1.GetSegmentRangeResponse]
-	getSnowflakeId    *connect.Client[v1.GetSnowflakeIdRequest, v1.GetSnowflakeIdResponse]
-	batchSnowflakeIds *connect.Client[v1.BatchSnowflakeIdsRequest, v1.BatchSnowflakeIdsResponse]
-	decodeSnowflakeId *connect.Client[v1.DecodeSnowflakeIdRequest, v1.DecodeSnowflakeIdResponse]
-	getUuid           *connect.Client[v1.GetUuidRequest, v1.GetUuidResponse]
-	batchUuids        *connect.Client[v1.BatchUuidsRequest, v1.BatchUuidsResponse]
-	decodeUuid        *connect.Client[v1.DecodeUuidRequest, v1.DecodeUuidResponse]
+	getSegmentId       *connect.Client[v1.GetSegmentIdRequest, v1.GetSegmentIdResponse]
+	batchSegmentIds    *connect.Client[v1.BatchSegmentIdsRequest, v1.BatchSegmentIdsResponse]
+	getSegmentRange    *connect.Client[v1.GetSegmentRangeRequest, v1.GetSegmentRangeResponse]
+	getSnowflakeId     *connect.Client[v1.GetSnowflakeIdRequest, v1.GetSnowflakeIdResponse]
+	batchSnowflakeIds  *connect.Client[v1.BatchSnowflakeIdsRequest, v1.BatchSnowflakeIdsResponse]
+	decodeSnowflakeId  *connect.Client[v1.DecodeSnowflakeIdRequest, v1.DecodeSnowflakeIdResponse]
+	getSnowflakeBounds *connect.Client[v1.GetSnowflakeBoundsRequest, v1.GetSnowflakeBoundsResponse]
+	getSnowflakeLayout *connect.Client[v1.GetSnowflakeLayoutRequest, v1.GetSnowflakeLayoutResponse]
+	getUuid            *connect.Client[v1.GetUuidRequest, v1.GetUuidResponse]
+	batchUuids         *connect.Client[v1.BatchUuidsRequest, v1.BatchUuidsResponse]
+	decodeUuid         *connect.Client[v1.DecodeUuidRequest, v1.DecodeUuidResponse]
+	getUuidBounds      *connect.Client[v1.GetUuidBoundsRequest, v1.GetUuidBoundsResponse]
 }
 
 // GetSegmentId calls leaf.v1.IdService.GetSegmentId.
@@ -228,6 +267,16 @@ func (c *idServiceClient) DecodeSnowflakeId(ctx context.Context, req *connect.Re
 	return c.decodeSnowflakeId.CallUnary(ctx, req)
 }
 
+// GetSnowflakeBounds calls leaf.v1.IdService.GetSnowflakeBounds.
+func (c *idServiceClient) GetSnowflakeBounds(ctx context.Context, req *connect.Request[v1.GetSnowflakeBoundsRequest]) (*connect.Response[v1.GetSnowflakeBoundsResponse], error) {
+	return c.getSnowflakeBounds.CallUnary(ctx, req)
+}
+
+// GetSnowflakeLayout calls leaf.v1.IdService.GetSnowflakeLayout.
+func (c *idServiceClient) GetSnowflakeLayout(ctx context.Context, req *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error) {
+	return c.getSnowflakeLayout.CallUnary(ctx, req)
+}
+
 // GetUuid calls leaf.v1.IdService.GetUuid.
 func (c *idServiceClient) GetUuid(ctx context.Context, req *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error) {
 	return c.getUuid.CallUnary(ctx, req)
@@ -241,6 +290,11 @@ func (c *idServiceClient) BatchUuids(ctx context.Context, req *connect.Request[v
 // DecodeUuid calls leaf.v1.IdService.DecodeUuid.
 func (c *idServiceClient) DecodeUuid(ctx context.Context, req *connect.Request[v1.DecodeUuidRequest]) (*connect.Response[v1.DecodeUuidResponse], error) {
 	return c.decodeUuid.CallUnary(ctx, req)
+}
+
+// GetUuidBounds calls leaf.v1.IdService.GetUuidBounds.
+func (c *idServiceClient) GetUuidBounds(ctx context.Context, req *connect.Request[v1.GetUuidBoundsRequest]) (*connect.Response[v1.GetUuidBoundsResponse], error) {
+	return c.getUuidBounds.CallUnary(ctx, req)
 }
 
 // IdServiceHandler is an implementation of the leaf.v1.IdService service.
@@ -258,12 +312,22 @@ type IdServiceHandler interface {
 	BatchSnowflakeIds(context.Context, *connect.Request[v1.BatchSnowflakeIdsRequest]) (*connect.Response[v1.BatchSnowflakeIdsResponse], error)
 	// DecodeSnowflakeId takes a snowflake id of this server's layout apart.
 	DecodeSnowflakeId(context.Context, *connect.Request[v1.DecodeSnowflakeIdRequest]) (*connect.Response[v1.DecodeSnowflakeIdResponse], error)
+	// GetSnowflakeBounds returns the lowest and highest snowflake id of this
+	// server's layout that an id made at any instant of an interval can be.
+	GetSnowflakeBounds(context.Context, *connect.Request[v1.GetSnowflakeBoundsRequest]) (*connect.Response[v1.GetSnowflakeBoundsResponse], error)
+	// GetSnowflakeLayout returns the layout and epoch of this server's
+	// snowflake ids: what a client needs to decode them and to compute
+	// bounds without a call.
+	GetSnowflakeLayout(context.Context, *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error)
 	// GetUuid returns a new version 7 UUID.
 	GetUuid(context.Context, *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error)
 	// BatchUuids returns count new version 7 UUIDs in increasing order.
 	BatchUuids(context.Context, *connect.Request[v1.BatchUuidsRequest]) (*connect.Response[v1.BatchUuidsResponse], error)
 	// DecodeUuid tells when a version 7 UUID was made.
 	DecodeUuid(context.Context, *connect.Request[v1.DecodeUuidRequest]) (*connect.Response[v1.DecodeUuidResponse], error)
+	// GetUuidBounds returns the lowest and highest version 7 UUID that one
+	// made at any instant of an interval can be.
+	GetUuidBounds(context.Context, *connect.Request[v1.GetUuidBoundsRequest]) (*connect.Response[v1.GetUuidBoundsResponse], error)
 }
 
 // NewIdServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -309,6 +373,18 @@ func NewIdServiceHandler(svc IdServiceHandler, opts ...connect.HandlerOption) (s
 		connect.WithSchema(idServiceMethods.ByName("DecodeSnowflakeId")),
 		connect.WithHandlerOptions(opts...),
 	)
+	idServiceGetSnowflakeBoundsHandler := connect.NewUnaryHandler(
+		IdServiceGetSnowflakeBoundsProcedure,
+		svc.GetSnowflakeBounds,
+		connect.WithSchema(idServiceMethods.ByName("GetSnowflakeBounds")),
+		connect.WithHandlerOptions(opts...),
+	)
+	idServiceGetSnowflakeLayoutHandler := connect.NewUnaryHandler(
+		IdServiceGetSnowflakeLayoutProcedure,
+		svc.GetSnowflakeLayout,
+		connect.WithSchema(idServiceMethods.ByName("GetSnowflakeLayout")),
+		connect.WithHandlerOptions(opts...),
+	)
 	idServiceGetUuidHandler := connect.NewUnaryHandler(
 		IdServiceGetUuidProcedure,
 		svc.GetUuid,
@@ -327,6 +403,12 @@ func NewIdServiceHandler(svc IdServiceHandler, opts ...connect.HandlerOption) (s
 		connect.WithSchema(idServiceMethods.ByName("DecodeUuid")),
 		connect.WithHandlerOptions(opts...),
 	)
+	idServiceGetUuidBoundsHandler := connect.NewUnaryHandler(
+		IdServiceGetUuidBoundsProcedure,
+		svc.GetUuidBounds,
+		connect.WithSchema(idServiceMethods.ByName("GetUuidBounds")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/leaf.v1.IdService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case IdServiceGetSegmentIdProcedure:
@@ -341,12 +423,18 @@ func NewIdServiceHandler(svc IdServiceHandler, opts ...connect.HandlerOption) (s
 			idServiceBatchSnowflakeIdsHandler.ServeHTTP(w, r)
 		case IdServiceDecodeSnowflakeIdProcedure:
 			idServiceDecodeSnowflakeIdHandler.ServeHTTP(w, r)
+		case IdServiceGetSnowflakeBoundsProcedure:
+			idServiceGetSnowflakeBoundsHandler.ServeHTTP(w, r)
+		case IdServiceGetSnowflakeLayoutProcedure:
+			idServiceGetSnowflakeLayoutHandler.ServeHTTP(w, r)
 		case IdServiceGetUuidProcedure:
 			idServiceGetUuidHandler.ServeHTTP(w, r)
 		case IdServiceBatchUuidsProcedure:
 			idServiceBatchUuidsHandler.ServeHTTP(w, r)
 		case IdServiceDecodeUuidProcedure:
 			idServiceDecodeUuidHandler.ServeHTTP(w, r)
+		case IdServiceGetUuidBoundsProcedure:
+			idServiceGetUuidBoundsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -380,6 +468,14 @@ func (UnimplementedIdServiceHandler) DecodeSnowflakeId(context.Context, *connect
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.DecodeSnowflakeId is not implemented"))
 }
 
+func (UnimplementedIdServiceHandler) GetSnowflakeBounds(context.Context, *connect.Request[v1.GetSnowflakeBoundsRequest]) (*connect.Response[v1.GetSnowflakeBoundsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.GetSnowflakeBounds is not implemented"))
+}
+
+func (UnimplementedIdServiceHandler) GetSnowflakeLayout(context.Context, *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.GetSnowflakeLayout is not implemented"))
+}
+
 func (UnimplementedIdServiceHandler) GetUuid(context.Context, *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.GetUuid is not implemented"))
 }
@@ -390,6 +486,10 @@ func (UnimplementedIdServiceHandler) BatchUuids(context.Context, *connect.Reques
 
 func (UnimplementedIdServiceHandler) DecodeUuid(context.Context, *connect.Request[v1.DecodeUuidRequest]) (*connect.Response[v1.DecodeUuidResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.DecodeUuid is not implemented"))
+}
+
+func (UnimplementedIdServiceHandler) GetUuidBounds(context.Context, *connect.Request[v1.GetUuidBoundsRequest]) (*connect.Response[v1.GetUuidBoundsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.GetUuidBounds is not implemented"))
 }
 
 // SequenceServiceClient is a client for the leaf.v1.SequenceService service.
