@@ -348,3 +348,41 @@ func TestSnowflakeIDs(t *testing.T) {
 	}
 	checkUnique(t, all)
 }
+
+// TestSnowflakeLayout: the layout read from a real server decodes its ids
+// as the server does, and the bounds of the time around an id, computed
+// without a call, hold it and agree with the server's.
+func TestSnowflakeLayout(t *testing.T) {
+	a, _ := twoServers(t, store.SQLite)
+	c := newClient(t, client.Config{Endpoints: []string{a.URL()}})
+	ctx := context.Background()
+	l, err := c.SnowflakeLayout(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	id, err := c.Snowflake(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	want, err := a.gen.Decode(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Decode(id)
+	if err != nil || !got.Time.Equal(want.Time) || got.WorkerID != want.WorkerID || got.Sequence != want.Sequence {
+		t.Fatalf("the client decodes %d as %+v, %v; the server as %+v", id, got, err, want)
+	}
+	lo, hi, err := l.Bounds(before.Add(-time.Minute), after)
+	if err != nil || id < lo || id > hi {
+		t.Fatalf("bounds of the minute before the call: %d..%d, %v; want them around %d", lo, hi, err, id)
+	}
+	slo, shi, err := a.gen.Bounds(before.Add(-time.Minute), after)
+	if err != nil || slo != lo || shi != hi {
+		t.Errorf("the server's bounds %d..%d (%v), the client's %d..%d", slo, shi, err, lo, hi)
+	}
+	if _, _, err := l.Bounds(after, before); !errors.Is(err, client.ErrInvalidRequest) {
+		t.Errorf("an interval backwards: %v, want ErrInvalidRequest", err)
+	}
+}

@@ -9,7 +9,6 @@ import (
 
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
 	"github.com/leafid/leaf/service"
-	"github.com/leafid/leaf/snowflake"
 )
 
 // interval reads an interval of time: both ends given and valid.
@@ -54,16 +53,13 @@ func (s *idServer) GetSnowflakeBounds(ctx context.Context, req *connect.Request[
 }
 
 func (s *idServer) GetSnowflakeLayout(ctx context.Context, req *connect.Request[leafv1.GetSnowflakeLayoutRequest]) (*connect.Response[leafv1.GetSnowflakeLayoutResponse], error) {
-	l, epoch, err := s.svc.SnowflakeLayout()
+	l, err := s.svc.SnowflakeLayout()
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
-	if l == (snowflake.Layout{}) {
-		l = snowflake.DefaultLayout()
-	}
 	return connect.NewResponse(&leafv1.GetSnowflakeLayoutResponse{
-		TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: int32(l.TimeBits), WorkerBits: int32(l.WorkerBits),
-		SequenceBits: int32(l.SequenceBits), Order: l.Order.String(), Epoch: timestamppb.New(epoch), EpochMs: epoch.UnixMilli(),
+		TimeUnit: l.TimeUnit, TimeBits: int32(l.TimeBits), WorkerBits: int32(l.WorkerBits),
+		SequenceBits: int32(l.SequenceBits), Order: l.Order, Epoch: timestamppb.New(l.Epoch), EpochMs: l.Epoch.UnixMilli(),
 	}), nil
 }
 

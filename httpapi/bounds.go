@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leafid/leaf/service"
-	"github.com/leafid/leaf/snowflake"
 )
 
 // Bounds of time: the lowest and highest id of an interval, for finding
@@ -117,15 +116,12 @@ type snowflakeLayout struct {
 }
 
 func (s *server) snowflakeLayout(c echo.Context) error {
-	l, epoch, err := s.svc.SnowflakeLayout()
+	l, err := s.svc.SnowflakeLayout()
 	if err != nil {
 		return err
 	}
-	if l == (snowflake.Layout{}) {
-		l = snowflake.DefaultLayout()
-	}
 	return c.JSON(http.StatusOK, snowflakeLayout{
-		TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
-		SequenceBits: l.SequenceBits, Order: l.Order.String(), EpochMs: epoch.UnixMilli(), Epoch: epoch.UTC().Format(timeLayout),
+		TimeUnit: l.TimeUnit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+		SequenceBits: l.SequenceBits, Order: l.Order, EpochMs: l.Epoch.UnixMilli(), Epoch: l.Epoch.Format(timeLayout),
 	})
 }

@@ -17,15 +17,29 @@ func (s *Service) SnowflakeBounds(from, to time.Time) (lo, hi int64, err error) 
 	return s.cfg.Snowflake.Bounds(from, to)
 }
 
-// SnowflakeLayout is the layout and the epoch of this service's snowflake
-// ids: what a client needs to decode them and to compute their bounds
+// Layout is the layout and the epoch of snowflake ids, as the edges write
+// them: what a client needs to decode ids and to compute their bounds
 // without a call.
-func (s *Service) SnowflakeLayout() (snowflake.Layout, time.Time, error) {
+type Layout struct {
+	TimeUnit                           string // "ms", "10ms" or "s"
+	TimeBits, WorkerBits, SequenceBits int
+	Order                              string // "time,worker,sequence" or "time,sequence,worker"
+	Epoch                              time.Time
+}
+
+// SnowflakeLayout is the layout and the epoch of this service's snowflake
+// ids.
+func (s *Service) SnowflakeLayout() (Layout, error) {
 	if s.cfg.Snowflake == nil {
-		return snowflake.Layout{}, time.Time{}, ModeOff("snowflake")
+		return Layout{}, ModeOff("snowflake")
 	}
 	st := s.cfg.Snowflake.Stats()
-	return st.Layout, st.Epoch, nil
+	l := st.Layout
+	if l == (snowflake.Layout{}) {
+		l = snowflake.DefaultLayout()
+	}
+	return Layout{TimeUnit: snowflake.UnitSymbol(l.Unit), TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+		SequenceBits: l.SequenceBits, Order: l.Order.String(), Epoch: st.Epoch.UTC()}, nil
 }
 
 // UUIDBounds is the lowest and the highest version 7 UUID made at any

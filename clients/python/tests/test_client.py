@@ -4,6 +4,7 @@ The behaviour against real servers (failover, kills, routing tables, every
 error code) is the conformance suite's (clients/conformance).
 """
 
+import datetime
 import json
 import os
 import pickle
@@ -62,6 +63,10 @@ class FakeLeaf:
                         start = fake.next.get("~flake", 1 << 40)
                         fake.next["~flake"] = start + count
                     return self.answer(200, {"ids": [str(start + i) for i in range(count)]})
+                if path == "/api/snowflake/layout":
+                    return self.answer(200, {"time_unit": "ms", "time_bits": 41, "worker_bits": 10, "sequence_bits": 12,
+                                             "order": "time,worker,sequence", "epoch_ms": 1288834974657,
+                                             "epoch": "2010-11-04T01:42:54.657Z"})
                 return self.answer(404, {"error": {"code": "not_found", "message": "no route"}})
 
             def answer(self, status, body):
@@ -197,6 +202,34 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(set(ids)), 55)
         self.assertEqual(ids, sorted(ids))
         self.assertGreaterEqual(self.fake.count("/api/snowflake/batch"), 6)
+
+    def test_snowflake_layout(self):
+        layout = self.client().snowflake_layout()
+        self.assertEqual((layout.time_bits, layout.worker_bits, layout.sequence_bits, layout.epoch_ms),
+                         (41, 10, 12, 1288834974657))
+        made = datetime.datetime(2026, 12, 7, 10, 0, tzinfo=datetime.timezone.utc)
+        lo, hi = layout.bounds(made, made + datetime.timedelta(hours=1))
+        self.assertEqual(layout.decode(lo).time, made)
+        self.assertEqual(layout.decode(hi).time_ms, int(made.timestamp() * 1000) + 3_600_000)
+        with self.assertRaises(lc.InvalidRequestError):
+            layout.bounds(made, made - datetime.timedelta(seconds=1))
+
+    def test_layout_vectors(self):
+        # The bounds and decodings of layouts.json, the server's.
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "conformance", "layouts.json")
+        with open(path) as f:
+            vectors = json.load(f)
+        for v in vectors:
+            layout = lc.SnowflakeLayout(**v["layout"])
+            for b in v["bounds"]:
+                if "lowest" in b:
+                    self.assertEqual(layout.bounds(b["from_ms"], b["to_ms"]), (int(b["lowest"]), int(b["highest"])), (v["layout"], b))
+                else:
+                    with self.assertRaises(lc.InvalidRequestError):
+                        layout.bounds(b["from_ms"], b["to_ms"])
+            for d in v["decode"]:
+                p = layout.decode(int(d["id"]))
+                self.assertEqual((p.time_ms, p.worker_id, p.sequence), (d["time_ms"], d["worker_id"], d["sequence"]))
 
     def test_close(self):
         c = self.client()

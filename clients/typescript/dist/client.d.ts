@@ -5,6 +5,7 @@
  * clients/conformance.
  */
 import { LeafError } from "./errors";
+import { SnowflakeLayout } from "./layout";
 /** The largest range a server hands out in one answer. */
 export declare const MAX_RANGE = 1000000;
 /** The largest snowflake batch a server answers. */
@@ -147,6 +148,12 @@ export declare class Client {
      * tag has a range in use.
      */
     private load;
+    /**
+     * The layout of the servers' snowflake ids (GET /api/snowflake/layout): with
+     * it, ids are decoded and the bounds of a span of time computed without a
+     * call (SnowflakeLayout.decode, SnowflakeLayout.bounds).
+     */
+    snowflakeLayout(): Promise<SnowflakeLayout>;
     /** A snowflake id from a batch fetched ahead of time; never one older than snowflakeMaxAgeMs. */
     snowflake(): Promise<bigint>;
     private fetchFlakes;

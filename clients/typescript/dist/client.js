@@ -10,6 +10,7 @@ exports.IdSource = exports.Client = exports.MAX_SEQUENCE_BATCH = exports.MAX_SEQ
 exports.sectionOf = sectionOf;
 exports.routeTable = routeTable;
 const errors_1 = require("./errors");
+const layout_1 = require("./layout");
 /** The largest range a server hands out in one answer. */
 exports.MAX_RANGE = 1_000_000;
 /** The largest snowflake batch a server answers. */
@@ -592,6 +593,21 @@ class Client {
         }
     }
     // --- snowflake ids ------------------------------------------------------
+    /**
+     * The layout of the servers' snowflake ids (GET /api/snowflake/layout): with
+     * it, ids are decoded and the bounds of a span of time computed without a
+     * call (SnowflakeLayout.decode, SnowflakeLayout.bounds).
+     */
+    async snowflakeLayout() {
+        return (await this.get("snowflake layout", "/api/snowflake/layout", (e, v) => {
+            try {
+                return new layout_1.SnowflakeLayout(v);
+            }
+            catch (err) {
+                throw malformed(e, String(err.message));
+            }
+        })).value;
+    }
     /** A snowflake id from a batch fetched ahead of time; never one older than snowflakeMaxAgeMs. */
     async snowflake() {
         const p = this.flakes;

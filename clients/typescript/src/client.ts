@@ -6,6 +6,7 @@
  */
 
 import { ClosedError, LeafError, UnavailableError, errorAnswer, failsOver } from "./errors";
+import { SnowflakeLayout, SnowflakeLayoutFields } from "./layout";
 
 /** The largest range a server hands out in one answer. */
 export const MAX_RANGE = 1_000_000;
@@ -611,6 +612,23 @@ export class Client {
   }
 
   // --- snowflake ids ------------------------------------------------------
+
+  /**
+   * The layout of the servers' snowflake ids (GET /api/snowflake/layout): with
+   * it, ids are decoded and the bounds of a span of time computed without a
+   * call (SnowflakeLayout.decode, SnowflakeLayout.bounds).
+   */
+  async snowflakeLayout(): Promise<SnowflakeLayout> {
+    return (
+      await this.get("snowflake layout", "/api/snowflake/layout", (e, v) => {
+        try {
+          return new SnowflakeLayout(v as SnowflakeLayoutFields);
+        } catch (err) {
+          throw malformed(e, String((err as Error).message));
+        }
+      })
+    ).value;
+  }
 
   /** A snowflake id from a batch fetched ahead of time; never one older than snowflakeMaxAgeMs. */
   async snowflake(): Promise<bigint> {

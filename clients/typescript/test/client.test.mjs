@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { Client, LeafError, UnavailableError, ClosedError, ERROR_CODES, sectionOf, MAX_N } from "../dist/index.js";
+import { readFileSync } from "node:fs";
+import { Client, SnowflakeLayout, LeafError, UnavailableError, ClosedError, ERROR_CODES, sectionOf, MAX_N } from "../dist/index.js";
 import { routeTable } from "../dist/client.js";
 
 async function fakeLeaf() {
@@ -34,6 +35,9 @@ async function fakeLeaf() {
       const start = next.get("~flake") ?? 2 ** 40;
       next.set("~flake", start + count);
       return answer(200, { ids: Array.from({ length: count }, (_, i) => String(start + i)) });
+    }
+    if (u.pathname === "/api/snowflake/layout") {
+      return answer(200, { time_unit: "ms", time_bits: 41, worker_bits: 10, sequence_bits: 12, order: "time,worker,sequence", epoch_ms: 1288834974657, epoch: "2010-11-04T01:42:54.657Z" });
     }
     answer(404, { error: { code: "not_found", message: "no route" } });
   });
@@ -174,6 +178,36 @@ test("snowflake", (t) => withFake(t, async (fake) => {
   assert.equal(new Set(ids).size, 55);
   assert.deepEqual(ids, [...ids].sort((a, b) => (a < b ? -1 : 1)));
 }));
+
+test("snowflakeLayout, its bounds and decoding", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url] });
+  t.after(() => c.close());
+  const layout = await c.snowflakeLayout();
+  assert.equal(layout.timeBits, 41);
+  const made = new Date("2026-12-07T10:00:00Z");
+  const [lo, hi] = layout.bounds(made, made.getTime() + 3_600_000);
+  assert.equal(layout.decode(lo).timeMs, made.getTime());
+  assert.equal(layout.decode(hi).timeMs, made.getTime() + 3_600_000);
+  assert.throws(() => layout.bounds(made, made.getTime() - 1), (e) => e instanceof LeafError && e.code === "invalid_request");
+}));
+
+test("layouts.json: the server's bounds and decodings", () => {
+  const vectors = JSON.parse(readFileSync(new URL("../../conformance/layouts.json", import.meta.url), "utf8"));
+  for (const v of vectors) {
+    const layout = new SnowflakeLayout(v.layout);
+    for (const b of v.bounds) {
+      if (b.lowest === undefined) {
+        assert.throws(() => layout.bounds(b.from_ms, b.to_ms), (e) => e instanceof LeafError && e.code === "invalid_request");
+      } else {
+        assert.deepEqual(layout.bounds(b.from_ms, b.to_ms), [BigInt(b.lowest), BigInt(b.highest)], JSON.stringify([v.layout, b]));
+      }
+    }
+    for (const d of v.decode) {
+      const p = layout.decode(BigInt(d.id));
+      assert.deepEqual([p.timeMs, p.workerId, p.sequence], [d.time_ms, BigInt(d.worker_id), BigInt(d.sequence)]);
+    }
+  }
+});
 
 test("close", (t) => withFake(t, async (fake) => {
   const c = new Client({ endpoints: [fake.url] });

@@ -16,6 +16,7 @@ Standard library only; thread-safe. The behaviour is the Go client's (the
 leaf repository's docs/go-client.md and docs/clients.md).
 """
 
+from .layout import SnowflakeLayout, SnowflakeParts
 from .client import MAX_N, MAX_RANGE, MAX_SEQUENCE_BATCH, MAX_SEQUENCE_KEY, Client, section_of
 from .errors import (
     BY_CODE,
@@ -54,7 +55,7 @@ __all__ = [
     "ClientClosedError", "FormatFixedError", "InternalError", "InvalidCountError", "InvalidFormatError",
     "InvalidIdError", "InvalidKeyError", "InvalidRequestError", "InvalidSpaceError", "InvalidTagError",
     "LeafError", "MethodNotAllowedError", "NotFoundError", "NotNumericError", "PeriodClosedError",
-    "SequenceExhaustedError", "SequenceFullError", "SpaceExistsError", "StoreNotDurableError", "TagExhaustedError",
+    "SequenceExhaustedError", "SequenceFullError", "SnowflakeLayout", "SnowflakeParts", "SpaceExistsError", "StoreNotDurableError", "TagExhaustedError",
     "TagExistsError", "TagMisconfiguredError", "UnauthorizedError", "UnavailableError",
     "UnknownSpaceError", "UnknownTagError", "section_of",
 ]

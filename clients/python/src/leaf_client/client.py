@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from ._http import Endpoint, malformed, now, parse_endpoint
+from .layout import SnowflakeLayout
 from .errors import (
     ClientClosedError,
     InvalidCountError,
@@ -494,6 +495,16 @@ class Client:
                 return
 
     # --- snowflake ids ------------------------------------------------------
+
+    def snowflake_layout(self) -> SnowflakeLayout:
+        """The layout of the servers' snowflake ids (GET /api/snowflake/layout):
+        with it, ids are decoded and the bounds of a span of time computed
+        without a call (SnowflakeLayout.decode, SnowflakeLayout.bounds)."""
+        v, _, ep = self._get("snowflake layout", "/api/snowflake/layout")
+        try:
+            return SnowflakeLayout.from_answer(v)
+        except ValueError as e:
+            raise malformed(ep, str(e)) from None
 
     def snowflake(self) -> int:
         """Returns a snowflake id, an int, from a batch fetched ahead of

@@ -4,6 +4,8 @@ the types the package declares, not Any."""
 
 from __future__ import annotations
 
+import datetime
+
 import leaf_client
 
 
@@ -18,6 +20,15 @@ def stamp(client: leaf_client.Client) -> tuple[int, int, int]:
     seq: int = client.sequence_next("inbox", "u42", 2)
     last: int = client.sequence_current("inbox", "u42")
     return flake, seq, last
+
+
+def made_today(client: leaf_client.Client, day: datetime.date) -> tuple[int, int]:
+    layout: leaf_client.SnowflakeLayout = client.snowflake_layout()
+    start = datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.timezone.utc)
+    lo, hi = layout.bounds(start, start + datetime.timedelta(days=1) - datetime.timedelta(milliseconds=1))
+    parts: leaf_client.SnowflakeParts = layout.decode(lo)
+    assert parts.time == start
+    return lo, hi
 
 
 def retryable(err: leaf_client.LeafError) -> bool:

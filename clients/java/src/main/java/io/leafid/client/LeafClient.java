@@ -122,6 +122,18 @@ public final class LeafClient implements AutoCloseable {
   }
 
   /**
+   * Reads the layout of the servers' snowflake ids (GET /api/snowflake/layout): with it, ids are
+   * decoded and the bounds of a span of time computed without a call.
+   *
+   * @return the layout
+   * @throws LeafException if no server answered, {@link ErrorCode#NOT_FOUND} where snowflake mode
+   *     is off
+   */
+  public SnowflakeLayout snowflakeLayout() {
+    return servers.get("snowflake layout", "/api/snowflake/layout", null, SnowflakeLayout::of);
+  }
+
+  /**
    * Takes the next number of key in the sequence space.
    *
    * @param space the sequence space

@@ -103,6 +103,9 @@ final class FakeLeaf implements AutoCloseable {
         b.append(i == 0 ? "" : ",").append('"').append(start + i).append('"');
       }
       answer(x, 200, b.append("]}").toString());
+    } else if (path.equals("/api/snowflake/layout")) {
+      answer(x, 200, "{\"time_unit\":\"ms\",\"time_bits\":41,\"worker_bits\":10,\"sequence_bits\":12,"
+          + "\"order\":\"time,worker,sequence\",\"epoch_ms\":1288834974657,\"epoch\":\"2010-11-04T01:42:54.657Z\"}");
     } else {
       answer(x, 404, "{\"error\":{\"code\":\"not_found\",\"message\":\"no route\"}}");
     }
