@@ -82,7 +82,9 @@ func makeLayouts(t *testing.T) []layoutVector {
 		v.Layout.TimeUnit, v.Layout.TimeBits, v.Layout.WorkerBits, v.Layout.SequenceBits = snowflake.UnitSymbol(l.Unit), l.TimeBits, l.WorkerBits, l.SequenceBits
 		v.Layout.Order, v.Layout.EpochMs = l.Order.String(), 1_288_834_974_657+r.Int63n(1e12)
 		end := l.End(v.Layout.EpochMs).UnixMilli()
-		at := func() int64 { return v.Layout.EpochMs - (end-v.Layout.EpochMs)/8 + r.Int63n((end-v.Layout.EpochMs)/4*5) }
+		at := func() int64 {
+			return v.Layout.EpochMs - (end-v.Layout.EpochMs)/8 + r.Int63n((end-v.Layout.EpochMs)/4*5)
+		}
 		for i := range 24 {
 			from, to := at(), at()
 			switch i % 4 {
