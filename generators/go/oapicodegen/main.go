@@ -85,12 +85,17 @@ func (p *prog) ids(ctx context.Context, c *api.ClientWithResponses) {
 		p.do("snowflakeDecode", 200)(c.SnowflakeDecodeWithResponse(ctx, sf.JSON200.Ids[0]))
 	}
 	p.do("snowflakeDecode", 400)(c.SnowflakeDecodeWithResponse(ctx, "9999999999999999999"))
+	p.do("snowflakeBounds", 200)(c.SnowflakeBoundsWithResponse(ctx, &api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "1796641200000"}))
+	p.do("snowflakeBounds", 400)(c.SnowflakeBoundsWithResponse(ctx, &api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "2026-12-07T09:00:00Z"}))
+	p.do("snowflakeLayout", 200)(c.SnowflakeLayoutWithResponse(ctx))
 	u, err := c.UuidBatchWithResponse(ctx, &api.UuidBatchParams{Count: 2})
 	p.do("uuidBatch", 200)(u, err)
 	if err == nil && u.JSON200 != nil {
 		p.do("uuidDecode", 200)(c.UuidDecodeWithResponse(ctx, u.JSON200.Uuids[0]))
 	}
 	p.do("uuidDecode", 400)(c.UuidDecodeWithResponse(ctx, "not-a-uuid"))
+	p.do("uuidBounds", 200)(c.UuidBoundsWithResponse(ctx, &api.UuidBoundsParams{From: "1796637600000", To: "2026-12-07T11:00:00.5Z"}))
+	p.do("uuidBounds", 400)(c.UuidBoundsWithResponse(ctx, &api.UuidBoundsParams{From: "yesterday", To: "1"}))
 	p.do("convertID", 200)(c.ConvertIDWithResponse(ctx, api.ConvertIDParamsFormDecimal, "2126889558862725211"))
 	p.do("convertID", 200)(c.ConvertIDWithResponse(ctx, api.ConvertIDParamsFormBase62, "000000000Go"))
 	p.do("convertID", 400)(c.ConvertIDWithResponse(ctx, api.ConvertIDParamsFormBase62, "zzzzzzzzzzz"))

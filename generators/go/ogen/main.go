@@ -87,6 +87,9 @@ func (p *prog) ids(ctx context.Context, c *api.Client) {
 		p.do("snowflakeDecode", 200)(c.SnowflakeDecode(ctx, api.SnowflakeDecodeParams{ID: api.DecimalID(b.Ids[0])}))
 	}
 	p.do("snowflakeDecode", 400)(c.SnowflakeDecode(ctx, api.SnowflakeDecodeParams{ID: "9999999999999999999"}))
+	p.do("snowflakeBounds", 200)(c.SnowflakeBounds(ctx, api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "1796641200000"}))
+	p.do("snowflakeBounds", 400)(c.SnowflakeBounds(ctx, api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "2026-12-07T09:00:00Z"}))
+	p.do("snowflakeLayout", 200)(c.SnowflakeLayout(ctx))
 
 	u, err := c.UuidBatch(ctx, api.UuidBatchParams{Count: 2})
 	p.do("uuidBatch", 200)(u, err)
@@ -94,6 +97,8 @@ func (p *prog) ids(ctx context.Context, c *api.Client) {
 		p.do("uuidDecode", 200)(c.UuidDecode(ctx, api.UuidDecodeParams{UUID: string(b.Uuids[0])}))
 	}
 	p.do("uuidDecode", 400)(c.UuidDecode(ctx, api.UuidDecodeParams{UUID: "not-a-uuid"}))
+	p.do("uuidBounds", 200)(c.UuidBounds(ctx, api.UuidBoundsParams{From: "1796637600000", To: "2026-12-07T11:00:00.5Z"}))
+	p.do("uuidBounds", 400)(c.UuidBounds(ctx, api.UuidBoundsParams{From: "yesterday", To: "1"}))
 	p.do("convertID", 200)(c.ConvertID(ctx, api.ConvertIDParams{Form: api.ConvertIDFormDecimal, ID: "2126889558862725211"}))
 	p.do("convertID", 200)(c.ConvertID(ctx, api.ConvertIDParams{Form: api.ConvertIDFormBase62, ID: "000000000Go"}))
 	p.do("convertID", 400)(c.ConvertID(ctx, api.ConvertIDParams{Form: api.ConvertIDFormBase62, ID: "zzzzzzzzzzz"}))

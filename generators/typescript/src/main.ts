@@ -203,11 +203,16 @@ await check("snowflakeBatch", 200, open.GET("/api/snowflake/batch", { params: { 
 const sfid = sf.data?.ids[0] ?? "";
 await check("snowflakeDecode", 200, open.GET("/api/snowflake/decode/{id}", { params: { path: { id: sfid } } }));
 await check("snowflakeDecode", 400, open.GET("/api/snowflake/decode/{id}", { params: { path: { id: "9999999999999999999" } } }));
+await check("snowflakeBounds", 200, open.GET("/api/snowflake/bounds", { params: { query: { from: "2026-12-07T10:00:00Z", to: "1796641200000" } } }));
+await check("snowflakeBounds", 400, open.GET("/api/snowflake/bounds", { params: { query: { from: "2026-12-07T10:00:00Z", to: "2026-12-07T09:00:00Z" } } }));
+await check("snowflakeLayout", 200, open.GET("/api/snowflake/layout"));
 const uu = await open.GET("/api/uuid/batch", { params: { query: { count: 2 } } });
 await check("uuidBatch", 200, Promise.resolve(uu));
 const uuid = uu.data?.uuids[0] ?? "";
 await check("uuidDecode", 200, open.GET("/api/uuid/decode/{uuid}", { params: { path: { uuid } } }));
 await check("uuidDecode", 400, open.GET("/api/uuid/decode/{uuid}", { params: { path: { uuid: "not-a-uuid" } } }));
+await check("uuidBounds", 200, open.GET("/api/uuid/bounds", { params: { query: { from: "1796637600000", to: "2026-12-07T11:00:00.5Z" } } }));
+await check("uuidBounds", 400, open.GET("/api/uuid/bounds", { params: { query: { from: "yesterday", to: "1" } } }));
 const convert = (form: "decimal" | "base62", id: string) => open.GET("/api/convert/{form}/{id}", { params: { path: { form, id } } });
 await check("convertID", 200, convert("decimal", "2126889558862725211"));
 await check("convertID", 200, convert("base62", "000000000Go"));
