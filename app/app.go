@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/httpapi"
 	"github.com/leafid/leaf/readiness"
@@ -33,7 +35,7 @@ var ErrUsage = errors.New("usage")
 
 // New returns the server of cfg, logging to log; nothing is started yet.
 func New(cfg Config, log *slog.Logger) *Server {
-	return &Server{cfg: cfg, log: log}
+	return &Server{cfg: cfg, log: log, skips: newSkipped()}
 }
 
 // Server is one running `leaf serve`. Open starts its parts in this order,
@@ -67,9 +69,10 @@ type Server struct {
 	seq      *sequence.Sequencer  // nil with --sequences=false or --store
 	ln       net.Listener
 	srv      *http.Server
-	tls      *tlsFiles   // nil: plaintext
-	serving  atomic.Bool // run has handed the listener to the server
-	stopping atomic.Bool // set when shutdown begins: /readyz fails
+	tls      *tlsFiles              // nil: plaintext
+	serving  atomic.Bool            // run has handed the listener to the server
+	stopping atomic.Bool            // set when shutdown begins: /readyz fails
+	skips    *prometheus.CounterVec // leaf_ids_skipped_total (skipped.go)
 
 	// The issuer of formatted and opaque tags and its loop (newIssuer).
 	biz     *bizid.Issuer

@@ -88,7 +88,7 @@ func (a *Server) Addr() string { return a.ln.Addr().String() }
 // the stores.
 func (a *Server) newWiring() *wiring {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), a.skips)
 	e := &wiring{
 		reg: reg,
 		domain: metrics.Sources{Version: a.cfg.Version, StoreUp: a.storesUp, SegmentTags: a.cfg.MetricsTags, StoresDurable: a.storesDurable,

@@ -64,6 +64,7 @@ func (a *Server) logLoad(l loadLimiters, tag string, err error) {
 
 // logRegression reports a row found behind what this instance received.
 func (a *Server) logRegression(r segment.Regression) {
+	a.fenceSkipped(r)
 	attrs := []any{"tag", r.Tag, "highest_max_id_received", r.High, "max_id_found", r.Found}
 	if r.Err != nil {
 		a.log.Error("segment: the database went back in time and the row could not be moved forward; no id is served from it",

@@ -63,8 +63,10 @@ func (a *Server) handBack() {
 	for _, r := range a.alloc.HandBack(ctx) {
 		switch {
 		case r.Err != nil:
+			a.skipped(r.Tag, skipStop, r.IDs)
 			a.log.Warn("segment: could not hand back the unused ids", "tag", r.Tag, "from", r.From, "ids", r.IDs, "err", r.Err)
 		case r.Moved:
+			a.skipped(r.Tag, skipStop, r.IDs)
 			a.log.Info("segment: unused ids not handed back, another instance took a range after them",
 				"tag", r.Tag, "from", r.From, "ids", r.IDs)
 		default:

@@ -76,6 +76,8 @@ func (a *Server) newSequencer() (*sequence.Sequencer, error) {
 				a.log.Info("sequences: ownership rounds succeed again")
 			case "lost":
 				a.log.Warn("sequences: section lost", "space", e.Space, "section", e.Section, "err", e.Err)
+			case "skipped":
+				a.logSkipped(e)
 			case "handback":
 				a.log.Warn("sequences: the unissued numbers of an ordered tag could not be handed back; the next owner starts after them", "row", e.Space, "err", e.Err)
 			default:

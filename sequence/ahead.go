@@ -199,7 +199,7 @@ func (q *Sequencer) handBackLate(s *section, row string, first, last int64) {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), q.opts.Lease)
 	defer cancel()
-	q.handBack(ctx, row, last+1, from)
+	q.handBack(ctx, s.space, row, last+1, from)
 }
 
 // tookRowLocked keeps the range a raise of the row took as the range
@@ -215,6 +215,7 @@ func (s *section) tookRowLocked(q *Sequencer, first, last int64, err error) erro
 	case s.max > 0 && first <= s.max:
 		// Only the owner raises the row: a range at or below what it took
 		// means the row went back in time.
+		s.skipHeldLocked(q, SkipLeaseLost)
 		s.dropLocked(q)
 		err := fmt.Errorf("%w: ordered tag %q: range from %d, not above the %d taken", ErrLeaseLost, s.row, first, s.max)
 		q.opts.OnEvent(Event{Kind: "lost", Space: s.space, Section: s.index, Err: err})

@@ -20,12 +20,18 @@ const (
 // Event is something a round did or met, for logs.
 type Event struct {
 	// Kind is "taken", "released", "lost", "error" (a round failed),
-	// "recovered" (a round succeeded after one failed) or "handback" (the
-	// unissued numbers of an ordered tag could not be handed back).
+	// "recovered" (a round succeeded after one failed), "handback" (the
+	// unissued numbers of an ordered tag could not be handed back: the
+	// store failed) or "skipped" (skipped.go).
 	Kind    string
 	Space   string
 	Section int
 	Err     error
+	// Of "skipped": Count numbers of the row Row of the ordered tag Space,
+	// from First on, never issued, for Cause (SkipLeaseLost, ...).
+	Row          string
+	First, Count int64
+	Cause        string
 }
 
 // Options configure a Sequencer. Zero fields take the defaults.

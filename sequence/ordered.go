@@ -154,6 +154,7 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 		if row != s.row {
 			// Another period: what is left of the last one's ranges is
 			// never issued (its period is over, or the clock went back).
+			s.skipHeldLocked(q, SkipPeriodEnd)
 			s.row, s.base, s.max, s.full = row, 0, 0, false
 			s.ahead.forget()
 		}
@@ -194,11 +195,15 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 // issued, after the section stopped being served here (release, Close):
 // the next owner then continues right after the last number issued, with
 // no gap. It does nothing when the row moved on.
-func (q *Sequencer) handBack(ctx context.Context, row string, end, first int64) {
+func (q *Sequencer) handBack(ctx context.Context, tag, row string, end, first int64) {
 	if q.opts.Tags == nil || row == "" || first >= end {
 		return
 	}
-	if _, err := q.opts.Tags.HandBack(ctx, row, end, first); err != nil {
+	done, err := q.opts.Tags.HandBack(ctx, row, end, first)
+	if err != nil {
 		q.opts.OnEvent(Event{Kind: "handback", Space: row, Section: OrderedSection, Err: err})
+	}
+	if !done {
+		q.skip(tag, row, first, end-first, SkipHandBack)
 	}
 }

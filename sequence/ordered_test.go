@@ -3,6 +3,7 @@ package sequence_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 
@@ -183,4 +184,53 @@ func TestOrderedHandBack(t *testing.T) {
 	}
 	round(t, other)
 	take(other)
+}
+
+// TestSkippedCounted: the numbers an ordered tag's owner held when it lost
+// its lease are counted as skipped, with their cause, and told; the heir
+// starts above them.
+func TestSkippedCounted(t *testing.T) {
+	f := newFixture(t)
+	tags := sequencetest.NewOrderedTags(f.store, 100)
+	tags.Create("orders", true)
+	var (
+		mu     sync.Mutex
+		events []sequence.Event
+	)
+	a, err := sequence.New(sequence.Options{
+		Store: f.store, Ordered: tags, Tags: tags, ID: "a", Addr: "a:8080", Lease: lease, Interval: -1, Now: f.clock.Now,
+		OnEvent: func(e sequence.Event) {
+			if e.Kind == "skipped" {
+				mu.Lock()
+				events = append(events, e)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	round(t, a)
+	ctx := context.Background()
+	if ids, err := a.NextTag(ctx, "orders", 3); err != nil || ids[2] != 3 {
+		t.Fatalf("a's first ids: %v, %v", ids, err)
+	}
+	// a stops renewing (a pause); b takes the tag once the lease ran out.
+	f.clock.Add(lease)
+	b := f.orderedMember(t, "b", tags)
+	round(t, b)
+	if ids, err := b.NextTag(ctx, "orders", 1); err != nil || ids[0] != 101 {
+		t.Fatalf("b's first id: %v, %v; want 101, above a's range", ids, err)
+	}
+	round(t, a) // a learns that it lost the tag
+	want := map[sequence.Skip]int64{{Tag: "orders", Cause: sequence.SkipLeaseLost}: 97}
+	if got := a.Skipped(); !maps.Equal(got, want) {
+		t.Errorf("a skipped %v, want %v: 4..100, held when the lease was lost", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 1 || events[0].Row != "orders" || events[0].First != 4 || events[0].Count != 97 || events[0].Cause != sequence.SkipLeaseLost {
+		t.Errorf("events told: %+v", events)
+	}
 }

@@ -243,6 +243,7 @@ func (q *Sequencer) keep(s *section, r SectionRow, mine bool, deadline time.Time
 		s.deadline = deadline
 		return true
 	}
+	s.skipHeldLocked(q, SkipLeaseLost)
 	s.dropLocked(q)
 	q.opts.OnEvent(Event{Kind: "lost", Space: r.Space, Section: r.Section})
 	return false

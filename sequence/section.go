@@ -218,7 +218,9 @@ func (s *section) releaseLocked(q *Sequencer) (row string, end, first int64) {
 		end, first = s.max+1, s.base+1
 		if a := &s.ahead; a.last != 0 {
 			if a.first != end {
-				first = a.first // the row moved on: only the range ahead is whole
+				// The row moved on: only the range ahead is whole.
+				q.skip(s.space, s.row, first, end-first, SkipHandBack)
+				first = a.first
 			}
 			end = a.last + 1
 		}

@@ -24,6 +24,7 @@ type Sequencer struct {
 
 	keysInMemory  atomic.Int64
 	keysForgotten atomic.Int64 // keys forgotten past Options.MaxKeys
+	skips         skips        // numbers of ordered tags skipped (skipped.go)
 	taken         atomic.Int64 // sections taken over since the start
 	dropped       atomic.Int64 // sections released or lost since the start
 	closed        atomic.Bool
@@ -295,7 +296,7 @@ func (q *Sequencer) Close(ctx context.Context) error {
 		_ = s.awaitLocked(ctx) // what a raise in flight takes is handed back too
 		row, end, first := s.releaseLocked(q)
 		s.mu.Unlock()
-		q.handBack(ctx, row, end, first)
+		q.handBack(ctx, s.space, row, end, first)
 	})
 	// Every lease at once, after the hand-backs: the next owner of an
 	// ordered tag raises its row after them.

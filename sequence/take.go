@@ -93,7 +93,7 @@ func (q *Sequencer) handOver(ctx context.Context, s *section, winner Member) {
 	row, end, first := s.releaseLocked(q)
 	s.mu.Unlock()
 	s.owner.Store(&winner.Addr)
-	q.handBack(ctx, row, end, first)
+	q.handBack(ctx, s.space, row, end, first)
 	err := q.opts.Store.ReleaseSection(ctx, s.space, s.index, q.opts.ID)
 	// A release that failed leaves the lease to run out.
 	q.opts.OnEvent(Event{Kind: "released", Space: s.space, Section: s.index, Err: err})
