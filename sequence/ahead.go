@@ -35,8 +35,10 @@ type ahead struct {
 	took    time.Duration // how long a raise takes (see timed)
 	// ahead: the load in flight was begun ahead of need (due); waited:
 	// a caller waited for such a load since the last began; by: the
-	// least the last load asked for beyond the step (next).
-	ahead, waited bool
+	// least the last load asked for beyond the step (next); doubt: a
+	// raise of the row failed since the last that succeeded, and may have
+	// been made (tookRowLocked).
+	ahead, waited, doubt bool
 	by            int64
 	// first..last is the range of an ordered tag's row taken ahead of
 	// the one in use; last is 0 when none is.
@@ -50,7 +52,7 @@ type ahead struct {
 // nothing it brings.
 func (a *ahead) forget() {
 	a.gen++
-	a.loading, a.err, a.waited = nil, nil, false // a release's wait is no caller's
+	a.loading, a.err, a.waited, a.doubt = nil, nil, false, false // a release's wait is no caller's
 	a.first, a.last, a.from, a.size = 0, 0, 0, 0
 }
 
@@ -211,6 +213,11 @@ func (s *section) tookRowLocked(q *Sequencer, first, last int64, err error) erro
 		s.full = true
 		return nil
 	case err != nil:
+		// The raise may have been made all the same (its answer lost, or
+		// the statement still queued when the call gave up): the store
+		// raises a row only from the value it read, so if it was made,
+		// the next raise finds the row moved on by exactly its range.
+		s.ahead.doubt = true
 		return fmt.Errorf("raise ordered tag %q: %w", s.row, err)
 	case s.max > 0 && first <= s.max:
 		// Only the owner raises the row: a range at or below what it took
@@ -226,6 +233,13 @@ func (s *section) tookRowLocked(q *Sequencer, first, last int64, err error) erro
 	// lets this owner serve again (every number asks servingLocked first).
 	// Dropped here, it was a hole of a step in a tag that promises none:
 	// the next raise went on above it.
+	if s.ahead.doubt && s.max > 0 && first > s.max+1 {
+		// A raise of this owner that failed was made: the numbers between
+		// are its own, taken and never issued (only the owner raises the
+		// row; another's late raise is one that owner never issues).
+		first = s.max + 1
+	}
+	s.ahead.doubt = false
 	s.ahead.first, s.ahead.last = first, last
 	return nil
 }

@@ -20,6 +20,7 @@ type slowRows struct {
 	gate    atomic.Pointer[chan struct{}]
 	raising chan struct{} // told of each raise as it begins
 	asked   atomic.Int64  // the atLeast of the last raise
+	lose    atomic.Int64  // raises to make and then fail, as if their answers were lost
 }
 
 func (r *slowRows) RaiseRow(ctx context.Context, row string, limit, atLeast int64) (int64, int64, error) {
@@ -36,7 +37,11 @@ func (r *slowRows) RaiseRow(ctx context.Context, row string, limit, atLeast int6
 	}
 	r.f.clock.Add(r.took)
 	r.asked.Store(atLeast)
-	return r.OrderedTags.RaiseRow(ctx, row, limit, atLeast)
+	first, last, err := r.OrderedTags.RaiseRow(ctx, row, limit, atLeast)
+	if err == nil && r.lose.Add(-1) >= 0 {
+		return 0, 0, errors.New("connection lost")
+	}
+	return first, last, err
 }
 
 func (f *fixture) slowMember(t *testing.T, rows *slowRows) *sequence.Sequencer {
@@ -333,4 +338,27 @@ func TestLateRaiseHandedBack(t *testing.T) {
 	b := f.orderedMember(t, "b", rows.OrderedTags)
 	round(t, b)
 	take(b, 5, 11)
+}
+
+// TestLostRaiseKept: a raise of the row that failed to the owner but was
+// made (its answer lost) leaves the row a range further on; the owner's
+// next raise finds it there, and the numbers between, its own and never
+// issued, are issued next: no gap.
+func TestLostRaiseKept(t *testing.T) {
+	f, rows := slowOrdered(t)
+	q := f.slowMember(t, rows)
+	takeOrders(t, q, 5, 1)
+	rows.lose.Store(1)
+	// 10% issued: the raise ahead is made, and fails to the owner.
+	takeOrders(t, q, 5, 6)
+	deadline := time.Now().Add(5 * time.Second)
+	for rows.MaxID("orders") != 201 {
+		if time.Now().After(deadline) {
+			t.Fatalf("max_id = %d; want 201, the lost raise made", rows.MaxID("orders"))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	takeOrders(t, q, 90, 11) // the rest of the first range
+	takeOrders(t, q, 100, 101)
+	takeOrders(t, q, 5, 201)
 }

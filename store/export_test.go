@@ -2,9 +2,24 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"time"
 )
+
+// RaiseRowLosing is RaiseRow whose first lose compare-and-sets are made
+// and their answers lost: the call sees a dropped connection.
+func RaiseRowLosing(ctx context.Context, s *Store, row string, limit int64, lose int) (first, last int64, err error) {
+	return s.raiseRow(ctx, row, limit, 0, func(ctx context.Context, q string, args ...any) (sql.Result, error) {
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err == nil && lose > 0 {
+			lose--
+			return nil, driver.ErrBadConn
+		}
+		return res, err
+	})
+}
 
 // ErrorKind is how a call treats err: "conflict" (run it again),
 // "unreachable" (the database or the node did not take it) or "permanent"

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 
@@ -59,43 +60,51 @@ func (s *Store) OrderedTags(ctx context.Context) ([]string, error) {
 }
 
 // RaiseRow raises a row of an ordered tag by its step, or by atLeast where
-// that is more, and by less where limit is reached (sequence.TagRows).
-// Without a limit it is Allocate.
-// With one, the row is read, then raised from the max_id read by a
-// compare-and-set: only the tag's owner raises the row, so the set finds
-// it as read; another writer's raise in between only makes it read again.
-// A row already past limit is sequence.ErrFull, found by the read alone.
+// that is more, and by less where limit is reached (sequence.TagRows): the
+// row is read, then raised from the max_id read by a compare-and-set. Only
+// the tag's owner raises the row, so the set finds it as read; another
+// writer's raise in between only makes it read again. A row already past
+// limit (0: none) is sequence.ErrFull, found by the read alone.
+//
+// A raise whose answer was lost (the connection dropped, the call tried
+// again) is found by the next read: the row at exactly the value that set
+// would have made. That range is this owner's, taken and never issued, and
+// it is the one returned, rather than a second range above it, which would
+// skip it in a tag that promises no gap. With a compare-and-set a lost raise
+// commits only on the row as read, so no other value can be mistaken for it.
 func (s *Store) RaiseRow(ctx context.Context, row string, limit, atLeast int64) (first, last int64, err error) {
-	if limit <= 0 {
-		a, err := s.allocate(ctx, row, 0, math.MinInt64, atLeast)
-		if err != nil {
-			return 0, 0, err
-		}
-		return a.Start(), a.MaxID - 1, nil
-	}
+	return s.raiseRow(ctx, row, limit, atLeast, s.db.ExecContext)
+}
+
+// raiseRow is RaiseRow with exec running the compare-and-set.
+func (s *Store) raiseRow(ctx context.Context, row string, limit, atLeast int64,
+	exec func(context.Context, string, ...any) (sql.Result, error)) (first, last int64, err error) {
 	if err := s.takes(ctx); err != nil {
 		return 0, 0, err
 	}
-	// Safe to retry: a raise whose answer was lost is found by the next
-	// read, and the next raise starts after it: its numbers are skipped.
+	var lost struct{ from, to int64 } // a set whose answer was lost; to is 0 when none was
 	err = s.callTaking(ctx, true, func(ctx context.Context) error {
 		for range 3 {
 			t, err := s.readTag(ctx, row)
 			if err != nil {
 				return err
 			}
-			if t.Step < segment.MinStep {
-				return fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, t.Step, segment.MinStep)
+			if lost.to != 0 && t.MaxID == lost.to {
+				first, last = lost.from, lost.to-1 // it was made
+				return nil
 			}
-			if t.MaxID > limit {
-				return fmt.Errorf("%w: max_id %d is past %d", sequence.ErrFull, t.MaxID, limit)
-			}
-			by := min(max(t.Step, atLeast), limit+1-t.MaxID)
-			res, err := s.db.ExecContext(ctx, raiseRowTo, t.MaxID+by, row, t.MaxID)
+			lost.to = 0
+			by, err := rowRaise(t, limit, atLeast)
 			if err != nil {
 				return err
 			}
+			res, err := exec(ctx, raiseRowTo, t.MaxID+by, row, t.MaxID)
+			if err != nil {
+				lost.from, lost.to = t.MaxID, t.MaxID+by
+				return err
+			}
 			if n, err := rowsAffected(res); err != nil {
+				lost.from, lost.to = t.MaxID, t.MaxID+by
 				return err
 			} else if n == 1 {
 				first, last = t.MaxID, t.MaxID+by-1
@@ -105,9 +114,28 @@ func (s *Store) RaiseRow(ctx context.Context, row string, limit, atLeast int64) 
 		return fmt.Errorf("the row moved under three raises in a row")
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("raise %q up to %d: %w", row, limit, err)
+		return 0, 0, fmt.Errorf("raise %q: %w", row, err)
 	}
 	return first, last, nil
+}
+
+// rowRaise is how far RaiseRow raises row t: its step, or atLeast where
+// that is more, cut at limit (0: none) and at the int64 maximum.
+func rowRaise(t segment.Tag, limit, atLeast int64) (int64, error) {
+	if t.Step < segment.MinStep {
+		return 0, fmt.Errorf("%w: its step is %d, below %d", segment.ErrMisconfigured, t.Step, segment.MinStep)
+	}
+	if limit > 0 && t.MaxID > limit {
+		return 0, fmt.Errorf("%w: max_id %d is past %d", sequence.ErrFull, t.MaxID, limit)
+	}
+	if t.MaxID == math.MaxInt64 {
+		return 0, segment.ErrExhausted
+	}
+	by := min(max(t.Step, atLeast), math.MaxInt64-t.MaxID)
+	if limit > 0 {
+		by = min(by, limit+1-t.MaxID)
+	}
+	return by, nil
 }
 
 // EnsureOrdered makes an existing tag ordered: it creates the tag's lease
