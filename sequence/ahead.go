@@ -39,7 +39,7 @@ type ahead struct {
 	// raise of the row failed since the last that succeeded, and may have
 	// been made (tookRowLocked).
 	ahead, waited, doubt bool
-	by            int64
+	by                   int64
 	// first..last is the range of an ordered tag's row taken ahead of
 	// the one in use; last is 0 when none is.
 	first, last int64
