@@ -32,7 +32,25 @@ func (a *Server) openIssuer(e *wiring) error {
 	}
 	e.svc.Kinds, e.svc.Biz = a.kinds, is
 	_, e.svc.BizTags = a.set.Rows(st)
+	e.svc.Bounds, e.svc.BoundSet = st, a.alloc.SetBound
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	a.refreshBounds(ctx, st)
 	return nil
+}
+
+// refreshBounds reads the tags' declared bounds into the allocator: a
+// bound changed anywhere holds here within --tag-refresh. A failed read
+// keeps the bounds read before.
+func (a *Server) refreshBounds(ctx context.Context, st *store.Store) {
+	bounds, err := st.TagBounds(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.log.Warn("tag bounds: read failed; the bounds read before hold", "err", err)
+		}
+		return
+	}
+	a.alloc.SetBounds(bounds)
 }
 
 // closeIssuer stops the issuer's loop.
@@ -99,6 +117,7 @@ func (a *Server) refreshKinds(ctx context.Context, st *store.Store) {
 		a.log.Debug("ordered tags: refresh failed", "err", err)
 	}
 	a.kinds.Ordered(ordered...)
+	a.refreshBounds(ctx, st)
 }
 
 // pruneOnce closes and prunes the periods past the grace, and logs what

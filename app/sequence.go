@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"math"
 	"net"
 	"time"
 
@@ -61,6 +62,7 @@ func (a *Server) newSequencer() (*sequence.Sequencer, error) {
 		Store:   home,
 		Ordered: home,
 		Tags:    home,
+		Bound:   a.boundOf,
 		Addr:    addr,
 		Lease:   a.cfg.SequenceLease,
 		MaxKeys: a.cfg.SequenceKeysMax,
@@ -119,4 +121,13 @@ func (s spaceAdmin) CreateSpace(ctx context.Context, sp sequence.Space) (sequenc
 		s.seq.Added(created)
 	}
 	return created, err
+}
+
+// boundOf is the declared bound of an ordered tag (math.MaxInt64: none),
+// as the allocator keeps them (refreshBounds).
+func (a *Server) boundOf(tag string) int64 {
+	if a.alloc == nil {
+		return math.MaxInt64
+	}
+	return a.alloc.Bound(tag)
 }

@@ -23,6 +23,7 @@ var (
 	ErrMethodNotAllowed = errors.New("method not allowed")    // method_not_allowed
 	ErrTagExists        = errors.New("tag exists")            // tag_exists
 	ErrExhausted        = errors.New("tag exhausted")         // tag_exhausted: the row's max_id is the int64 maximum
+	ErrBoundReached     = errors.New("tag bound reached")     // tag_bound_reached: the tag issued the last id of its declared bound
 	ErrMisconfigured    = errors.New("tag misconfigured")     // tag_misconfigured: the row's step is below 1
 	ErrInternal         = errors.New("internal server error") // internal, or an answer that makes no sense
 	ErrInvalidFormat    = errors.New("invalid format")        // invalid_format: a formatted or opaque tag's settings refused
@@ -63,6 +64,7 @@ var sentinels = map[string]error{
 	"method_not_allowed": ErrMethodNotAllowed,
 	"tag_exists":         ErrTagExists,
 	"tag_exhausted":      ErrExhausted,
+	"tag_bound_reached":  ErrBoundReached,
 	"tag_misconfigured":  ErrMisconfigured,
 	"unavailable":        ErrUnavailable,
 	"store_not_durable":  ErrStoreNotDurable,

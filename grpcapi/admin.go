@@ -58,6 +58,7 @@ func toTag(v service.TagView) *leafv1.Tag {
 		Opaque:       int32(v.Opaque),
 		KeyId:        v.KeyID,
 		PrunedBefore: v.PrunedBefore,
+		Max:          v.Bound,
 	}
 	if !v.UpdateTime.IsZero() {
 		out.UpdateTime = timestamppb.New(v.UpdateTime)
@@ -111,7 +112,7 @@ func (s *adminServer) GetTag(ctx context.Context, req *connect.Request[leafv1.Ge
 func (s *adminServer) UpdateTag(ctx context.Context, req *connect.Request[leafv1.UpdateTagRequest]) (*connect.Response[leafv1.UpdateTagResponse], error) {
 	m := req.Msg
 	name := m.GetTag()
-	u := segment.TagUpdate{Step: m.Step, Description: m.Description, MaxID: m.MaxId}
+	u := segment.TagUpdate{Step: m.Step, Description: m.Description, MaxID: m.MaxId, Bound: m.Max}
 	t, err := s.svc.Tags().Update(ctx, name, u, settings(m.Format, m.Reset_, m.TimeZone, m.Opaque))
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)

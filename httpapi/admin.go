@@ -27,6 +27,8 @@ type tagJSON struct {
 	Opaque       int    `json:"opaque,omitempty"`
 	KeyID        string `json:"key_id,omitempty"`
 	PrunedBefore string `json:"pruned_before,omitempty"`
+	// Max is the tag's declared bound, absent when it has none.
+	Max string `json:"max,omitempty"`
 }
 
 func toTagJSON(v service.TagView) tagJSON {
@@ -43,6 +45,7 @@ func toTagJSON(v service.TagView) tagJSON {
 		Opaque:       v.Opaque,
 		KeyID:        v.KeyID,
 		PrunedBefore: v.PrunedBefore,
+		Max:          bound(v.Bound),
 	}
 }
 
@@ -51,6 +54,7 @@ const (
 	fieldTag         = "tag"
 	fieldStep        = "step"
 	fieldMaxID       = "max_id"
+	fieldMax         = "max"
 	fieldDescription = "description"
 	fieldOrdered     = "ordered"
 	// Formatted and opaque tags.
@@ -154,7 +158,7 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 	if err := s.svc.Tags().Named(name); err != nil {
 		return err
 	}
-	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription,
+	body, err := readObject(c, fieldStep, fieldMaxID, fieldDescription, fieldMax,
 		fieldFormat, fieldReset, fieldTimeZone, fieldOpaque)
 	if err != nil {
 		return err
@@ -178,6 +182,11 @@ func (s *server) adminUpdateTag(c echo.Context) error {
 		return err
 	} else if ok {
 		u.Description = &v
+	}
+	if v, ok, err := body.int64(fieldMax); err != nil {
+		return err
+	} else if ok {
+		u.Bound = &v
 	}
 	t, err := s.svc.Tags().Update(c.Request().Context(), name, u, set)
 	if err != nil {
@@ -258,4 +267,12 @@ func (s *server) adminSegments(c echo.Context) error {
 		out.Segments = append(out.Segments, toBufferJSON(b))
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// bound is a declared bound as the admin answers write it, "" for none.
+func bound(b int64) string {
+	if b <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(b, 10)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -296,6 +297,42 @@ func newFakeTags() *segmenttest.MemStore {
 
 var _ service.TagRows = (*segmenttest.MemStore)(nil)
 
+// fakeBounds keeps the bounds of the tags of rows in memory.
+type fakeBounds struct {
+	rows *segmenttest.MemStore
+	mu   sync.Mutex
+	m    map[string]int64
+}
+
+func (f *fakeBounds) TagBounds(context.Context) (map[string]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.m), nil
+}
+
+func (f *fakeBounds) TagBound(_ context.Context, tag string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[tag], nil
+}
+
+func (f *fakeBounds) SetTagBound(ctx context.Context, tag string, bound int64) error {
+	if _, err := f.rows.Tag(ctx, tag); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]int64{}
+	}
+	if bound == 0 {
+		delete(f.m, tag)
+	} else {
+		f.m[tag] = bound
+	}
+	return nil
+}
+
 const testToken = "s3cret-admin-token"
 
 type env struct {
@@ -343,6 +380,7 @@ func newEnv(tb testing.TB, edit ...func(*envConfig)) *env {
 			Segments:  v.seg,
 			Snowflake: v.snow,
 			Tags:      v.tags,
+			Bounds:    &fakeBounds{rows: v.tags},
 			Metrics:   v.reg,
 			Logger:    slog.New(slog.NewTextHandler(v.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		},

@@ -125,6 +125,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 		s.round(tb)
 		cfg.Sequences, cfg.Spaces, cfg.Ordered = s.seqs, s.seqStore, s.seqs
 		cfg.Tags = oaTags{MemStore: s.store, ordered: ordered, seqs: s.seqs}
+		cfg.Bounds = &fakeBounds{rows: s.store}
 		// Formatted and opaque tags: a daily one, an opaque one, and one
 		// whose fixed-width sequence is full ({seq:1!} at 10).
 		for _, t := range []struct {
@@ -378,6 +379,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/admin/tags/orders", status: 401, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: `{"step":3000,"description":"orders"}`, status: 200, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: `{"max_id":1}`, status: 400, path: tag},
+		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: `{"max":2147483647}`, status: 200, path: tag},
+		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: `{"max":-1}`, status: 400, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: `{}`, status: 400, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/nosuch", token: oaAdmin, body: `{"step":5}`, status: 404, path: tag},
 		{method: "PATCH", target: "/api/admin/tags/orders", token: oaAdmin, body: big, status: 413, path: tag},

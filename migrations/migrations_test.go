@@ -26,11 +26,11 @@ func TestFiles(t *testing.T) {
 			}
 			want := []string{"00001_leaf_alloc.sql", "00002_leaf_worker_lease.sql", "00003_leaf_worker_lease_instance.sql", "00004_leaf_store.sql",
 				"00005_leaf_worker_lease_16_bit_ids.sql", "00006_leaf_sequence.sql", "00007_leaf_tag_format.sql",
-				"00008_leaf_db_start.sql", "00009_leaf_db_run.sql"}
+				"00008_leaf_db_start.sql", "00009_leaf_db_run.sql", "00010_leaf_tag_bound.sql"}
 			if !slices.Equal(names, want) {
 				t.Fatalf("files %q, want %q", names, want)
 			}
-			if v, err := migrations.Latest(d); err != nil || v != 9 {
+			if v, err := migrations.Latest(d); err != nil || v != 10 {
 				t.Fatalf("Latest = %d, %v", v, err)
 			}
 		})
@@ -59,7 +59,7 @@ func TestUpSQLite(t *testing.T) {
 	for _, a := range applied {
 		versions = append(versions, a.Version)
 	}
-	if !slices.Equal(versions, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}) || applied[0].Name != "00001_leaf_alloc.sql" {
+	if !slices.Equal(versions, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) || applied[0].Name != "00001_leaf_alloc.sql" {
 		t.Fatalf("applied %+v", applied)
 	}
 	again, err := migrations.Up(ctx, db, migrations.SQLite)

@@ -59,6 +59,8 @@ type Allocator struct {
 	failed   map[string]*FailedTag // tags whose first load failed, until one succeeds
 
 	retired retiredBuffers // counts of dropped buffers, for EachTag's totals (stats.go)
+
+	bounds atomic.Pointer[map[string]int64] // declared bounds (bound.go)
 }
 
 // New returns an allocator over store and starts its periodic tag refresh.

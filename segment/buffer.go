@@ -39,21 +39,27 @@ type paddedSeg struct {
 	_ [64 - unsafe.Sizeof(atomic.Uint64{})]byte
 }
 
-// init makes s the range of alloc, loaded at the allocator's time at.
-func (s *seg) init(alloc Allocation, at int64) {
+// init makes s the range of alloc, loaded at the allocator's time at, cut
+// at bound, the largest id the tag may issue.
+func (s *seg) init(alloc Allocation, at, bound int64) {
 	start, size := alloc.Start(), alloc.Step
 	if start < 1 { // never hand out 0 or a negative id
 		size -= 1 - start
 		start = 1
 	}
+	if start > bound {
+		size = 0
+	} else if size > bound-start+1 {
+		size = bound - start + 1
+	}
 	s.start, s.size, s.loadedAt = start, uint64(max(size, 0)), at
 	s.prefetchAt = s.size * AheadPercent / 100
 }
 
-// newSeg returns a padded segment of the range of alloc.
-func newSeg(alloc Allocation, at int64) *seg {
+// newSeg returns a padded segment of the range of alloc, cut at bound.
+func newSeg(alloc Allocation, at, bound int64) *seg {
 	p := new(paddedSeg)
-	p.s.init(alloc, at)
+	p.s.init(alloc, at, bound)
 	return &p.s
 }
 
@@ -133,7 +139,7 @@ type bufferMore struct {
 func newBuffer(a *Allocator, tag string, alloc Allocation, took time.Duration) *buffer {
 	now := a.since(a.opts.Now())
 	b := &buffer{tag: strings.Clone(tag), step: alloc.Step, minStep: alloc.DBStep, lastTook: took, mark: noMark}
-	b.first.init(alloc, now)
+	b.first.init(alloc, now, a.Bound(tag))
 	b.cur.Store(&b.first)
 	b.wantNext.Store(true)
 	return b
@@ -172,7 +178,7 @@ func (b *buffer) nextLocked() *seg {
 // loading, or a failed load is still backing off, or s is no longer the
 // current segment (the caller's id came from a segment already replaced).
 func (b *buffer) prefetch(a *Allocator, s *seg) {
-	if b.backingOff(a) {
+	if b.backingOff(a) || s.reached(a.Bound(b.tag)) {
 		return
 	}
 	b.mu.Lock()
@@ -239,7 +245,7 @@ func (b *buffer) load(a *Allocator, step int64, done chan struct{}) {
 	m.lastErr = nil
 	m.retryAt.Store(math.MinInt64)
 	b.step, b.minStep, m.lastLoad, b.lastTook = alloc.Step, alloc.DBStep, at, now.Sub(began)
-	m.next = newSeg(alloc, at)
+	m.next = newSeg(alloc, at, a.Bound(b.tag))
 }
 
 // advance is called when s, the current segment, is spent. It switches to
@@ -263,6 +269,10 @@ func (b *buffer) advance(ctx context.Context, a *Allocator, s *seg) error {
 		return nil
 	}
 	if m == nil || m.loading == nil {
+		if bound := a.Bound(b.tag); s.reached(bound) {
+			b.mu.Unlock()
+			return fmt.Errorf("%w: %q issued its last id up to %d", ErrBoundReached, b.tag, bound)
+		}
 		if b.backingOff(a) {
 			err := m.lastErr
 			b.mu.Unlock()

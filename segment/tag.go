@@ -34,6 +34,9 @@ type TagUpdate struct {
 	Step        *int64
 	Description *string
 	MaxID       *int64 // may only be raised
+	// Bound is the largest id the tag may issue (SetBounds); 0 removes
+	// it. It is kept beside the row, which stays Leaf's.
+	Bound *int64
 }
 
 // ValidateTag reports whether name can be the name of a row of leaf_alloc,
@@ -120,6 +123,9 @@ func (u TagUpdate) Validate() error {
 		if err := validateMaxID(*u.MaxID); err != nil {
 			return err
 		}
+	}
+	if u.Bound != nil && *u.Bound < 0 {
+		return fmt.Errorf("%w: a bound of %d: want 1 or more, or 0 to remove it", ErrInvalidMaxID, *u.Bound)
 	}
 	if u.Description != nil {
 		return validateDescription(*u.Description)

@@ -181,6 +181,9 @@ func (s *section) raiseRowAhead(q *Sequencer, limit int64, ahead bool) {
 		return err
 	}, func(err error) {
 		s.ahead.err = s.tookRowLocked(q, first, last, err)
+		if s.full {
+			s.fullAt = limit
+		}
 	}, func() {
 		q.handBackLate(s, row, first, last)
 	})

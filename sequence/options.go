@@ -42,6 +42,9 @@ type Options struct {
 	// served as ordered (Ordered answers false).
 	Ordered OrderedStore
 	Tags    TagRows
+	// Bound is the largest id an ordered tag may issue, math.MaxInt64 for
+	// none (nil: no tag has one): NextTag issues none past it.
+	Bound func(tag string) int64
 	// Addr is the address other instances reach this one at (host:port).
 	// Required: requests for sections owned here are forwarded to it.
 	Addr string

@@ -2,8 +2,12 @@ package sequence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
+
+	"github.com/leafid/leaf/segment"
 )
 
 // Ordered tags: segment tags whose ids strictly increase across the
@@ -110,9 +114,22 @@ func (q *Sequencer) roundNow(ctx context.Context, tag string) {
 // NextTag returns n ids of the ordered tag, increasing, each above every
 // id of the tag issued before by any instance. A tag not known here yet is
 // learned of first (AddedOrdered): the caller knows it is ordered.
+// Past the tag's bound (Options.Bound) it returns an error wrapping
+// segment.ErrBoundReached, and takes none.
 func (q *Sequencer) NextTag(ctx context.Context, tag string, n int) ([]int64, error) {
 	q.AddedOrdered(ctx, tag)
-	return q.NextRow(ctx, tag, tag, 0, n)
+	var limit int64
+	if q.opts.Bound != nil {
+		if b := q.opts.Bound(tag); b < math.MaxInt64 {
+			limit = b
+		}
+	}
+	ids, err := q.NextRow(ctx, tag, tag, limit, n)
+	var full *FullError
+	if errors.As(err, &full) {
+		return nil, fmt.Errorf("%w: %q has %d ids left up to %d, %d asked for", segment.ErrBoundReached, tag, full.Left, limit, n)
+	}
+	return ids, err
 }
 
 // NextRow returns n numbers of row, one of the rows of the ordered tag
@@ -151,6 +168,9 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 		if q.opts.Tags == nil {
 			return nil, fmt.Errorf("%w: no store of tag rows", ErrUnavailable)
 		}
+		if s.full && limit != s.fullAt {
+			s.full = false // the limit moved (a tag's bound changed): raise again
+		}
 		if row != s.row {
 			// Another period: what is left of the last one's ranges is
 			// never issued (its period is over, or the clock went back).
@@ -159,11 +179,11 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 			s.ahead.forget()
 		}
 		switch {
-		case s.max-s.base >= int64(n):
+		case s.leftLocked(limit) >= int64(n):
 		case s.ahead.last != 0:
 			s.useAheadLocked(q)
 			continue
-		case !s.full:
+		case !s.full && (limit <= 0 || s.max < limit):
 			if s.ahead.loading == nil {
 				s.raiseRowAhead(q, limit, false)
 			}
@@ -174,7 +194,7 @@ func (s *section) nextRow(ctx context.Context, q *Sequencer, row string, limit i
 		}
 		break
 	}
-	if left := s.max - s.base; left < int64(n) {
+	if left := s.leftLocked(limit); left < int64(n) {
 		return nil, &FullError{Row: row, Left: left, Limit: limit, Asked: n}
 	}
 	out := make([]int64, n)
@@ -206,4 +226,14 @@ func (q *Sequencer) handBack(ctx context.Context, tag, row string, end, first in
 	if !done {
 		q.skip(tag, row, first, end-first, SkipHandBack)
 	}
+}
+
+// leftLocked is how many numbers of the range in use may be issued: up to
+// its end, and up to limit when there is one (a bound lowered under a
+// range taken before).
+func (s *section) leftLocked(limit int64) int64 {
+	if limit > 0 {
+		return max(min(s.max, limit)-s.base, 0)
+	}
+	return s.max - s.base
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/leafid/leaf/internal/sequencetest"
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
 )
 
@@ -232,5 +234,47 @@ func TestSkippedCounted(t *testing.T) {
 	defer mu.Unlock()
 	if len(events) != 1 || events[0].Row != "orders" || events[0].First != 4 || events[0].Count != 97 || events[0].Cause != sequence.SkipLeaseLost {
 		t.Errorf("events told: %+v", events)
+	}
+}
+
+// TestOrderedBound: an ordered tag issues every id up to its bound, then
+// refuses with segment.ErrBoundReached, taking none; a raised bound lets
+// it go on with the next id, and a lowered one stops it at once.
+func TestOrderedBound(t *testing.T) {
+	f := newFixture(t)
+	tags := sequencetest.NewOrderedTags(f.store, 100)
+	tags.Create("orders", true)
+	var bound atomic.Int64
+	bound.Store(150)
+	q, err := sequence.New(sequence.Options{
+		Store: f.store, Ordered: tags, Tags: tags, ID: "a", Addr: "a:8080", Lease: lease, Interval: -1, Now: f.clock.Now,
+		Bound: func(string) int64 { return bound.Load() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close(context.Background()) })
+	round(t, q)
+	ctx := context.Background()
+	next := func(n int) ([]int64, error) { return q.NextTag(ctx, "orders", n) }
+	if ids, err := next(140); err != nil || ids[139] != 140 {
+		t.Fatalf("140 ids: %v, %v", len(ids), err)
+	}
+	if _, err := next(11); !errors.Is(err, segment.ErrBoundReached) {
+		t.Fatalf("11 ids with 10 left: %v, want ErrBoundReached", err)
+	}
+	if ids, err := next(10); err != nil || ids[0] != 141 || ids[9] != 150 {
+		t.Fatalf("the last 10: %v, %v", ids, err)
+	}
+	if _, err := next(1); !errors.Is(err, segment.ErrBoundReached) {
+		t.Fatalf("past the bound: %v", err)
+	}
+	bound.Store(1000)
+	if ids, err := next(1); err != nil || ids[0] != 151 {
+		t.Fatalf("after the bound was raised: %v, %v; want 151", ids, err)
+	}
+	bound.Store(151)
+	if _, err := next(1); !errors.Is(err, segment.ErrBoundReached) {
+		t.Fatalf("after the bound was lowered to the last id: %v", err)
 	}
 }

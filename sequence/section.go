@@ -50,6 +50,8 @@ type section struct {
 	// beyond max.
 	row  string
 	full bool
+	// fullAt is the limit full was found at.
+	fullAt int64
 	// ahead is the range or raise loading in the background (ahead.go).
 	ahead ahead
 	// released is what the last release of an ordered tag handed back,

@@ -129,6 +129,8 @@ func Classify(err error) (code, message string) {
 		return InvalidTag, err.Error()
 	case errors.Is(err, segment.ErrInvalidStep), errors.Is(err, segment.ErrInvalidMaxID), errors.Is(err, segment.ErrInvalidDescription):
 		return InvalidRequest, unwrapTag(err).Error()
+	case errors.Is(err, segment.ErrBoundReached):
+		return TagBoundReached, fmt.Sprintf("%v; raise the tag's bound (max) to go on", unwrapTag(err))
 	case errors.Is(err, snowflake.ErrInvalidInterval), errors.Is(err, uuidv7.ErrInvalidInterval):
 		return InvalidRequest, err.Error()
 	case errors.Is(err, snowflake.ErrInvalidID):

@@ -36,6 +36,7 @@ const (
 	MethodNotAllowed = "method_not_allowed"
 	TagExists        = "tag_exists"
 	TagExhausted     = "tag_exhausted"
+	TagBoundReached  = "tag_bound_reached"
 	TagMisconfigured = "tag_misconfigured"
 	Unavailable      = "unavailable"
 	StoreNotDurable  = "store_not_durable"
@@ -82,6 +83,9 @@ var table = [...]codeInfo{
 	// The tag's ids are spent; no retry helps (HTTP 410 sends no
 	// Retry-After either).
 	{TagExhausted, http.StatusGone, connect.CodeResourceExhausted},
+	// The tag issued the last id of the bound it declared: until the
+	// bound is raised.
+	{TagBoundReached, http.StatusGone, connect.CodeResourceExhausted},
 	// An operator must fix the row first.
 	{TagMisconfigured, http.StatusInternalServerError, connect.CodeFailedPrecondition},
 	{Unavailable, http.StatusServiceUnavailable, connect.CodeUnavailable},

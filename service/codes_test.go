@@ -68,6 +68,7 @@ func TestStatusAndGRPCCode(t *testing.T) {
 		service.MethodNotAllowed:  {http.StatusMethodNotAllowed, connect.CodeUnimplemented},
 		service.TagExists:         {http.StatusConflict, connect.CodeAlreadyExists},
 		service.TagExhausted:      {http.StatusGone, connect.CodeResourceExhausted},
+		service.TagBoundReached:   {http.StatusGone, connect.CodeResourceExhausted},
 		service.TagMisconfigured:  {http.StatusInternalServerError, connect.CodeFailedPrecondition},
 		service.Unavailable:       {http.StatusServiceUnavailable, connect.CodeUnavailable},
 		service.StoreNotDurable:   {http.StatusServiceUnavailable, connect.CodeUnavailable},

@@ -109,6 +109,10 @@ type Config struct {
 	UUIDs UUIDs
 	// Tags keeps the rows of leaf_alloc for the admin calls.
 	Tags TagRows
+	// Bounds keep the bounds tags declare (max); nil refuses them.
+	// BoundSet is told of each bound an admin call sets.
+	Bounds   TagBounds
+	BoundSet func(tag string, bound int64)
 	// Kinds is the tag registry: what kind each tag is; nil serves every
 	// tag as a plain one.
 	Kinds *Registry
@@ -180,7 +184,7 @@ func New(cfg Config) *Service {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	s := &Service{cfg: cfg}
-	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds, Log: cfg.Logger}
+	s.tags = &TagAdmin{Rows: cfg.Tags, Settings: cfg.BizTags, Kinds: cfg.Kinds, Log: cfg.Logger, Bounds: cfg.Bounds, BoundSet: cfg.BoundSet}
 	s.refusals = NewAdminRefusals(cfg.Metrics, cfg.Logger)
 	if s.cfg.CappedShare <= 0 || s.cfg.CappedShare > 1 {
 		s.cfg.CappedShare = DefaultCappedShare

@@ -58,6 +58,10 @@ type TagAdmin struct {
 	// Log receives the trail of the changes made, at INFO; nil keeps
 	// none.
 	Log *slog.Logger
+	// Bounds keep the tags' declared bounds; nil refuses them. BoundSet,
+	// unless nil, is told of each bound set, to hold here at once.
+	Bounds   TagBounds
+	BoundSet func(tag string, bound int64)
 
 	nonASCII foldedTags // the tags of names not ASCII, for new ASCII names
 }
@@ -237,11 +241,14 @@ func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate,
 		return TagView{}, err
 	}
 	rows := u.Step != nil || u.MaxID != nil || u.Description != nil
-	if !rows && !g.given() {
-		return TagView{}, Errorf(InvalidRequest, "nothing to update: give step, max_id, description, format, reset, time_zone or opaque")
+	if !rows && !g.given() && u.Bound == nil {
+		return TagView{}, Errorf(InvalidRequest, "nothing to update: give step, max_id, description, max, format, reset, time_zone or opaque")
 	}
 	if err := u.Validate(); err != nil {
 		return TagView{}, err
+	}
+	if u.Bound != nil && a.Bounds == nil {
+		return TagView{}, Errorf(InvalidRequest, "bounds are not kept here (they need segment mode on)")
 	}
 	before, err := a.Get(ctx, name)
 	if err != nil {
@@ -250,6 +257,14 @@ func (a *TagAdmin) Update(ctx context.Context, name string, u segment.TagUpdate,
 	if g.given() {
 		if err := a.updateSettings(ctx, name, set, g); err != nil {
 			return TagView{}, WithTag(name, err)
+		}
+	}
+	if u.Bound != nil {
+		if err := a.Bounds.SetTagBound(ctx, name, *u.Bound); err != nil {
+			return TagView{}, WithTag(name, err)
+		}
+		if a.BoundSet != nil {
+			a.BoundSet(name, *u.Bound)
 		}
 	}
 	var t segment.Tag
@@ -345,10 +360,18 @@ func (a *TagAdmin) List(ctx context.Context) ([]TagView, error) {
 			sets[set.Tag] = set
 		}
 	}
+	var bounds map[string]int64
+	if a.Bounds != nil {
+		if bounds, err = a.Bounds.TagBounds(ctx); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]TagView, 0, len(tags))
 	for _, t := range tags {
 		set, ok := sets[t.Name]
-		out = append(out, viewOf(t, set, ok))
+		v := viewOf(t, set, ok)
+		v.Bound = bounds[t.Name]
+		out = append(out, v)
 	}
 	return out, nil
 }

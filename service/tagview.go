@@ -23,6 +23,15 @@ type TagView struct {
 	Opaque       int
 	KeyID        string
 	PrunedBefore string
+	// Bound is the largest id the tag may issue, 0 when it declared none.
+	Bound int64
+}
+
+// TagBounds keep the bounds tags declare (store.Store implements it).
+type TagBounds interface {
+	TagBounds(ctx context.Context) (map[string]int64, error)
+	TagBound(ctx context.Context, tag string) (int64, error)
+	SetTagBound(ctx context.Context, tag string, bound int64) error
 }
 
 func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
@@ -44,10 +53,16 @@ func viewOf(t segment.Tag, set bizid.Settings, has bool) TagView {
 // view is t with its settings when it has some. A failed read of them
 // shows the tag without.
 func (a *TagAdmin) view(ctx context.Context, t segment.Tag) TagView {
+	var v TagView
 	if a.Settings == nil {
-		return viewOf(t, bizid.Settings{}, false)
+		v = viewOf(t, bizid.Settings{}, false)
+	} else {
+		rows, err := a.Settings.LookupTags(ctx, []string{t.Name})
+		r := rows[t.Name]
+		v = viewOf(t, r.Settings, err == nil && r.Kind == bizid.Special)
 	}
-	rows, err := a.Settings.LookupTags(ctx, []string{t.Name})
-	r := rows[t.Name]
-	return viewOf(t, r.Settings, err == nil && r.Kind == bizid.Special)
+	if a.Bounds != nil {
+		v.Bound, _ = a.Bounds.TagBound(ctx, t.Name) // a failed read shows none
+	}
+	return v
 }

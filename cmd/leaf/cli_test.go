@@ -331,7 +331,8 @@ func TestMigrateSaysWhatItApplied(t *testing.T) {
 		"applied 00006_leaf_sequence.sql (version 6) to sqlite " + path + "\n" +
 		"applied 00007_leaf_tag_format.sql (version 7) to sqlite " + path + "\n" +
 		"applied 00008_leaf_db_start.sql (version 8) to sqlite " + path + "\n" +
-		"applied 00009_leaf_db_run.sql (version 9) to sqlite " + path + "\n"
+		"applied 00009_leaf_db_run.sql (version 9) to sqlite " + path + "\n" +
+		"applied 00010_leaf_tag_bound.sql (version 10) to sqlite " + path + "\n"
 	if out != want {
 		t.Fatalf("first migrate said\n%s\nwant\n%s", out, want)
 	}

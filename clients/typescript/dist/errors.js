@@ -28,6 +28,7 @@ exports.ERROR_CODES = [
     "method_not_allowed",
     "tag_exists",
     "tag_exhausted",
+    "tag_bound_reached",
     "tag_misconfigured",
     "unavailable",
     "store_not_durable",

@@ -1550,7 +1550,9 @@ type Tag struct {
 	KeyId string `protobuf:"bytes,11,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
 	// The first period key of a formatted tag whose row is kept: every
 	// period before it has been pruned and is closed.
-	PrunedBefore  string `protobuf:"bytes,12,opt,name=pruned_before,json=prunedBefore,proto3" json:"pruned_before,omitempty"`
+	PrunedBefore string `protobuf:"bytes,12,opt,name=pruned_before,json=prunedBefore,proto3" json:"pruned_before,omitempty"`
+	// The tag's declared bound: the largest id it issues; 0 when it has none.
+	Max           int64 `protobuf:"varint,13,opt,name=max,proto3" json:"max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1667,6 +1669,13 @@ func (x *Tag) GetPrunedBefore() string {
 		return x.PrunedBefore
 	}
 	return ""
+}
+
+func (x *Tag) GetMax() int64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
 }
 
 type CreateTagRequest struct {
@@ -2009,10 +2018,13 @@ type UpdateTagRequest struct {
 	MaxId       *int64                 `protobuf:"varint,4,opt,name=max_id,json=maxId,proto3,oneof" json:"max_id,omitempty"`
 	// The settings of a formatted or opaque tag, as in CreateTagRequest;
 	// those absent keep their values.
-	Format        *string `protobuf:"bytes,5,opt,name=format,proto3,oneof" json:"format,omitempty"`
-	Reset_        *string `protobuf:"bytes,6,opt,name=reset,proto3,oneof" json:"reset,omitempty"`
-	TimeZone      *string `protobuf:"bytes,7,opt,name=time_zone,json=timeZone,proto3,oneof" json:"time_zone,omitempty"`
-	Opaque        *int32  `protobuf:"varint,8,opt,name=opaque,proto3,oneof" json:"opaque,omitempty"`
+	Format   *string `protobuf:"bytes,5,opt,name=format,proto3,oneof" json:"format,omitempty"`
+	Reset_   *string `protobuf:"bytes,6,opt,name=reset,proto3,oneof" json:"reset,omitempty"`
+	TimeZone *string `protobuf:"bytes,7,opt,name=time_zone,json=timeZone,proto3,oneof" json:"time_zone,omitempty"`
+	Opaque   *int32  `protobuf:"varint,8,opt,name=opaque,proto3,oneof" json:"opaque,omitempty"`
+	// The tag's bound: the largest id it may issue (0 removes it); past it,
+	// ResourceExhausted with the reason TAG_BOUND_REACHED.
+	Max           *int64 `protobuf:"varint,9,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2099,6 +2111,13 @@ func (x *UpdateTagRequest) GetTimeZone() string {
 func (x *UpdateTagRequest) GetOpaque() int32 {
 	if x != nil && x.Opaque != nil {
 		return *x.Opaque
+	}
+	return 0
+}
+
+func (x *UpdateTagRequest) GetMax() int64 {
+	if x != nil && x.Max != nil {
+		return *x.Max
 	}
 	return 0
 }
@@ -3009,7 +3028,7 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x0fCurrentResponse\x12\x14\n" +
 	"\x05space\x18\x01 \x01(\tR\x05space\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x03R\x03seq\"\xda\x02\n" +
+	"\x03seq\x18\x03 \x01(\x03R\x03seq\"\xec\x02\n" +
 	"\x03Tag\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x15\n" +
 	"\x06max_id\x18\x02 \x01(\x03R\x05maxId\x12\x12\n" +
@@ -3024,7 +3043,8 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x06opaque\x18\n" +
 	" \x01(\x05R\x06opaque\x12\x15\n" +
 	"\x06key_id\x18\v \x01(\tR\x05keyId\x12#\n" +
-	"\rpruned_before\x18\f \x01(\tR\fprunedBefore\"\xce\x02\n" +
+	"\rpruned_before\x18\f \x01(\tR\fprunedBefore\x12\x10\n" +
+	"\x03max\x18\r \x01(\x03R\x03max\"\xce\x02\n" +
 	"\x10CreateTagRequest\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x17\n" +
 	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12\x1a\n" +
@@ -3050,7 +3070,7 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\rGetTagRequest\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\"0\n" +
 	"\x0eGetTagResponse\x12\x1e\n" +
-	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\xc9\x02\n" +
+	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"\xe8\x02\n" +
 	"\x10UpdateTagRequest\x12\x10\n" +
 	"\x03tag\x18\x01 \x01(\tR\x03tag\x12\x17\n" +
 	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12%\n" +
@@ -3059,7 +3079,8 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x06format\x18\x05 \x01(\tH\x03R\x06format\x88\x01\x01\x12\x19\n" +
 	"\x05reset\x18\x06 \x01(\tH\x04R\x05reset\x88\x01\x01\x12 \n" +
 	"\ttime_zone\x18\a \x01(\tH\x05R\btimeZone\x88\x01\x01\x12\x1b\n" +
-	"\x06opaque\x18\b \x01(\x05H\x06R\x06opaque\x88\x01\x01B\a\n" +
+	"\x06opaque\x18\b \x01(\x05H\x06R\x06opaque\x88\x01\x01\x12\x15\n" +
+	"\x03max\x18\t \x01(\x03H\aR\x03max\x88\x01\x01B\a\n" +
 	"\x05_stepB\x0e\n" +
 	"\f_descriptionB\t\n" +
 	"\a_max_idB\t\n" +
@@ -3067,7 +3088,8 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x06_resetB\f\n" +
 	"\n" +
 	"_time_zoneB\t\n" +
-	"\a_opaque\"3\n" +
+	"\a_opaqueB\x06\n" +
+	"\x04_max\"3\n" +
 	"\x11UpdateTagResponse\x12\x1e\n" +
 	"\x03tag\x18\x01 \x01(\v2\f.leaf.v1.TagR\x03tag\"3\n" +
 	"\x0fRevealIdRequest\x12\x10\n" +

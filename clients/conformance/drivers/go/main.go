@@ -86,6 +86,7 @@ var kinds = []struct {
 	{"method_not_allowed", client.ErrMethodNotAllowed},
 	{"tag_exists", client.ErrTagExists},
 	{"tag_exhausted", client.ErrExhausted},
+	{"tag_bound_reached", client.ErrBoundReached},
 	{"tag_misconfigured", client.ErrMisconfigured},
 	{"internal", client.ErrInternal},
 	{"invalid_format", client.ErrInvalidFormat},

@@ -39,6 +39,7 @@ from .errors import (
     SequenceFullError,
     SpaceExistsError,
     StoreNotDurableError,
+    TagBoundReachedError,
     TagExhaustedError,
     TagExistsError,
     TagMisconfiguredError,
@@ -55,7 +56,7 @@ __all__ = [
     "ClientClosedError", "FormatFixedError", "InternalError", "InvalidCountError", "InvalidFormatError",
     "InvalidIdError", "InvalidKeyError", "InvalidRequestError", "InvalidSpaceError", "InvalidTagError",
     "LeafError", "MethodNotAllowedError", "NotFoundError", "NotNumericError", "PeriodClosedError",
-    "SequenceExhaustedError", "SequenceFullError", "SnowflakeLayout", "SnowflakeParts", "SpaceExistsError", "StoreNotDurableError", "TagExhaustedError",
+    "SequenceExhaustedError", "SequenceFullError", "SnowflakeLayout", "SnowflakeParts", "SpaceExistsError", "StoreNotDurableError", "TagBoundReachedError", "TagExhaustedError",
     "TagExistsError", "TagMisconfiguredError", "UnauthorizedError", "UnavailableError",
     "UnknownSpaceError", "UnknownTagError", "section_of",
 ]

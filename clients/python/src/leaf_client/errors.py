@@ -85,6 +85,12 @@ class TagExhaustedError(LeafError):
     kind = "tag_exhausted"
 
 
+class TagBoundReachedError(LeafError):
+    """The tag has issued the last id of the bound it declared (its max)."""
+
+    kind = "tag_bound_reached"
+
+
 class TagMisconfiguredError(LeafError):
     """The tag's row has a step below 1: an operator must fix it."""
 
@@ -173,7 +179,7 @@ class ClientClosedError(LeafError):
 
 _CLASSES: tuple[type[LeafError], ...] = (
     InvalidTagError, InvalidIdError, InvalidCountError, InvalidRequestError, UnauthorizedError,
-    UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError,
+    UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError, TagBoundReachedError,
     TagMisconfiguredError, UnavailableError, StoreNotDurableError, InternalError, InvalidFormatError,
     FormatFixedError, NotNumericError, PeriodClosedError, SequenceFullError, InvalidSpaceError,
     InvalidKeyError, UnknownSpaceError, SpaceExistsError, SequenceExhaustedError,

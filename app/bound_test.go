@@ -1,0 +1,66 @@
+package app
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// adminCall makes an admin call with the test's token and returns its
+// status and body.
+func adminCall(t *testing.T, token, method, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestTagBound: a bound declared by PATCH {"max": N} holds at once on the
+// instance that took it (the others read it within --tag-refresh), for a plain tag and an ordered one: every id up
+// to it, then 410 tag_bound_reached, never an id past it; the tag's view
+// shows it, and removing it lets the tag go on.
+func TestTagBound(t *testing.T) {
+	cfg := testConfig(t)
+	srv := serving(t, cfg)
+	base := "http://" + srv.Addr()
+	for _, body := range []string{`{"tag":"plain","step":10}`, `{"tag":"ord","step":10,"ordered":true}`} {
+		if code, b := adminCall(t, cfg.AdminToken, http.MethodPost, base+"/api/admin/tags", body); code != http.StatusCreated {
+			t.Fatalf("create %s = %d %s", body, code, b)
+		}
+	}
+	for _, tag := range []string{"plain", "ord"} {
+		if code, b := adminCall(t, cfg.AdminToken, http.MethodPatch, base+"/api/admin/tags/"+tag, `{"max":25}`); code != http.StatusOK || !strings.Contains(b, `"max":"25"`) {
+			t.Fatalf("PATCH %s max 25 = %d %s", tag, code, b)
+		}
+		var last string
+		for i := 1; ; i++ {
+			code, b := get(t, base+"/api/segment/get/"+tag)
+			if code == http.StatusGone {
+				if !strings.Contains(b, `"tag_bound_reached"`) || last != "25" {
+					t.Fatalf("%s: after %s: %d %s; want tag_bound_reached after 25", tag, last, code, b)
+				}
+				break
+			}
+			if code != http.StatusOK || i > 30 {
+				t.Fatalf("%s: id %d: %d %s", tag, i, code, b)
+			}
+			last = b
+		}
+		if code, b := adminCall(t, cfg.AdminToken, http.MethodPatch, base+"/api/admin/tags/"+tag, `{"max":0}`); code != http.StatusOK || strings.Contains(b, `"max"`) {
+			t.Fatalf("PATCH %s max 0 = %d %s", tag, code, b)
+		}
+		if code, b := get(t, base+"/api/segment/get/"+tag); code != http.StatusOK {
+			t.Fatalf("%s without a bound: %d %s", tag, code, b)
+		}
+	}
+}
