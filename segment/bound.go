@@ -2,8 +2,8 @@ package segment
 
 import (
 	"errors"
-	"math"
 	"maps"
+	"math"
 )
 
 // Bounds. A tag may declare the largest id it issues (SetBounds), below the

@@ -256,8 +256,8 @@ CAST(update_time AS CHAR) AS update_time FROM leaf_worker_lease ORDER BY worker_
 		for _, a := range applied {
 			versions = append(versions, a.Version)
 		}
-		if !slices.Equal(versions, []int64{5, 6, 7, 8, 9}) {
-			t.Fatalf("applied %+v, want migrations 5 to 9", applied)
+		if !slices.Equal(versions, []int64{5, 6, 7, 8, 9, 10}) {
+			t.Fatalf("applied %+v, want migrations 5 to 10", applied)
 		}
 		if after := read(); !slices.Equal(after, before) {
 			t.Fatalf("rows %+v became %+v", before, after)
