@@ -28,7 +28,7 @@ func adminCall(t *testing.T, token, method, url, body string) (int, string) {
 // TestTagBound: a bound declared by PATCH {"max": N} holds at once on the
 // instance that took it (the others read it within --tag-refresh), for a plain tag and an ordered one: every id up
 // to it, then 410 tag_bound_reached, never an id past it; the tag's view
-// shows it, and removing it lets the tag go on.
+// shows it, /metrics its headroom, and removing it lets the tag go on.
 func TestTagBound(t *testing.T) {
 	cfg := testConfig(t)
 	srv := serving(t, cfg)
@@ -55,6 +55,12 @@ func TestTagBound(t *testing.T) {
 				t.Fatalf("%s: id %d: %d %s", tag, i, code, b)
 			}
 			last = b
+		}
+		_, metrics := get(t, base+"/metrics")
+		for _, want := range []string{`leaf_tag_bound{tag="` + tag + `"} 25`, `leaf_tag_ids_left{tag="` + tag + `"} 0`, `leaf_tag_bound_used_ratio{tag="` + tag + `"} 1`} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics has no %s", want)
+			}
 		}
 		if code, b := adminCall(t, cfg.AdminToken, http.MethodPatch, base+"/api/admin/tags/"+tag, `{"max":0}`); code != http.StatusOK || strings.Contains(b, `"max"`) {
 			t.Fatalf("PATCH %s max 0 = %d %s", tag, code, b)

@@ -17,7 +17,7 @@ func (a *Server) openSegments(e *wiring) {
 	}
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
-	e.svc.Segments, e.domain.Segments = a.alloc, a.alloc
+	e.svc.Segments, e.domain.Segments, e.domain.Headroom = a.alloc, a.alloc, a.headroom
 	rows, _ := a.set.Rows(a.homeStore())
 	e.svc.Tags = announcedRows{TagRows: rows, alloc: a.alloc}
 }
@@ -89,4 +89,25 @@ func (t announcedRows) CreateTag(ctx context.Context, tag segment.Tag) (segment.
 		t.alloc.Added(created.Name)
 	}
 	return created, err
+}
+
+// headroom is every bounded tag's distance from its bound, but the opaque
+// tags' (their figures would tell how many ids they issued): the ranges
+// this instance took, and for an ordered tag it owns, what it took as the
+// owner.
+func (a *Server) headroom() []segment.Headroom {
+	hs := a.alloc.Headroom()
+	out := hs[:0]
+	for _, h := range hs {
+		if a.kinds != nil && a.kinds.Opaque(h.Tag) {
+			continue
+		}
+		if a.seq != nil {
+			if taken, ok := a.seq.TagTaken(h.Tag); ok {
+				h.Taken = max(h.Taken, taken)
+			}
+		}
+		out = append(out, h)
+	}
+	return out
 }

@@ -56,6 +56,9 @@ type Sources struct {
 	// leaf_segment_* metrics of the biz tags chosen (see select.go) and
 	// the totals over all of them.
 	Segments Segments
+	// Headroom lists the bounded tags, for leaf_tag_bound, leaf_tag_ids_left
+	// and leaf_tag_bound_used_ratio (headroom.go).
+	Headroom func() []segment.Headroom
 	// SegmentTags are biz tags that always have series of their own once
 	// used, at most MaxNamedTags (see ParseTags).
 	SegmentTags []string
@@ -101,6 +104,9 @@ func Register(reg prometheus.Registerer, src Sources) error {
 			return fmt.Errorf("register the domain metrics: %d segment tags named, more than %d", len(src.SegmentTags), MaxNamedTags)
 		}
 		cs = append(cs, newSegmentCollector(src))
+	}
+	if src.Headroom != nil {
+		cs = append(cs, headroomCollector{src: src.Headroom})
 	}
 	if src.SegmentLoads != nil {
 		cs = append(cs, src.SegmentLoads.vec)

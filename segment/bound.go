@@ -79,3 +79,28 @@ func (a *Allocator) Bounds() map[string]int64 {
 func (s *seg) reached(bound int64) bool {
 	return bound < math.MaxInt64 && s.start+int64(s.size) > bound
 }
+
+// Headroom is how far a bounded tag is from its bound, as this process
+// knows it.
+type Headroom struct {
+	Tag   string
+	Bound int64
+	// Taken is the highest id of the ranges this process took of the
+	// tag's row (0: none yet): the row is at least there, whatever other
+	// instances took since.
+	Taken int64
+}
+
+// Headroom lists every bounded tag with the highest id taken here.
+func (a *Allocator) Headroom() []Headroom {
+	bounds := a.Bounds()
+	out := make([]Headroom, 0, len(bounds))
+	for tag, b := range bounds {
+		h := Headroom{Tag: tag, Bound: b}
+		if m := a.mark(tag); m.high != noMark.high {
+			h.Taken = m.high - 1
+		}
+		out = append(out, h)
+	}
+	return out
+}

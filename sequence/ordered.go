@@ -237,3 +237,19 @@ func (s *section) leftLocked(limit int64) int64 {
 	}
 	return s.max - s.base
 }
+
+// TagTaken is the highest id this instance took of the ordered tag's row
+// while it owns it: the end of the range in use, or of the range ahead;
+// false when it does not own the tag or took nothing yet.
+func (q *Sequencer) TagTaken(tag string) (int64, bool) {
+	s := (*q.ordered.Load())[tag]
+	if s == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.owned || s.row != tag || s.max == 0 {
+		return 0, false
+	}
+	return max(s.max, s.ahead.last), true
+}
