@@ -19,7 +19,8 @@ import (
 // TestCappedShare: one call takes at most --capped-share of a capped
 // format's period (a tenth by default): a batch of 10 of a {seq:2!} tag
 // (99 numbers a day) is invalid_count and takes nothing, one of 9 is
-// served, and the refusal is counted.
+// served, and the refusal is counted; the period's headroom, 90 numbers
+// of 99 left, is on /metrics.
 func TestCappedShare(t *testing.T) {
 	cfg := testConfig(t)
 	srv := serving(t, cfg)
@@ -44,8 +45,12 @@ func TestCappedShare(t *testing.T) {
 	if code, body := get(t, base+"/api/segment/batch/inv?count=9"); code != http.StatusOK || !strings.Contains(body, "-01") || !strings.Contains(body, "-09") {
 		t.Errorf("a batch of 9 = %d %s; want the period's first nine", code, body)
 	}
-	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `leaf_limit_refused_total{limit="capped_share"} 1`) {
-		t.Error(`/metrics has no leaf_limit_refused_total{limit="capped_share"} 1`)
+	_, body := get(t, base+"/metrics")
+	for _, want := range []string{`leaf_limit_refused_total{limit="capped_share"} 1`,
+		`leaf_capped_period_left{tag="inv"} 90`, `leaf_capped_period_used_ratio{tag="inv"} 0.0909`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s", want)
+		}
 	}
 }
 

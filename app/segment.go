@@ -17,7 +17,7 @@ func (a *Server) openSegments(e *wiring) {
 	}
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
-	e.svc.Segments, e.domain.Segments, e.domain.Headroom = a.alloc, a.alloc, a.headroom
+	e.svc.Segments, e.domain.Segments, e.domain.Headroom, e.domain.CappedPeriods = a.alloc, a.alloc, a.headroom, a.cappedPeriods
 	rows, _ := a.set.Rows(a.homeStore())
 	e.svc.Tags = announcedRows{TagRows: rows, alloc: a.alloc}
 }
@@ -108,6 +108,23 @@ func (a *Server) headroom() []segment.Headroom {
 			}
 		}
 		out = append(out, h)
+	}
+	return out
+}
+
+// cappedPeriods is, for each capped formatted tag this instance owns, the
+// last number of a period and the last number it issued of the period in
+// use (a capped period's numbers are all issued, so what its owner took
+// and has not issued yet is left too).
+func (a *Server) cappedPeriods() []segment.Headroom {
+	if a.kinds == nil || a.seq == nil {
+		return nil
+	}
+	var out []segment.Headroom
+	for tag, limit := range a.kinds.Capped() {
+		if _, issued, ok := a.seq.RowIssued(tag); ok {
+			out = append(out, segment.Headroom{Tag: tag, Bound: limit, Taken: issued})
+		}
 	}
 	return out
 }

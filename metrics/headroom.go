@@ -26,16 +26,35 @@ var (
 	tagUsedDesc = prometheus.NewDesc("leaf_tag_bound_used_ratio",
 		"The share of a bounded biz tag's ids up to its bound that this process saw taken, 0 to 1 (the fleet's is the max).",
 		[]string{"tag"}, nil)
+	cappedLeftDesc = prometheus.NewDesc("leaf_capped_period_left",
+		"Numbers left in the period in use of a capped formatted tag ({seq:N!}) past the last its owner issued: exported by the instance owning the tag.",
+		[]string{"tag"}, nil)
+	cappedUsedDesc = prometheus.NewDesc("leaf_capped_period_used_ratio",
+		"The share of the numbers of the period in use of a capped formatted tag that its owner issued, 0 to 1; at 1 the period's calls are 409 sequence_full.",
+		[]string{"tag"}, nil)
 )
 
+// headroomCollector exports one series each of bound (unless nil), left
+// and used per entry of src: the bounded tags, or the capped periods.
 type headroomCollector struct {
-	src func() []segment.Headroom
+	src               func() []segment.Headroom
+	bound, left, used *prometheus.Desc
 }
 
-func (headroomCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- tagBoundDesc
-	ch <- tagLeftDesc
-	ch <- tagUsedDesc
+func newHeadroomCollector(src func() []segment.Headroom) headroomCollector {
+	return headroomCollector{src: src, bound: tagBoundDesc, left: tagLeftDesc, used: tagUsedDesc}
+}
+
+func newCappedCollector(src func() []segment.Headroom) headroomCollector {
+	return headroomCollector{src: src, left: cappedLeftDesc, used: cappedUsedDesc}
+}
+
+func (c headroomCollector) Describe(ch chan<- *prometheus.Desc) {
+	if c.bound != nil {
+		ch <- c.bound
+	}
+	ch <- c.left
+	ch <- c.used
 }
 
 func (c headroomCollector) Collect(ch chan<- prometheus.Metric) {
@@ -46,8 +65,10 @@ func (c headroomCollector) Collect(ch chan<- prometheus.Metric) {
 		if h.Bound <= 0 {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(tagBoundDesc, prometheus.GaugeValue, float64(h.Bound), h.Tag)
-		ch <- prometheus.MustNewConstMetric(tagLeftDesc, prometheus.GaugeValue, float64(max(h.Bound-h.Taken, 0)), h.Tag)
-		ch <- prometheus.MustNewConstMetric(tagUsedDesc, prometheus.GaugeValue, used(h), h.Tag)
+		if c.bound != nil {
+			ch <- prometheus.MustNewConstMetric(c.bound, prometheus.GaugeValue, float64(h.Bound), h.Tag)
+		}
+		ch <- prometheus.MustNewConstMetric(c.left, prometheus.GaugeValue, float64(max(h.Bound-h.Taken, 0)), h.Tag)
+		ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, used(h), h.Tag)
 	}
 }

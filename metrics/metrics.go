@@ -59,6 +59,11 @@ type Sources struct {
 	// Headroom lists the bounded tags, for leaf_tag_bound, leaf_tag_ids_left
 	// and leaf_tag_bound_used_ratio (headroom.go).
 	Headroom func() []segment.Headroom
+	// CappedPeriods lists the capped formatted tags owned here, each with
+	// the last number of a period as its Bound and the highest number
+	// taken of the period in use, for leaf_capped_period_left and
+	// leaf_capped_period_used_ratio.
+	CappedPeriods func() []segment.Headroom
 	// SegmentTags are biz tags that always have series of their own once
 	// used, at most MaxNamedTags (see ParseTags).
 	SegmentTags []string
@@ -106,7 +111,10 @@ func Register(reg prometheus.Registerer, src Sources) error {
 		cs = append(cs, newSegmentCollector(src))
 	}
 	if src.Headroom != nil {
-		cs = append(cs, headroomCollector{src: src.Headroom})
+		cs = append(cs, newHeadroomCollector(src.Headroom))
+	}
+	if src.CappedPeriods != nil {
+		cs = append(cs, newCappedCollector(src.CappedPeriods))
 	}
 	if src.SegmentLoads != nil {
 		cs = append(cs, src.SegmentLoads.vec)

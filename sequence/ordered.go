@@ -238,18 +238,42 @@ func (s *section) leftLocked(limit int64) int64 {
 	return s.max - s.base
 }
 
+// RowTaken is the row an owned tag numbers now (its own, or a period's)
+// and the highest number this instance took of it; false when it does
+// not own the tag or took nothing yet.
+func (q *Sequencer) RowTaken(tag string) (row string, taken int64, ok bool) {
+	s := (*q.ordered.Load())[tag]
+	if s == nil {
+		return "", 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.owned || s.row == "" || s.max == 0 {
+		return "", 0, false
+	}
+	return s.row, max(s.max, s.ahead.last), true
+}
+
+// RowIssued is the row an owned tag numbers now and the last number this
+// instance issued of it; false when it does not own the tag or issued
+// nothing of that row.
+func (q *Sequencer) RowIssued(tag string) (row string, issued int64, ok bool) {
+	s := (*q.ordered.Load())[tag]
+	if s == nil {
+		return "", 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.owned || s.row == "" || s.base == 0 {
+		return "", 0, false
+	}
+	return s.row, s.base, true
+}
+
 // TagTaken is the highest id this instance took of the ordered tag's row
 // while it owns it: the end of the range in use, or of the range ahead;
 // false when it does not own the tag or took nothing yet.
 func (q *Sequencer) TagTaken(tag string) (int64, bool) {
-	s := (*q.ordered.Load())[tag]
-	if s == nil {
-		return 0, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.owned || s.row != tag || s.max == 0 {
-		return 0, false
-	}
-	return max(s.max, s.ahead.last), true
+	row, taken, ok := q.RowTaken(tag)
+	return taken, ok && row == tag
 }

@@ -53,3 +53,17 @@ func (r *Registry) Opaque(name string) bool {
 	e := r.lookup(name)
 	return e != nil && e.kind == kindBiz && e.settings.Opaque()
 }
+
+// Capped lists the capped formatted tags kept here ({seq:N!}) with the
+// last number of each of their periods.
+func (r *Registry) Capped() map[string]int64 {
+	out := map[string]int64{}
+	for name, e := range *r.known.Load() {
+		if e.kind == kindBiz && e.biz != nil {
+			if limit := e.biz.Limit(); limit > 0 {
+				out[name] = limit
+			}
+		}
+	}
+	return out
+}
