@@ -56,6 +56,12 @@ func TestTagBound(t *testing.T) {
 			}
 			last = b
 		}
+		if _, status := get(t, base+"/status.json"); !strings.Contains(status, `{"tag":"`+tag+`","kind":"bound","bound":"25","left":"0","used_ratio":1}`) {
+			t.Errorf("/status.json has no headroom of %s: %s", tag, status)
+		}
+		if _, page := get(t, base+"/status"); !strings.Contains(page, "Tag "+tag+" has used 100% of its bound 25") {
+			t.Errorf("/status has no alert of %s's bound", tag)
+		}
 		_, metrics := get(t, base+"/metrics")
 		for _, want := range []string{`leaf_tag_bound{tag="` + tag + `"} 25`, `leaf_tag_ids_left{tag="` + tag + `"} 0`, `leaf_tag_bound_used_ratio{tag="` + tag + `"} 1`} {
 			if !strings.Contains(metrics, want) {

@@ -18,6 +18,7 @@ func (a *Server) openSegments(e *wiring) {
 	e.domain.SegmentLoads = metrics.NewLoadTimes()
 	a.alloc = a.newAllocator(e.domain.SegmentLoads)
 	e.svc.Segments, e.domain.Segments, e.domain.Headroom, e.domain.CappedPeriods = a.alloc, a.alloc, a.headroom, a.cappedPeriods
+	e.api.Instance.Headroom, e.api.Instance.CappedPeriods = a.headroom, a.cappedPeriods
 	rows, _ := a.set.Rows(a.homeStore())
 	e.svc.Tags = announcedRows{TagRows: rows, alloc: a.alloc}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/snowflake"
 )
 
@@ -31,6 +32,10 @@ type Instance struct {
 	// Durability reports what the settings of each store (each node of a
 	// cluster) say of the commits it acknowledges; nil leaves it out.
 	Durability func() []DurabilityLine
+	// Headroom lists the tags that declared a bound, and CappedPeriods
+	// the capped formatted tags owned here, each with how far it is from
+	// its end (nil: none).
+	Headroom, CappedPeriods func() []segment.Headroom
 }
 
 // StoreHealth is the store's state as the status page shows it.
@@ -65,6 +70,8 @@ type statusState struct {
 
 	// durability is one line per store or node whose settings are read.
 	durability []DurabilityLine
+	// headroom is one line per bounded tag and capped period.
+	headroom []headroomLine
 }
 
 func (s *server) readStatus(tq tagQuery) statusState {
@@ -75,6 +82,16 @@ func (s *server) readStatus(tq tagQuery) statusState {
 	}
 	if f := s.cfg.Instance.Durability; f != nil {
 		st.durability = f()
+	}
+	for i, f := range []func() []segment.Headroom{s.cfg.Instance.Headroom, s.cfg.Instance.CappedPeriods} {
+		if f == nil {
+			continue
+		}
+		for _, h := range f() {
+			if h.Bound > 0 {
+				st.headroom = append(st.headroom, headroomLine{Headroom: h, capped: i == 1})
+			}
+		}
 	}
 	if seg := s.parts.Segments; seg != nil {
 		tags := readTags(seg, tq, int(s.tagsSeen.Load()))

@@ -20,6 +20,9 @@ type statusJSON struct {
 	Sequence *sequenceStatusJSON `json:"sequence,omitempty"`
 	// Durability is left out when no store's settings are read.
 	Durability []durabilityJSON `json:"durability,omitempty"`
+	// Headroom is left out when no tag declared a bound and no capped
+	// period is owned here.
+	Headroom []headroomJSON `json:"headroom,omitempty"`
 }
 
 // sequenceStatusJSON is this instance's share of the per-key sequences.
@@ -160,6 +163,7 @@ func (st statusState) json() statusJSON {
 	}
 	out.Sequence = st.seq
 	out.Durability = st.durabilityJSON()
+	out.Headroom = st.headroomJSON()
 	return out
 }
 

@@ -48,6 +48,8 @@ type pageView struct {
 	UUID       []field // nil when UUIDs are off
 	// Durability is one field per store or node whose settings are read.
 	Durability []field
+	// Headroom is one field per bounded tag and capped period.
+	Headroom []field
 }
 
 // field is one labelled value; Bad and Warn colour it.
@@ -119,6 +121,7 @@ func (st statusState) page() pageView {
 		v.Instance = append(v.Instance, field{Label: "Set of stores", Value: "version " + strconv.FormatInt(f(), 10)})
 	}
 	st.durabilityPage(&v)
+	st.headroomPage(&v)
 
 	if ts := st.segment; ts != nil {
 		v.SegmentOn = true
