@@ -23,6 +23,11 @@ func (a *Server) openSnowflake(ctx context.Context, e *wiring) error {
 		return err
 	}
 	e.svc.Snowflake, e.domain.Snowflake = a.gen, a.gen
+	if a.cfg.WorkerID < 0 {
+		// The fleet leases its worker ids: it leases them to in-process
+		// generators too, from the same pool.
+		e.svc.WorkerLeases = a.set.Leases()
+	}
 	e.api.Checks = append(e.api.Checks, readiness.Snowflake(a.gen.Ready))
 	return nil
 }

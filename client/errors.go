@@ -24,6 +24,7 @@ var (
 	ErrTagExists        = errors.New("tag exists")            // tag_exists
 	ErrExhausted        = errors.New("tag exhausted")         // tag_exhausted: the row's max_id is the int64 maximum
 	ErrBoundReached     = errors.New("tag bound reached")     // tag_bound_reached: the tag issued the last id of its declared bound
+	ErrLeaseLost        = errors.New("worker lease lost")     // lease_lost: the worker lease renewed or released is no longer the holder's
 	ErrMisconfigured    = errors.New("tag misconfigured")     // tag_misconfigured: the row's step is below 1
 	ErrInternal         = errors.New("internal server error") // internal, or an answer that makes no sense
 	ErrInvalidFormat    = errors.New("invalid format")        // invalid_format: a formatted or opaque tag's settings refused
@@ -65,6 +66,7 @@ var sentinels = map[string]error{
 	"tag_exists":         ErrTagExists,
 	"tag_exhausted":      ErrExhausted,
 	"tag_bound_reached":  ErrBoundReached,
+	"lease_lost":         ErrLeaseLost,
 	"tag_misconfigured":  ErrMisconfigured,
 	"unavailable":        ErrUnavailable,
 	"store_not_durable":  ErrStoreNotDurable,

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -43,17 +44,25 @@ func (s *server) URL() string { return s.srv.URL }
 // process dies.
 func (s *server) kill() { s.srv.Close() }
 
-// startServer serves the API over st with snowflake worker id workerID.
+// startServer serves the API over st with snowflake worker id workerID;
+// below 0, the server leases its own from st, and leases them to clients.
 func startServer(tb testing.TB, st *store.Store, workerID int64) *server {
 	tb.Helper()
 	alloc := segment.New(st, segment.Options{})
 	tb.Cleanup(func() { _ = alloc.Close() })
-	gen, err := snowflake.New(context.Background(), snowflake.Settings{WorkerID: workerID})
+	sc := service.Config{Segments: alloc}
+	settings := snowflake.Settings{WorkerID: workerID}
+	if workerID < 0 {
+		settings = snowflake.Settings{Leases: st, Holder: fmt.Sprintf("server-%p", st)}
+		sc.WorkerLeases = st
+	}
+	gen, err := snowflake.New(context.Background(), settings)
 	if err != nil {
 		tb.Fatalf("snowflake: %v", err)
 	}
 	tb.Cleanup(func() { _ = gen.Close(context.Background()) })
-	h := httpapi.New(httpapi.Config{Service: service.New(service.Config{Segments: alloc, Snowflake: gen})})
+	sc.Snowflake = gen
+	h := httpapi.New(httpapi.Config{Service: service.New(sc)})
 	s := &server{gen: gen}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
@@ -384,5 +393,83 @@ func TestSnowflakeLayout(t *testing.T) {
 	}
 	if _, _, err := l.Bounds(after, before); !errors.Is(err, client.ErrInvalidRequest) {
 		t.Errorf("an interval backwards: %v, want ErrInvalidRequest", err)
+	}
+}
+
+// TestLeaseWorker: worker ids leased from two real servers sharing one
+// store, for generators in this process: four workers get four ids, none
+// a server's own; their ids, made in memory, are unique, increasing per
+// worker, and decode to their worker id and the time they were made; a
+// worker closed makes no more, and its id goes back to the pool with its
+// last time recorded as the floor of the next holder.
+func TestLeaseWorker(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "leaf.db")
+	a := startServer(t, storetest.Open(t, store.SQLite, dsn), -1)
+	b := startServer(t, storetest.Open(t, store.SQLite, dsn), -1)
+	c := newClient(t, client.Config{Endpoints: []string{a.URL(), b.URL()}})
+	ctx := context.Background()
+	var workers []*client.Worker
+	ids := map[int64]bool{a.gen.WorkerID(): true, b.gen.WorkerID(): true}
+	for i := range 4 {
+		w, err := c.LeaseWorker(ctx, fmt.Sprintf("proc-%d", i), 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids[w.ID()] {
+			t.Fatalf("worker id %d leased twice", w.ID())
+		}
+		ids[w.ID()] = true
+		workers = append(workers, w)
+	}
+	seen := map[int64]bool{}
+	lastOf := make([]int64, len(workers))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Go(func() {
+			var last int64
+			defer func() { lastOf[i] = last }()
+			for range 20000 {
+				id, err := w.Next()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				p, err := w.Layout().Decode(id)
+				if err != nil || p.WorkerID != w.ID() || id <= last || time.Since(p.Time) > time.Minute {
+					t.Errorf("worker %d: id %d (after %d) decodes as %+v, %v", w.ID(), id, last, p, err)
+					return
+				}
+				last = id
+				mu.Lock()
+				if seen[id] {
+					t.Errorf("id %d made twice", id)
+				}
+				seen[id] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != 80000 {
+		t.Errorf("%d ids, want 80000", len(seen))
+	}
+	w := workers[0]
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Next(); !errors.Is(err, client.ErrClosed) {
+		t.Errorf("Next after Close: %v, want ErrClosed", err)
+	}
+	again, err := c.LeaseWorker(ctx, "proc-0", 30*time.Second)
+	if err != nil || again.ID() != w.ID() {
+		t.Fatalf("proc-0 again: %v, %v; want its worker id %d back", again, err, w.ID())
+	}
+	id, err := again.Next()
+	if err != nil || id <= lastOf[0] {
+		t.Errorf("the next holder's first id %d (%v): want it above %d, the last one's last", id, err, lastOf[0])
+	}
+	for _, w := range append(workers[1:], again) {
+		_ = w.Close(ctx)
 	}
 }

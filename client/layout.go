@@ -121,6 +121,14 @@ func (a *layoutAnswer) check() error {
 	return nil
 }
 
+// layout is the layout the answer says; check first.
+func (a *layoutAnswer) layout() SnowflakeLayout {
+	return SnowflakeLayout{
+		Unit: a.unit, TimeBits: a.TimeBits, WorkerBits: a.WorkerBits, SequenceBits: a.SequenceBits,
+		SequenceAboveWorker: a.Order == "time,sequence,worker", Epoch: time.UnixMilli(*a.EpochMs).UTC(),
+	}
+}
+
 // SnowflakeLayout reads the layout of the servers' snowflake ids (every
 // server of a fleet must share one: ids of two layouts do not compare).
 func (c *Client) SnowflakeLayout(ctx context.Context) (SnowflakeLayout, error) {
@@ -128,8 +136,5 @@ func (c *Client) SnowflakeLayout(ctx context.Context) (SnowflakeLayout, error) {
 	if _, err := c.get(ctx, "snowflake layout", "/api/snowflake/layout", &a); err != nil {
 		return SnowflakeLayout{}, err
 	}
-	return SnowflakeLayout{
-		Unit: a.unit, TimeBits: a.TimeBits, WorkerBits: a.WorkerBits, SequenceBits: a.SequenceBits,
-		SequenceAboveWorker: a.Order == "time,sequence,worker", Epoch: time.UnixMilli(*a.EpochMs).UTC(),
-	}, nil
+	return a.layout(), nil
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,12 @@ type answer interface{ check() error }
 // would give as well (a 4xx) is returned at once. It returns the time the
 // successful request was sent.
 func (c *Client) get(ctx context.Context, op, path string, v answer) (time.Time, error) {
+	return c.do(ctx, op, http.MethodGet, path, nil, v)
+}
+
+// do is get with another method, sending body (nil: none); v nil reads
+// no answer (a 204).
+func (c *Client) do(ctx context.Context, op, method, path string, body []byte, v answer) (time.Time, error) {
 	n := len(c.eps)
 	first := int(c.turn.Add(1) % uint64(n))
 	for i := range n {
@@ -36,7 +43,7 @@ func (c *Client) get(ctx context.Context, op, path string, v answer) (time.Time,
 		if err := ctx.Err(); err != nil {
 			return time.Time{}, fmt.Errorf("leaf client: %s: %w", op, err)
 		}
-		err := c.try(ctx, e, path, v)
+		err := c.tryWith(ctx, e, method, path, body, v)
 		if err == nil {
 			e.answered()
 			return now, nil
@@ -60,15 +67,27 @@ func (c *Client) get(ctx context.Context, op, path string, v answer) (time.Time,
 	return time.Time{}, ue
 }
 
-// try makes one request to one endpoint.
+// try makes one GET to one endpoint.
 func (c *Client) try(parent context.Context, e *endpoint, path string, v answer) *Error {
+	return c.tryWith(parent, e, http.MethodGet, path, nil, v)
+}
+
+// tryWith makes one request to one endpoint.
+func (c *Client) tryWith(parent context.Context, e *endpoint, method, path string, body []byte, v answer) *Error {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.RequestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+path, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.base+path, rd)
 	if err != nil {
 		return &Error{Endpoint: e.base, Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if c.cfg.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
 	}
@@ -89,14 +108,17 @@ func (c *Client) try(parent context.Context, e *endpoint, path string, v answer)
 	if routed {
 		r.sawVersion(resp.Header.Get(headerRoutesVersion))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	answerBody, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return &Error{Endpoint: e.base, Err: fmt.Errorf("read answer: %w", err)}
 	}
-	if resp.StatusCode != http.StatusOK {
-		return errorAnswer(e.base, resp, body)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return errorAnswer(e.base, resp, answerBody)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if v == nil {
+		return nil
+	}
+	if err := json.Unmarshal(answerBody, v); err != nil {
 		return &Error{Endpoint: e.base, Status: resp.StatusCode, Err: fmt.Errorf("malformed answer: %w", err)}
 	}
 	if err := v.check(); err != nil {

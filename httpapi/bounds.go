@@ -105,7 +105,7 @@ func (s *server) uuidBounds(c echo.Context) error {
 	})
 }
 
-type snowflakeLayout struct {
+type apiLayoutJSON struct {
 	TimeUnit     string `json:"time_unit"` // "ms", "10ms" or "s"
 	TimeBits     int    `json:"time_bits"`
 	WorkerBits   int    `json:"worker_bits"`
@@ -115,13 +115,17 @@ type snowflakeLayout struct {
 	Epoch        string `json:"epoch"`
 }
 
+func layoutJSON(l service.Layout) apiLayoutJSON {
+	return apiLayoutJSON{
+		TimeUnit: l.TimeUnit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
+		SequenceBits: l.SequenceBits, Order: l.Order, EpochMs: l.Epoch.UnixMilli(), Epoch: l.Epoch.Format(timeLayout),
+	}
+}
+
 func (s *server) snowflakeLayout(c echo.Context) error {
 	l, err := s.svc.SnowflakeLayout()
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, snowflakeLayout{
-		TimeUnit: l.TimeUnit, TimeBits: l.TimeBits, WorkerBits: l.WorkerBits,
-		SequenceBits: l.SequenceBits, Order: l.Order, EpochMs: l.Epoch.UnixMilli(), Epoch: l.Epoch.Format(timeLayout),
-	})
+	return c.JSON(http.StatusOK, layoutJSON(l))
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -466,4 +467,50 @@ func decodeBody(tb testing.TB, rec *httptest.ResponseRecorder, v any) {
 	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
 		tb.Fatalf("body %q: %v", rec.Body, err)
 	}
+}
+
+// fakeLeases lease worker ids from memory: each acquisition the next id,
+// its instance its number.
+type fakeLeases struct {
+	mu   sync.Mutex
+	next int64
+	held map[int64]snowflake.Lease
+}
+
+func (f *fakeLeases) Acquire(_ context.Context, holder string, maxWorkers int64, ttl time.Duration) (snowflake.Lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.next >= maxWorkers {
+		return snowflake.Lease{}, snowflake.ErrNoWorkerID
+	}
+	if f.held == nil {
+		f.held = map[int64]snowflake.Lease{}
+	}
+	l := snowflake.Lease{WorkerID: f.next, Holder: holder, Instance: strconv.FormatInt(f.next, 10), Expires: fakeNow.Add(ttl)}
+	f.held[l.WorkerID] = l
+	f.next++
+	return l, nil
+}
+
+func (f *fakeLeases) Renew(_ context.Context, l snowflake.Lease, last int64, ttl time.Duration) (snowflake.Lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, ok := f.held[l.WorkerID]
+	if !ok || h.Instance != l.Instance || h.Holder != l.Holder {
+		return snowflake.Lease{}, snowflake.ErrLeaseLost
+	}
+	h.LastTimestamp, h.Expires = max(h.LastTimestamp, last), fakeNow.Add(ttl)
+	f.held[l.WorkerID] = h
+	return h, nil
+}
+
+func (f *fakeLeases) Release(_ context.Context, l snowflake.Lease, last int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, ok := f.held[l.WorkerID]
+	if !ok || h.Instance != l.Instance {
+		return snowflake.ErrLeaseLost
+	}
+	delete(f.held, l.WorkerID)
+	return nil
 }

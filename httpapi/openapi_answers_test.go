@@ -149,6 +149,7 @@ func startOAServer(tb testing.TB, on bool) *oaServer {
 		}
 		cfg.Kinds, cfg.Biz, cfg.BizTags = service.NewRegistry(biz, issuer, alloc), issuer, biz
 		cfg.UUIDs = uuidv7.New(uuidv7.Options{})
+		cfg.WorkerLeases = &fakeLeases{}
 		cfg.AdminToken, cfg.StatusToken = oaAdmin, oaStatus
 		cfg.Instance = httpapi.Instance{Version: "test", Store: "sqlite", Durability: func() []httpapi.DurabilityLine {
 			return []httpapi.DurabilityLine{
@@ -319,6 +320,13 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "GET", target: "/api/snowflake/bounds?from=2026-12-07T10:00:00Z&to=2026-12-07T09:00:00Z", status: 400, path: "/api/snowflake/bounds"},
 		{method: "GET", target: "/api/snowflake/bounds?from=yesterday&to=1", status: 400, path: "/api/snowflake/bounds"},
 		{method: "GET", target: "/api/snowflake/layout", status: 200, path: "/api/snowflake/layout"},
+		{method: "POST", target: "/api/snowflake/leases", body: `{"holder":"svc","ttl_ms":30000,"reserve_ms":1796641200000}`, status: 201, path: "/api/snowflake/leases"},
+		{method: "POST", target: "/api/snowflake/leases", body: `{"holder":"svc","ttl_ms":1,"reserve_ms":1}`, status: 400, path: "/api/snowflake/leases"},
+		{method: "PUT", target: "/api/snowflake/leases/0", body: `{"lease":"AHN2YwAw","ttl_ms":30000,"reserve_ms":1796641230000}`, status: 200, path: "/api/snowflake/leases/{worker_id}"},
+		{method: "PUT", target: "/api/snowflake/leases/5", body: `{"lease":"AHN2YwAw","ttl_ms":30000,"reserve_ms":1796641230000}`, status: 409, path: "/api/snowflake/leases/{worker_id}"},
+		{method: "PUT", target: "/api/snowflake/leases/x", body: `{"lease":"AHN2YwAw","ttl_ms":30000,"reserve_ms":1}`, status: 400, path: "/api/snowflake/leases/{worker_id}"},
+		{method: "DELETE", target: "/api/snowflake/leases/0", body: `{"lease":"AHN2YwAw","last_ms":1796641201000}`, status: 204, path: "/api/snowflake/leases/{worker_id}"},
+		{method: "DELETE", target: "/api/snowflake/leases/0", body: `{"lease":"nonsense","last_ms":1}`, status: 400, path: "/api/snowflake/leases/{worker_id}"},
 
 		{method: "GET", target: "/api/uuid/get", status: 200, path: "/api/uuid/get", plain: true},
 		{method: "GET", target: "/api/uuid/batch?count=3", status: 200, path: "/api/uuid/batch"},

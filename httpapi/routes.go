@@ -12,6 +12,8 @@ type routes interface {
 	HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
 	POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
 	PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
 }
 
 // chained registers each route with every middleware composed around its
@@ -49,7 +51,15 @@ func (r chained) HEAD(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc)
 }
 
 func (r chained) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.POST(path, r.wrap(h, m))
+	return r.e.POST(path, r.wrap(h, r.s.idAuth(path, m)))
+}
+
+func (r chained) PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.PUT(path, r.wrap(h, r.s.idAuth(path, m)))
+}
+
+func (r chained) DELETE(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.DELETE(path, r.wrap(h, r.s.idAuth(path, m)))
 }
 
 func (r chained) PATCH(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
@@ -126,6 +136,9 @@ func (s *server) routes(e routes) {
 	e.GET("/api/snowflake/decode/:id", s.snowflakeDecode)
 	e.GET("/api/snowflake/bounds", s.snowflakeBounds)
 	e.GET("/api/snowflake/layout", s.snowflakeLayout)
+	e.POST("/api/snowflake/leases", s.workerAcquire)
+	e.PUT("/api/snowflake/leases/:worker_id", s.workerRenew)
+	e.DELETE("/api/snowflake/leases/:worker_id", s.workerRelease)
 
 	e.GET("/api/uuid/get", s.uuidGet)
 	e.GET("/api/uuid/batch", s.uuidBatch)

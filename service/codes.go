@@ -37,6 +37,7 @@ const (
 	TagExists        = "tag_exists"
 	TagExhausted     = "tag_exhausted"
 	TagBoundReached  = "tag_bound_reached"
+	LeaseLost        = "lease_lost"
 	TagMisconfigured = "tag_misconfigured"
 	Unavailable      = "unavailable"
 	StoreNotDurable  = "store_not_durable"
@@ -86,6 +87,9 @@ var table = [...]codeInfo{
 	// The tag issued the last id of the bound it declared: until the
 	// bound is raised.
 	{TagBoundReached, http.StatusGone, connect.CodeResourceExhausted},
+	// A worker lease renewed or released that is no longer the holder's:
+	// it must stop and acquire another.
+	{LeaseLost, http.StatusConflict, connect.CodeFailedPrecondition},
 	// An operator must fix the row first.
 	{TagMisconfigured, http.StatusInternalServerError, connect.CodeFailedPrecondition},
 	{Unavailable, http.StatusServiceUnavailable, connect.CodeUnavailable},

@@ -69,6 +69,7 @@ func TestStatusAndGRPCCode(t *testing.T) {
 		service.TagExists:         {http.StatusConflict, connect.CodeAlreadyExists},
 		service.TagExhausted:      {http.StatusGone, connect.CodeResourceExhausted},
 		service.TagBoundReached:   {http.StatusGone, connect.CodeResourceExhausted},
+		service.LeaseLost:         {http.StatusConflict, connect.CodeFailedPrecondition},
 		service.TagMisconfigured:  {http.StatusInternalServerError, connect.CodeFailedPrecondition},
 		service.Unavailable:       {http.StatusServiceUnavailable, connect.CodeUnavailable},
 		service.StoreNotDurable:   {http.StatusServiceUnavailable, connect.CodeUnavailable},

@@ -104,6 +104,9 @@ type Config struct {
 	Segments SegmentIDs
 	// Snowflake serves snowflake mode.
 	Snowflake SnowflakeIDs
+	// WorkerLeases lease the fleet's worker ids to in-process generators
+	// (workers.go); nil where the instances do not lease their own.
+	WorkerLeases snowflake.LeaseStore
 	// UUIDs serves UUIDs. Decoding one needs no generator and is always
 	// on.
 	UUIDs UUIDs

@@ -106,11 +106,19 @@ func (l *Leases) Acquire(ctx context.Context, holder string, maxWorkers int64, t
 	return snowflake.Lease{}, fmt.Errorf("acquire a worker id from the set's stores: %w", err)
 }
 
-// owner is the store that granted lease.
+// owner is the store that granted lease: as this process recorded it, or
+// by the lease's Registry (a lease acquired through another instance).
 func (l *Leases) owner(lease snowflake.Lease) (*member, error) {
 	l.mu.Lock()
 	m := l.owners[lease.Instance]
 	l.mu.Unlock()
+	if m == nil && lease.Registry != "" {
+		for _, c := range l.s.members {
+			if c.name == lease.Registry {
+				m = c
+			}
+		}
+	}
 	if m == nil {
 		return nil, fmt.Errorf("worker id %d was not leased here: %w", lease.WorkerID, snowflake.ErrLeaseLost)
 	}

@@ -87,6 +87,7 @@ var kinds = []struct {
 	{"tag_exists", client.ErrTagExists},
 	{"tag_exhausted", client.ErrExhausted},
 	{"tag_bound_reached", client.ErrBoundReached},
+	{"lease_lost", client.ErrLeaseLost},
 	{"tag_misconfigured", client.ErrMisconfigured},
 	{"internal", client.ErrInternal},
 	{"invalid_format", client.ErrInvalidFormat},

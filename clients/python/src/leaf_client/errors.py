@@ -91,6 +91,13 @@ class TagBoundReachedError(LeafError):
     kind = "tag_bound_reached"
 
 
+class LeaseLostError(LeafError):
+    """The worker lease renewed or released is no longer the holder's: stop
+    making ids with it and acquire another."""
+
+    kind = "lease_lost"
+
+
 class TagMisconfiguredError(LeafError):
     """The tag's row has a step below 1: an operator must fix it."""
 
@@ -179,7 +186,7 @@ class ClientClosedError(LeafError):
 
 _CLASSES: tuple[type[LeafError], ...] = (
     InvalidTagError, InvalidIdError, InvalidCountError, InvalidRequestError, UnauthorizedError,
-    UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError, TagBoundReachedError,
+    UnknownTagError, NotFoundError, MethodNotAllowedError, TagExistsError, TagExhaustedError, TagBoundReachedError, LeaseLostError,
     TagMisconfiguredError, UnavailableError, StoreNotDurableError, InternalError, InvalidFormatError,
     FormatFixedError, NotNumericError, PeriodClosedError, SequenceFullError, InvalidSpaceError,
     InvalidKeyError, UnknownSpaceError, SpaceExistsError, SequenceExhaustedError,

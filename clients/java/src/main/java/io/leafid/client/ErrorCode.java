@@ -35,6 +35,8 @@ public enum ErrorCode {
   TAG_EXHAUSTED("tag_exhausted", 410),
   /** The tag has issued the last id of the bound it declared (its max). */
   TAG_BOUND_REACHED("tag_bound_reached", 410),
+  /** The worker lease renewed or released is no longer the holder's: acquire another. */
+  LEASE_LOST("lease_lost", 409),
   /** The tag's row has a step below 1, which an operator must fix. */
   TAG_MISCONFIGURED("tag_misconfigured", 500),
   /** No server could serve the call: retrying later may succeed. */
