@@ -28,10 +28,10 @@ type workerLeaseJSON struct {
 	Lease    string `json:"lease"`
 	// FloorMs: the holder's ids are made above it; ReserveMs: none past
 	// it before the next renewal.
-	FloorMs   int64               `json:"floor_ms"`
-	ReserveMs int64               `json:"reserve_ms"`
-	Expires   string              `json:"expires"`
-	ExpiresMs int64               `json:"expires_ms"`
+	FloorMs   int64         `json:"floor_ms"`
+	ReserveMs int64         `json:"reserve_ms"`
+	Expires   string        `json:"expires"`
+	ExpiresMs int64         `json:"expires_ms"`
 	Layout    apiLayoutJSON `json:"layout"`
 }
 
