@@ -57,10 +57,7 @@ func (s *idServer) GetSnowflakeLayout(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, toError(ctx, s.log, req.Spec().Procedure, err)
 	}
-	return connect.NewResponse(&leafv1.GetSnowflakeLayoutResponse{
-		TimeUnit: l.TimeUnit, TimeBits: int32(l.TimeBits), WorkerBits: int32(l.WorkerBits),
-		SequenceBits: int32(l.SequenceBits), Order: l.Order, Epoch: timestamppb.New(l.Epoch), EpochMs: l.Epoch.UnixMilli(),
-	}), nil
+	return connect.NewResponse(toLayout(l)), nil
 }
 
 func (s *idServer) GetUuidBounds(ctx context.Context, req *connect.Request[leafv1.GetUuidBoundsRequest]) (*connect.Response[leafv1.GetUuidBoundsResponse], error) {

@@ -2,6 +2,7 @@ package grpcapi_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +11,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	leafv1 "github.com/leafid/leaf/proto/leaf/v1"
+	"github.com/leafid/leaf/service"
+	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/store/storetest"
 )
 
 // invoke calls a unary procedure of leaf.v1 with google.golang.org/grpc.
@@ -112,5 +116,42 @@ func TestGRPCHealth(t *testing.T) {
 	}
 	if _, err := check("no.such.Service"); grpcCode(err) != "NotFound" {
 		t.Errorf("Check(unknown service) = %v; want NotFound", err)
+	}
+}
+
+// TestWorkerLeaseCalls: the worker-id leases over gRPC, on a real store:
+// acquired with the reserve recorded, renewed, released; a lease renewed
+// under another's token is FailedPrecondition with the reason LEASE_LOST.
+func TestWorkerLeaseCalls(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, filepath.Join(t.TempDir(), "leaf.db"))
+	f := newFixture(t, func(c *config) { c.svc.WorkerLeases = st })
+	cc := f.grpcConn(t)
+	reserve := time.Now().Add(20 * time.Second).UnixMilli()
+	acquire := func(holder string) *leafv1.WorkerLease {
+		t.Helper()
+		res, err := invoke[leafv1.AcquireWorkerLeaseResponse](t, cc, "/leaf.v1.IdService/AcquireWorkerLease",
+			&leafv1.AcquireWorkerLeaseRequest{Holder: holder, TtlMs: 30000, ReserveMs: reserve})
+		if err != nil || res.GetLease().GetLease() == "" || res.GetLease().GetReserveMs() != reserve || res.GetLease().GetLayout().GetWorkerBits() != 10 {
+			t.Fatalf("AcquireWorkerLease(%s) = %v, %v", holder, res, err)
+		}
+		return res.GetLease()
+	}
+	a, b := acquire("proc-a"), acquire("proc-b")
+	if a.GetWorkerId() == b.GetWorkerId() {
+		t.Fatalf("two holders, one worker id %d", a.GetWorkerId())
+	}
+	renewed, err := invoke[leafv1.RenewWorkerLeaseResponse](t, cc, "/leaf.v1.IdService/RenewWorkerLease",
+		&leafv1.RenewWorkerLeaseRequest{WorkerId: a.GetWorkerId(), Lease: a.GetLease(), TtlMs: 30000, ReserveMs: reserve + 10000})
+	if err != nil || renewed.GetLease().GetReserveMs() != reserve+10000 {
+		t.Fatalf("RenewWorkerLease = %v, %v", renewed, err)
+	}
+	_, err = invoke[leafv1.RenewWorkerLeaseResponse](t, cc, "/leaf.v1.IdService/RenewWorkerLease",
+		&leafv1.RenewWorkerLeaseRequest{WorkerId: a.GetWorkerId(), Lease: b.GetLease(), TtlMs: 30000, ReserveMs: reserve})
+	if grpcCode(err) != "FailedPrecondition" || reason(err) != service.LeaseLost {
+		t.Fatalf("a's id renewed with b's lease: %v; want FailedPrecondition, LEASE_LOST", err)
+	}
+	if _, err := invoke[leafv1.ReleaseWorkerLeaseResponse](t, cc, "/leaf.v1.IdService/ReleaseWorkerLease",
+		&leafv1.ReleaseWorkerLeaseRequest{WorkerId: a.GetWorkerId(), Lease: a.GetLease(), LastMs: reserve}); err != nil {
+		t.Fatalf("ReleaseWorkerLease: %v", err)
 	}
 }

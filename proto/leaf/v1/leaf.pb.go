@@ -884,6 +884,413 @@ func (x *GetSnowflakeLayoutResponse) GetEpochMs() int64 {
 	return 0
 }
 
+// WorkerLease is a worker id leased to a holder.
+type WorkerLease struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId int64                  `protobuf:"varint,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// This acquisition, to renew and release it with.
+	Lease string `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
+	// The holder makes its ids after this Unix millisecond, the last an
+	// earlier holder of the id may have used.
+	FloorMs int64 `protobuf:"varint,3,opt,name=floor_ms,json=floorMs,proto3" json:"floor_ms,omitempty"`
+	// The reserve recorded: no id past it before the next renewal.
+	ReserveMs int64 `protobuf:"varint,4,opt,name=reserve_ms,json=reserveMs,proto3" json:"reserve_ms,omitempty"`
+	// When the lease runs out, by the database's clock.
+	Expires       *timestamppb.Timestamp      `protobuf:"bytes,5,opt,name=expires,proto3" json:"expires,omitempty"`
+	Layout        *GetSnowflakeLayoutResponse `protobuf:"bytes,6,opt,name=layout,proto3" json:"layout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerLease) Reset() {
+	*x = WorkerLease{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerLease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerLease) ProtoMessage() {}
+
+func (x *WorkerLease) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerLease.ProtoReflect.Descriptor instead.
+func (*WorkerLease) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *WorkerLease) GetWorkerId() int64 {
+	if x != nil {
+		return x.WorkerId
+	}
+	return 0
+}
+
+func (x *WorkerLease) GetLease() string {
+	if x != nil {
+		return x.Lease
+	}
+	return ""
+}
+
+func (x *WorkerLease) GetFloorMs() int64 {
+	if x != nil {
+		return x.FloorMs
+	}
+	return 0
+}
+
+func (x *WorkerLease) GetReserveMs() int64 {
+	if x != nil {
+		return x.ReserveMs
+	}
+	return 0
+}
+
+func (x *WorkerLease) GetExpires() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Expires
+	}
+	return nil
+}
+
+func (x *WorkerLease) GetLayout() *GetSnowflakeLayoutResponse {
+	if x != nil {
+		return x.Layout
+	}
+	return nil
+}
+
+type AcquireWorkerLeaseRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names the process: its host and pid, say. 1 to 191 bytes.
+	Holder string `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
+	// The lease's length, 3000 to 600000.
+	TtlMs int64 `protobuf:"varint,2,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	// The latest Unix millisecond the holder may make ids at before its
+	// next renewal: its clock now plus the TTL less a margin.
+	ReserveMs     int64 `protobuf:"varint,3,opt,name=reserve_ms,json=reserveMs,proto3" json:"reserve_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcquireWorkerLeaseRequest) Reset() {
+	*x = AcquireWorkerLeaseRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcquireWorkerLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcquireWorkerLeaseRequest) ProtoMessage() {}
+
+func (x *AcquireWorkerLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcquireWorkerLeaseRequest.ProtoReflect.Descriptor instead.
+func (*AcquireWorkerLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AcquireWorkerLeaseRequest) GetHolder() string {
+	if x != nil {
+		return x.Holder
+	}
+	return ""
+}
+
+func (x *AcquireWorkerLeaseRequest) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *AcquireWorkerLeaseRequest) GetReserveMs() int64 {
+	if x != nil {
+		return x.ReserveMs
+	}
+	return 0
+}
+
+type AcquireWorkerLeaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lease         *WorkerLease           `protobuf:"bytes,1,opt,name=lease,proto3" json:"lease,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcquireWorkerLeaseResponse) Reset() {
+	*x = AcquireWorkerLeaseResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcquireWorkerLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcquireWorkerLeaseResponse) ProtoMessage() {}
+
+func (x *AcquireWorkerLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcquireWorkerLeaseResponse.ProtoReflect.Descriptor instead.
+func (*AcquireWorkerLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AcquireWorkerLeaseResponse) GetLease() *WorkerLease {
+	if x != nil {
+		return x.Lease
+	}
+	return nil
+}
+
+type RenewWorkerLeaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      int64                  `protobuf:"varint,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Lease         string                 `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
+	TtlMs         int64                  `protobuf:"varint,3,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	ReserveMs     int64                  `protobuf:"varint,4,opt,name=reserve_ms,json=reserveMs,proto3" json:"reserve_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewWorkerLeaseRequest) Reset() {
+	*x = RenewWorkerLeaseRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewWorkerLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewWorkerLeaseRequest) ProtoMessage() {}
+
+func (x *RenewWorkerLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewWorkerLeaseRequest.ProtoReflect.Descriptor instead.
+func (*RenewWorkerLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RenewWorkerLeaseRequest) GetWorkerId() int64 {
+	if x != nil {
+		return x.WorkerId
+	}
+	return 0
+}
+
+func (x *RenewWorkerLeaseRequest) GetLease() string {
+	if x != nil {
+		return x.Lease
+	}
+	return ""
+}
+
+func (x *RenewWorkerLeaseRequest) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *RenewWorkerLeaseRequest) GetReserveMs() int64 {
+	if x != nil {
+		return x.ReserveMs
+	}
+	return 0
+}
+
+type RenewWorkerLeaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lease         *WorkerLease           `protobuf:"bytes,1,opt,name=lease,proto3" json:"lease,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewWorkerLeaseResponse) Reset() {
+	*x = RenewWorkerLeaseResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewWorkerLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewWorkerLeaseResponse) ProtoMessage() {}
+
+func (x *RenewWorkerLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewWorkerLeaseResponse.ProtoReflect.Descriptor instead.
+func (*RenewWorkerLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RenewWorkerLeaseResponse) GetLease() *WorkerLease {
+	if x != nil {
+		return x.Lease
+	}
+	return nil
+}
+
+type ReleaseWorkerLeaseRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId int64                  `protobuf:"varint,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Lease    string                 `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
+	// The last Unix millisecond the holder made an id at.
+	LastMs        int64 `protobuf:"varint,3,opt,name=last_ms,json=lastMs,proto3" json:"last_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseWorkerLeaseRequest) Reset() {
+	*x = ReleaseWorkerLeaseRequest{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseWorkerLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseWorkerLeaseRequest) ProtoMessage() {}
+
+func (x *ReleaseWorkerLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseWorkerLeaseRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseWorkerLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ReleaseWorkerLeaseRequest) GetWorkerId() int64 {
+	if x != nil {
+		return x.WorkerId
+	}
+	return 0
+}
+
+func (x *ReleaseWorkerLeaseRequest) GetLease() string {
+	if x != nil {
+		return x.Lease
+	}
+	return ""
+}
+
+func (x *ReleaseWorkerLeaseRequest) GetLastMs() int64 {
+	if x != nil {
+		return x.LastMs
+	}
+	return 0
+}
+
+type ReleaseWorkerLeaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseWorkerLeaseResponse) Reset() {
+	*x = ReleaseWorkerLeaseResponse{}
+	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseWorkerLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseWorkerLeaseResponse) ProtoMessage() {}
+
+func (x *ReleaseWorkerLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseWorkerLeaseResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseWorkerLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{22}
+}
+
 type GetUuidRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -892,7 +1299,7 @@ type GetUuidRequest struct {
 
 func (x *GetUuidRequest) Reset() {
 	*x = GetUuidRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +1311,7 @@ func (x *GetUuidRequest) String() string {
 func (*GetUuidRequest) ProtoMessage() {}
 
 func (x *GetUuidRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[16]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1324,7 @@ func (x *GetUuidRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUuidRequest.ProtoReflect.Descriptor instead.
 func (*GetUuidRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{16}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{23}
 }
 
 type GetUuidResponse struct {
@@ -930,7 +1337,7 @@ type GetUuidResponse struct {
 
 func (x *GetUuidResponse) Reset() {
 	*x = GetUuidResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1349,7 @@ func (x *GetUuidResponse) String() string {
 func (*GetUuidResponse) ProtoMessage() {}
 
 func (x *GetUuidResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[17]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1362,7 @@ func (x *GetUuidResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUuidResponse.ProtoReflect.Descriptor instead.
 func (*GetUuidResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{17}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetUuidResponse) GetUuid() string {
@@ -975,7 +1382,7 @@ type BatchUuidsRequest struct {
 
 func (x *BatchUuidsRequest) Reset() {
 	*x = BatchUuidsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1394,7 @@ func (x *BatchUuidsRequest) String() string {
 func (*BatchUuidsRequest) ProtoMessage() {}
 
 func (x *BatchUuidsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[18]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1407,7 @@ func (x *BatchUuidsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchUuidsRequest.ProtoReflect.Descriptor instead.
 func (*BatchUuidsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{18}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BatchUuidsRequest) GetCount() int32 {
@@ -1019,7 +1426,7 @@ type BatchUuidsResponse struct {
 
 func (x *BatchUuidsResponse) Reset() {
 	*x = BatchUuidsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1438,7 @@ func (x *BatchUuidsResponse) String() string {
 func (*BatchUuidsResponse) ProtoMessage() {}
 
 func (x *BatchUuidsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[19]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1451,7 @@ func (x *BatchUuidsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchUuidsResponse.ProtoReflect.Descriptor instead.
 func (*BatchUuidsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{19}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BatchUuidsResponse) GetUuids() []string {
@@ -1063,7 +1470,7 @@ type DecodeUuidRequest struct {
 
 func (x *DecodeUuidRequest) Reset() {
 	*x = DecodeUuidRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1482,7 @@ func (x *DecodeUuidRequest) String() string {
 func (*DecodeUuidRequest) ProtoMessage() {}
 
 func (x *DecodeUuidRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[20]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1495,7 @@ func (x *DecodeUuidRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecodeUuidRequest.ProtoReflect.Descriptor instead.
 func (*DecodeUuidRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{20}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecodeUuidRequest) GetUuid() string {
@@ -1110,7 +1517,7 @@ type DecodeUuidResponse struct {
 
 func (x *DecodeUuidResponse) Reset() {
 	*x = DecodeUuidResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1529,7 @@ func (x *DecodeUuidResponse) String() string {
 func (*DecodeUuidResponse) ProtoMessage() {}
 
 func (x *DecodeUuidResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[21]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1542,7 @@ func (x *DecodeUuidResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecodeUuidResponse.ProtoReflect.Descriptor instead.
 func (*DecodeUuidResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{21}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DecodeUuidResponse) GetUuid() string {
@@ -1177,7 +1584,7 @@ type GetUuidBoundsRequest struct {
 
 func (x *GetUuidBoundsRequest) Reset() {
 	*x = GetUuidBoundsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1596,7 @@ func (x *GetUuidBoundsRequest) String() string {
 func (*GetUuidBoundsRequest) ProtoMessage() {}
 
 func (x *GetUuidBoundsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[22]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1609,7 @@ func (x *GetUuidBoundsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUuidBoundsRequest.ProtoReflect.Descriptor instead.
 func (*GetUuidBoundsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{22}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetUuidBoundsRequest) GetFrom() *timestamppb.Timestamp {
@@ -1231,7 +1638,7 @@ type GetUuidBoundsResponse struct {
 
 func (x *GetUuidBoundsResponse) Reset() {
 	*x = GetUuidBoundsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1650,7 @@ func (x *GetUuidBoundsResponse) String() string {
 func (*GetUuidBoundsResponse) ProtoMessage() {}
 
 func (x *GetUuidBoundsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[23]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1663,7 @@ func (x *GetUuidBoundsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUuidBoundsResponse.ProtoReflect.Descriptor instead.
 func (*GetUuidBoundsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{23}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetUuidBoundsResponse) GetLowest() string {
@@ -1301,7 +1708,7 @@ type NextRequest struct {
 
 func (x *NextRequest) Reset() {
 	*x = NextRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1313,7 +1720,7 @@ func (x *NextRequest) String() string {
 func (*NextRequest) ProtoMessage() {}
 
 func (x *NextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[24]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1326,7 +1733,7 @@ func (x *NextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextRequest.ProtoReflect.Descriptor instead.
 func (*NextRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{24}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *NextRequest) GetSpace() string {
@@ -1362,7 +1769,7 @@ type NextResponse struct {
 
 func (x *NextResponse) Reset() {
 	*x = NextResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1781,7 @@ func (x *NextResponse) String() string {
 func (*NextResponse) ProtoMessage() {}
 
 func (x *NextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[25]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1794,7 @@ func (x *NextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextResponse.ProtoReflect.Descriptor instead.
 func (*NextResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{25}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *NextResponse) GetSpace() string {
@@ -1421,7 +1828,7 @@ type CurrentRequest struct {
 
 func (x *CurrentRequest) Reset() {
 	*x = CurrentRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1840,7 @@ func (x *CurrentRequest) String() string {
 func (*CurrentRequest) ProtoMessage() {}
 
 func (x *CurrentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[26]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1853,7 @@ func (x *CurrentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrentRequest.ProtoReflect.Descriptor instead.
 func (*CurrentRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{26}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CurrentRequest) GetSpace() string {
@@ -1477,7 +1884,7 @@ type CurrentResponse struct {
 
 func (x *CurrentResponse) Reset() {
 	*x = CurrentResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1896,7 @@ func (x *CurrentResponse) String() string {
 func (*CurrentResponse) ProtoMessage() {}
 
 func (x *CurrentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[27]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1909,7 @@ func (x *CurrentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrentResponse.ProtoReflect.Descriptor instead.
 func (*CurrentResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{27}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CurrentResponse) GetSpace() string {
@@ -1559,7 +1966,7 @@ type Tag struct {
 
 func (x *Tag) Reset() {
 	*x = Tag{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1978,7 @@ func (x *Tag) String() string {
 func (*Tag) ProtoMessage() {}
 
 func (x *Tag) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[28]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1991,7 @@ func (x *Tag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tag.ProtoReflect.Descriptor instead.
 func (*Tag) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{28}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Tag) GetTag() string {
@@ -1707,7 +2114,7 @@ type CreateTagRequest struct {
 
 func (x *CreateTagRequest) Reset() {
 	*x = CreateTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1719,7 +2126,7 @@ func (x *CreateTagRequest) String() string {
 func (*CreateTagRequest) ProtoMessage() {}
 
 func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[29]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1732,7 +2139,7 @@ func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagRequest.ProtoReflect.Descriptor instead.
 func (*CreateTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{29}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreateTagRequest) GetTag() string {
@@ -1807,7 +2214,7 @@ type CreateTagResponse struct {
 
 func (x *CreateTagResponse) Reset() {
 	*x = CreateTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +2226,7 @@ func (x *CreateTagResponse) String() string {
 func (*CreateTagResponse) ProtoMessage() {}
 
 func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[30]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +2239,7 @@ func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagResponse.ProtoReflect.Descriptor instead.
 func (*CreateTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{30}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateTagResponse) GetTag() *Tag {
@@ -1850,7 +2257,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +2269,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[31]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +2282,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{31}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
 }
 
 type ListTagsResponse struct {
@@ -1887,7 +2294,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +2306,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[32]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2319,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{32}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListTagsResponse) GetTags() []*Tag {
@@ -1931,7 +2338,7 @@ type GetTagRequest struct {
 
 func (x *GetTagRequest) Reset() {
 	*x = GetTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2350,7 @@ func (x *GetTagRequest) String() string {
 func (*GetTagRequest) ProtoMessage() {}
 
 func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[33]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2363,7 @@ func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagRequest.ProtoReflect.Descriptor instead.
 func (*GetTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{33}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetTagRequest) GetTag() string {
@@ -1975,7 +2382,7 @@ type GetTagResponse struct {
 
 func (x *GetTagResponse) Reset() {
 	*x = GetTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2394,7 @@ func (x *GetTagResponse) String() string {
 func (*GetTagResponse) ProtoMessage() {}
 
 func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[34]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2407,7 @@ func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagResponse.ProtoReflect.Descriptor instead.
 func (*GetTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{34}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetTagResponse) GetTag() *Tag {
@@ -2031,7 +2438,7 @@ type UpdateTagRequest struct {
 
 func (x *UpdateTagRequest) Reset() {
 	*x = UpdateTagRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2450,7 @@ func (x *UpdateTagRequest) String() string {
 func (*UpdateTagRequest) ProtoMessage() {}
 
 func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[35]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2463,7 @@ func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTagRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{35}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *UpdateTagRequest) GetTag() string {
@@ -2131,7 +2538,7 @@ type UpdateTagResponse struct {
 
 func (x *UpdateTagResponse) Reset() {
 	*x = UpdateTagResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2550,7 @@ func (x *UpdateTagResponse) String() string {
 func (*UpdateTagResponse) ProtoMessage() {}
 
 func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[36]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2563,7 @@ func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTagResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{36}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *UpdateTagResponse) GetTag() *Tag {
@@ -2178,7 +2585,7 @@ type RevealIdRequest struct {
 
 func (x *RevealIdRequest) Reset() {
 	*x = RevealIdRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2597,7 @@ func (x *RevealIdRequest) String() string {
 func (*RevealIdRequest) ProtoMessage() {}
 
 func (x *RevealIdRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[37]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2610,7 @@ func (x *RevealIdRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealIdRequest.ProtoReflect.Descriptor instead.
 func (*RevealIdRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{37}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RevealIdRequest) GetTag() string {
@@ -2232,7 +2639,7 @@ type RevealIdResponse struct {
 
 func (x *RevealIdResponse) Reset() {
 	*x = RevealIdResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2244,7 +2651,7 @@ func (x *RevealIdResponse) String() string {
 func (*RevealIdResponse) ProtoMessage() {}
 
 func (x *RevealIdResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[38]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2257,7 +2664,7 @@ func (x *RevealIdResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealIdResponse.ProtoReflect.Descriptor instead.
 func (*RevealIdResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{38}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RevealIdResponse) GetTag() string {
@@ -2289,7 +2696,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2301,7 +2708,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[39]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2314,7 +2721,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{39}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{46}
 }
 
 type ListSegmentsResponse struct {
@@ -2326,7 +2733,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2338,7 +2745,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[40]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2351,7 +2758,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{40}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListSegmentsResponse) GetBuffers() []*Buffer {
@@ -2375,7 +2782,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2794,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[41]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2807,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{41}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Segment) GetStart() int64 {
@@ -2464,7 +2871,7 @@ type Buffer struct {
 
 func (x *Buffer) Reset() {
 	*x = Buffer{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2883,7 @@ func (x *Buffer) String() string {
 func (*Buffer) ProtoMessage() {}
 
 func (x *Buffer) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[42]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2896,7 @@ func (x *Buffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Buffer.ProtoReflect.Descriptor instead.
 func (*Buffer) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{42}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Buffer) GetTag() string {
@@ -2611,7 +3018,7 @@ type Space struct {
 
 func (x *Space) Reset() {
 	*x = Space{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +3030,7 @@ func (x *Space) String() string {
 func (*Space) ProtoMessage() {}
 
 func (x *Space) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[43]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +3043,7 @@ func (x *Space) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Space.ProtoReflect.Descriptor instead.
 func (*Space) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{43}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Space) GetSpace() string {
@@ -2673,7 +3080,7 @@ type CreateSpaceRequest struct {
 
 func (x *CreateSpaceRequest) Reset() {
 	*x = CreateSpaceRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[44]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +3092,7 @@ func (x *CreateSpaceRequest) String() string {
 func (*CreateSpaceRequest) ProtoMessage() {}
 
 func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[44]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +3105,7 @@ func (x *CreateSpaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSpaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateSpaceRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{44}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreateSpaceRequest) GetSpace() string {
@@ -2731,7 +3138,7 @@ type CreateSpaceResponse struct {
 
 func (x *CreateSpaceResponse) Reset() {
 	*x = CreateSpaceResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[45]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2743,7 +3150,7 @@ func (x *CreateSpaceResponse) String() string {
 func (*CreateSpaceResponse) ProtoMessage() {}
 
 func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[45]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2756,7 +3163,7 @@ func (x *CreateSpaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSpaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateSpaceResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{45}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CreateSpaceResponse) GetSpace() *Space {
@@ -2774,7 +3181,7 @@ type ListSpacesRequest struct {
 
 func (x *ListSpacesRequest) Reset() {
 	*x = ListSpacesRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[46]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +3193,7 @@ func (x *ListSpacesRequest) String() string {
 func (*ListSpacesRequest) ProtoMessage() {}
 
 func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[46]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +3206,7 @@ func (x *ListSpacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSpacesRequest.ProtoReflect.Descriptor instead.
 func (*ListSpacesRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{46}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{53}
 }
 
 type ListSpacesResponse struct {
@@ -2811,7 +3218,7 @@ type ListSpacesResponse struct {
 
 func (x *ListSpacesResponse) Reset() {
 	*x = ListSpacesResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[47]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2823,7 +3230,7 @@ func (x *ListSpacesResponse) String() string {
 func (*ListSpacesResponse) ProtoMessage() {}
 
 func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[47]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2836,7 +3243,7 @@ func (x *ListSpacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSpacesResponse.ProtoReflect.Descriptor instead.
 func (*ListSpacesResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{47}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListSpacesResponse) GetSpaces() []*Space {
@@ -2855,7 +3262,7 @@ type GetSpaceRequest struct {
 
 func (x *GetSpaceRequest) Reset() {
 	*x = GetSpaceRequest{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[48]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +3274,7 @@ func (x *GetSpaceRequest) String() string {
 func (*GetSpaceRequest) ProtoMessage() {}
 
 func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[48]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +3287,7 @@ func (x *GetSpaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpaceRequest.ProtoReflect.Descriptor instead.
 func (*GetSpaceRequest) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{48}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetSpaceRequest) GetSpace() string {
@@ -2899,7 +3306,7 @@ type GetSpaceResponse struct {
 
 func (x *GetSpaceResponse) Reset() {
 	*x = GetSpaceResponse{}
-	mi := &file_leaf_v1_leaf_proto_msgTypes[49]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2911,7 +3318,7 @@ func (x *GetSpaceResponse) String() string {
 func (*GetSpaceResponse) ProtoMessage() {}
 
 func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_leaf_v1_leaf_proto_msgTypes[49]
+	mi := &file_leaf_v1_leaf_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2924,7 +3331,7 @@ func (x *GetSpaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpaceResponse.ProtoReflect.Descriptor instead.
 func (*GetSpaceResponse) Descriptor() ([]byte, []int) {
-	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{49}
+	return file_leaf_v1_leaf_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetSpaceResponse) GetSpace() *Space {
@@ -2989,7 +3396,35 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\rsequence_bits\x18\x04 \x01(\x05R\fsequenceBits\x12\x14\n" +
 	"\x05order\x18\x05 \x01(\tR\x05order\x120\n" +
 	"\x05epoch\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x05epoch\x12\x19\n" +
-	"\bepoch_ms\x18\a \x01(\x03R\aepochMs\"\x10\n" +
+	"\bepoch_ms\x18\a \x01(\x03R\aepochMs\"\xed\x01\n" +
+	"\vWorkerLease\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\x03R\bworkerId\x12\x14\n" +
+	"\x05lease\x18\x02 \x01(\tR\x05lease\x12\x19\n" +
+	"\bfloor_ms\x18\x03 \x01(\x03R\afloorMs\x12\x1d\n" +
+	"\n" +
+	"reserve_ms\x18\x04 \x01(\x03R\treserveMs\x124\n" +
+	"\aexpires\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\x12;\n" +
+	"\x06layout\x18\x06 \x01(\v2#.leaf.v1.GetSnowflakeLayoutResponseR\x06layout\"i\n" +
+	"\x19AcquireWorkerLeaseRequest\x12\x16\n" +
+	"\x06holder\x18\x01 \x01(\tR\x06holder\x12\x15\n" +
+	"\x06ttl_ms\x18\x02 \x01(\x03R\x05ttlMs\x12\x1d\n" +
+	"\n" +
+	"reserve_ms\x18\x03 \x01(\x03R\treserveMs\"H\n" +
+	"\x1aAcquireWorkerLeaseResponse\x12*\n" +
+	"\x05lease\x18\x01 \x01(\v2\x14.leaf.v1.WorkerLeaseR\x05lease\"\x82\x01\n" +
+	"\x17RenewWorkerLeaseRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\x03R\bworkerId\x12\x14\n" +
+	"\x05lease\x18\x02 \x01(\tR\x05lease\x12\x15\n" +
+	"\x06ttl_ms\x18\x03 \x01(\x03R\x05ttlMs\x12\x1d\n" +
+	"\n" +
+	"reserve_ms\x18\x04 \x01(\x03R\treserveMs\"F\n" +
+	"\x18RenewWorkerLeaseResponse\x12*\n" +
+	"\x05lease\x18\x01 \x01(\v2\x14.leaf.v1.WorkerLeaseR\x05lease\"g\n" +
+	"\x19ReleaseWorkerLeaseRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\x03R\bworkerId\x12\x14\n" +
+	"\x05lease\x18\x02 \x01(\tR\x05lease\x12\x17\n" +
+	"\alast_ms\x18\x03 \x01(\x03R\x06lastMs\"\x1c\n" +
+	"\x1aReleaseWorkerLeaseResponse\"\x10\n" +
 	"\x0eGetUuidRequest\"%\n" +
 	"\x0fGetUuidResponse\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\")\n" +
@@ -3144,7 +3579,8 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x0fGetSpaceRequest\x12\x14\n" +
 	"\x05space\x18\x01 \x01(\tR\x05space\"8\n" +
 	"\x10GetSpaceResponse\x12$\n" +
-	"\x05space\x18\x01 \x01(\v2\x0e.leaf.v1.SpaceR\x05space2\xe9\a\n" +
+	"\x05space\x18\x01 \x01(\v2\x0e.leaf.v1.SpaceR\x05space2\x80\n" +
+	"\n" +
 	"\tIdService\x12K\n" +
 	"\fGetSegmentId\x12\x1c.leaf.v1.GetSegmentIdRequest\x1a\x1d.leaf.v1.GetSegmentIdResponse\x12T\n" +
 	"\x0fBatchSegmentIds\x12\x1f.leaf.v1.BatchSegmentIdsRequest\x1a .leaf.v1.BatchSegmentIdsResponse\x12T\n" +
@@ -3153,7 +3589,10 @@ const file_leaf_v1_leaf_proto_rawDesc = "" +
 	"\x11BatchSnowflakeIds\x12!.leaf.v1.BatchSnowflakeIdsRequest\x1a\".leaf.v1.BatchSnowflakeIdsResponse\x12Z\n" +
 	"\x11DecodeSnowflakeId\x12!.leaf.v1.DecodeSnowflakeIdRequest\x1a\".leaf.v1.DecodeSnowflakeIdResponse\x12]\n" +
 	"\x12GetSnowflakeBounds\x12\".leaf.v1.GetSnowflakeBoundsRequest\x1a#.leaf.v1.GetSnowflakeBoundsResponse\x12]\n" +
-	"\x12GetSnowflakeLayout\x12\".leaf.v1.GetSnowflakeLayoutRequest\x1a#.leaf.v1.GetSnowflakeLayoutResponse\x12<\n" +
+	"\x12GetSnowflakeLayout\x12\".leaf.v1.GetSnowflakeLayoutRequest\x1a#.leaf.v1.GetSnowflakeLayoutResponse\x12]\n" +
+	"\x12AcquireWorkerLease\x12\".leaf.v1.AcquireWorkerLeaseRequest\x1a#.leaf.v1.AcquireWorkerLeaseResponse\x12W\n" +
+	"\x10RenewWorkerLease\x12 .leaf.v1.RenewWorkerLeaseRequest\x1a!.leaf.v1.RenewWorkerLeaseResponse\x12]\n" +
+	"\x12ReleaseWorkerLease\x12\".leaf.v1.ReleaseWorkerLeaseRequest\x1a#.leaf.v1.ReleaseWorkerLeaseResponse\x12<\n" +
 	"\aGetUuid\x12\x17.leaf.v1.GetUuidRequest\x1a\x18.leaf.v1.GetUuidResponse\x12E\n" +
 	"\n" +
 	"BatchUuids\x12\x1a.leaf.v1.BatchUuidsRequest\x1a\x1b.leaf.v1.BatchUuidsResponse\x12E\n" +
@@ -3187,7 +3626,7 @@ func file_leaf_v1_leaf_proto_rawDescGZIP() []byte {
 	return file_leaf_v1_leaf_proto_rawDescData
 }
 
-var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_leaf_v1_leaf_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_leaf_v1_leaf_proto_goTypes = []any{
 	(*GetSegmentIdRequest)(nil),        // 0: leaf.v1.GetSegmentIdRequest
 	(*GetSegmentIdResponse)(nil),       // 1: leaf.v1.GetSegmentIdResponse
@@ -3205,118 +3644,135 @@ var file_leaf_v1_leaf_proto_goTypes = []any{
 	(*GetSnowflakeBoundsResponse)(nil), // 13: leaf.v1.GetSnowflakeBoundsResponse
 	(*GetSnowflakeLayoutRequest)(nil),  // 14: leaf.v1.GetSnowflakeLayoutRequest
 	(*GetSnowflakeLayoutResponse)(nil), // 15: leaf.v1.GetSnowflakeLayoutResponse
-	(*GetUuidRequest)(nil),             // 16: leaf.v1.GetUuidRequest
-	(*GetUuidResponse)(nil),            // 17: leaf.v1.GetUuidResponse
-	(*BatchUuidsRequest)(nil),          // 18: leaf.v1.BatchUuidsRequest
-	(*BatchUuidsResponse)(nil),         // 19: leaf.v1.BatchUuidsResponse
-	(*DecodeUuidRequest)(nil),          // 20: leaf.v1.DecodeUuidRequest
-	(*DecodeUuidResponse)(nil),         // 21: leaf.v1.DecodeUuidResponse
-	(*GetUuidBoundsRequest)(nil),       // 22: leaf.v1.GetUuidBoundsRequest
-	(*GetUuidBoundsResponse)(nil),      // 23: leaf.v1.GetUuidBoundsResponse
-	(*NextRequest)(nil),                // 24: leaf.v1.NextRequest
-	(*NextResponse)(nil),               // 25: leaf.v1.NextResponse
-	(*CurrentRequest)(nil),             // 26: leaf.v1.CurrentRequest
-	(*CurrentResponse)(nil),            // 27: leaf.v1.CurrentResponse
-	(*Tag)(nil),                        // 28: leaf.v1.Tag
-	(*CreateTagRequest)(nil),           // 29: leaf.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),          // 30: leaf.v1.CreateTagResponse
-	(*ListTagsRequest)(nil),            // 31: leaf.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),           // 32: leaf.v1.ListTagsResponse
-	(*GetTagRequest)(nil),              // 33: leaf.v1.GetTagRequest
-	(*GetTagResponse)(nil),             // 34: leaf.v1.GetTagResponse
-	(*UpdateTagRequest)(nil),           // 35: leaf.v1.UpdateTagRequest
-	(*UpdateTagResponse)(nil),          // 36: leaf.v1.UpdateTagResponse
-	(*RevealIdRequest)(nil),            // 37: leaf.v1.RevealIdRequest
-	(*RevealIdResponse)(nil),           // 38: leaf.v1.RevealIdResponse
-	(*ListSegmentsRequest)(nil),        // 39: leaf.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),       // 40: leaf.v1.ListSegmentsResponse
-	(*Segment)(nil),                    // 41: leaf.v1.Segment
-	(*Buffer)(nil),                     // 42: leaf.v1.Buffer
-	(*Space)(nil),                      // 43: leaf.v1.Space
-	(*CreateSpaceRequest)(nil),         // 44: leaf.v1.CreateSpaceRequest
-	(*CreateSpaceResponse)(nil),        // 45: leaf.v1.CreateSpaceResponse
-	(*ListSpacesRequest)(nil),          // 46: leaf.v1.ListSpacesRequest
-	(*ListSpacesResponse)(nil),         // 47: leaf.v1.ListSpacesResponse
-	(*GetSpaceRequest)(nil),            // 48: leaf.v1.GetSpaceRequest
-	(*GetSpaceResponse)(nil),           // 49: leaf.v1.GetSpaceResponse
-	(*timestamppb.Timestamp)(nil),      // 50: google.protobuf.Timestamp
+	(*WorkerLease)(nil),                // 16: leaf.v1.WorkerLease
+	(*AcquireWorkerLeaseRequest)(nil),  // 17: leaf.v1.AcquireWorkerLeaseRequest
+	(*AcquireWorkerLeaseResponse)(nil), // 18: leaf.v1.AcquireWorkerLeaseResponse
+	(*RenewWorkerLeaseRequest)(nil),    // 19: leaf.v1.RenewWorkerLeaseRequest
+	(*RenewWorkerLeaseResponse)(nil),   // 20: leaf.v1.RenewWorkerLeaseResponse
+	(*ReleaseWorkerLeaseRequest)(nil),  // 21: leaf.v1.ReleaseWorkerLeaseRequest
+	(*ReleaseWorkerLeaseResponse)(nil), // 22: leaf.v1.ReleaseWorkerLeaseResponse
+	(*GetUuidRequest)(nil),             // 23: leaf.v1.GetUuidRequest
+	(*GetUuidResponse)(nil),            // 24: leaf.v1.GetUuidResponse
+	(*BatchUuidsRequest)(nil),          // 25: leaf.v1.BatchUuidsRequest
+	(*BatchUuidsResponse)(nil),         // 26: leaf.v1.BatchUuidsResponse
+	(*DecodeUuidRequest)(nil),          // 27: leaf.v1.DecodeUuidRequest
+	(*DecodeUuidResponse)(nil),         // 28: leaf.v1.DecodeUuidResponse
+	(*GetUuidBoundsRequest)(nil),       // 29: leaf.v1.GetUuidBoundsRequest
+	(*GetUuidBoundsResponse)(nil),      // 30: leaf.v1.GetUuidBoundsResponse
+	(*NextRequest)(nil),                // 31: leaf.v1.NextRequest
+	(*NextResponse)(nil),               // 32: leaf.v1.NextResponse
+	(*CurrentRequest)(nil),             // 33: leaf.v1.CurrentRequest
+	(*CurrentResponse)(nil),            // 34: leaf.v1.CurrentResponse
+	(*Tag)(nil),                        // 35: leaf.v1.Tag
+	(*CreateTagRequest)(nil),           // 36: leaf.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),          // 37: leaf.v1.CreateTagResponse
+	(*ListTagsRequest)(nil),            // 38: leaf.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),           // 39: leaf.v1.ListTagsResponse
+	(*GetTagRequest)(nil),              // 40: leaf.v1.GetTagRequest
+	(*GetTagResponse)(nil),             // 41: leaf.v1.GetTagResponse
+	(*UpdateTagRequest)(nil),           // 42: leaf.v1.UpdateTagRequest
+	(*UpdateTagResponse)(nil),          // 43: leaf.v1.UpdateTagResponse
+	(*RevealIdRequest)(nil),            // 44: leaf.v1.RevealIdRequest
+	(*RevealIdResponse)(nil),           // 45: leaf.v1.RevealIdResponse
+	(*ListSegmentsRequest)(nil),        // 46: leaf.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 47: leaf.v1.ListSegmentsResponse
+	(*Segment)(nil),                    // 48: leaf.v1.Segment
+	(*Buffer)(nil),                     // 49: leaf.v1.Buffer
+	(*Space)(nil),                      // 50: leaf.v1.Space
+	(*CreateSpaceRequest)(nil),         // 51: leaf.v1.CreateSpaceRequest
+	(*CreateSpaceResponse)(nil),        // 52: leaf.v1.CreateSpaceResponse
+	(*ListSpacesRequest)(nil),          // 53: leaf.v1.ListSpacesRequest
+	(*ListSpacesResponse)(nil),         // 54: leaf.v1.ListSpacesResponse
+	(*GetSpaceRequest)(nil),            // 55: leaf.v1.GetSpaceRequest
+	(*GetSpaceResponse)(nil),           // 56: leaf.v1.GetSpaceResponse
+	(*timestamppb.Timestamp)(nil),      // 57: google.protobuf.Timestamp
 }
 var file_leaf_v1_leaf_proto_depIdxs = []int32{
-	50, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
-	50, // 1: leaf.v1.GetSnowflakeBoundsRequest.from:type_name -> google.protobuf.Timestamp
-	50, // 2: leaf.v1.GetSnowflakeBoundsRequest.to:type_name -> google.protobuf.Timestamp
-	50, // 3: leaf.v1.GetSnowflakeBoundsResponse.lowest_time:type_name -> google.protobuf.Timestamp
-	50, // 4: leaf.v1.GetSnowflakeBoundsResponse.highest_time:type_name -> google.protobuf.Timestamp
-	50, // 5: leaf.v1.GetSnowflakeLayoutResponse.epoch:type_name -> google.protobuf.Timestamp
-	50, // 6: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
-	50, // 7: leaf.v1.GetUuidBoundsRequest.from:type_name -> google.protobuf.Timestamp
-	50, // 8: leaf.v1.GetUuidBoundsRequest.to:type_name -> google.protobuf.Timestamp
-	50, // 9: leaf.v1.GetUuidBoundsResponse.lowest_time:type_name -> google.protobuf.Timestamp
-	50, // 10: leaf.v1.GetUuidBoundsResponse.highest_time:type_name -> google.protobuf.Timestamp
-	50, // 11: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
-	28, // 12: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
-	28, // 13: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
-	28, // 14: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
-	28, // 15: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
-	42, // 16: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
-	50, // 17: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
-	41, // 18: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
-	41, // 19: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
-	50, // 20: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
-	43, // 21: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
-	43, // 22: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
-	43, // 23: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
-	0,  // 24: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
-	2,  // 25: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
-	4,  // 26: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
-	6,  // 27: leaf.v1.IdService.GetSnowflakeId:input_type -> leaf.v1.GetSnowflakeIdRequest
-	8,  // 28: leaf.v1.IdService.BatchSnowflakeIds:input_type -> leaf.v1.BatchSnowflakeIdsRequest
-	10, // 29: leaf.v1.IdService.DecodeSnowflakeId:input_type -> leaf.v1.DecodeSnowflakeIdRequest
-	12, // 30: leaf.v1.IdService.GetSnowflakeBounds:input_type -> leaf.v1.GetSnowflakeBoundsRequest
-	14, // 31: leaf.v1.IdService.GetSnowflakeLayout:input_type -> leaf.v1.GetSnowflakeLayoutRequest
-	16, // 32: leaf.v1.IdService.GetUuid:input_type -> leaf.v1.GetUuidRequest
-	18, // 33: leaf.v1.IdService.BatchUuids:input_type -> leaf.v1.BatchUuidsRequest
-	20, // 34: leaf.v1.IdService.DecodeUuid:input_type -> leaf.v1.DecodeUuidRequest
-	22, // 35: leaf.v1.IdService.GetUuidBounds:input_type -> leaf.v1.GetUuidBoundsRequest
-	24, // 36: leaf.v1.SequenceService.Next:input_type -> leaf.v1.NextRequest
-	26, // 37: leaf.v1.SequenceService.Current:input_type -> leaf.v1.CurrentRequest
-	29, // 38: leaf.v1.AdminService.CreateTag:input_type -> leaf.v1.CreateTagRequest
-	31, // 39: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
-	33, // 40: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
-	35, // 41: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
-	37, // 42: leaf.v1.AdminService.RevealId:input_type -> leaf.v1.RevealIdRequest
-	39, // 43: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
-	44, // 44: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
-	46, // 45: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
-	48, // 46: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
-	1,  // 47: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
-	3,  // 48: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
-	5,  // 49: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
-	7,  // 50: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
-	9,  // 51: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
-	11, // 52: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
-	13, // 53: leaf.v1.IdService.GetSnowflakeBounds:output_type -> leaf.v1.GetSnowflakeBoundsResponse
-	15, // 54: leaf.v1.IdService.GetSnowflakeLayout:output_type -> leaf.v1.GetSnowflakeLayoutResponse
-	17, // 55: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
-	19, // 56: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
-	21, // 57: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
-	23, // 58: leaf.v1.IdService.GetUuidBounds:output_type -> leaf.v1.GetUuidBoundsResponse
-	25, // 59: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
-	27, // 60: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
-	30, // 61: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
-	32, // 62: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
-	34, // 63: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
-	36, // 64: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
-	38, // 65: leaf.v1.AdminService.RevealId:output_type -> leaf.v1.RevealIdResponse
-	40, // 66: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
-	45, // 67: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
-	47, // 68: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
-	49, // 69: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
-	47, // [47:70] is the sub-list for method output_type
-	24, // [24:47] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	57, // 0: leaf.v1.DecodeSnowflakeIdResponse.time:type_name -> google.protobuf.Timestamp
+	57, // 1: leaf.v1.GetSnowflakeBoundsRequest.from:type_name -> google.protobuf.Timestamp
+	57, // 2: leaf.v1.GetSnowflakeBoundsRequest.to:type_name -> google.protobuf.Timestamp
+	57, // 3: leaf.v1.GetSnowflakeBoundsResponse.lowest_time:type_name -> google.protobuf.Timestamp
+	57, // 4: leaf.v1.GetSnowflakeBoundsResponse.highest_time:type_name -> google.protobuf.Timestamp
+	57, // 5: leaf.v1.GetSnowflakeLayoutResponse.epoch:type_name -> google.protobuf.Timestamp
+	57, // 6: leaf.v1.WorkerLease.expires:type_name -> google.protobuf.Timestamp
+	15, // 7: leaf.v1.WorkerLease.layout:type_name -> leaf.v1.GetSnowflakeLayoutResponse
+	16, // 8: leaf.v1.AcquireWorkerLeaseResponse.lease:type_name -> leaf.v1.WorkerLease
+	16, // 9: leaf.v1.RenewWorkerLeaseResponse.lease:type_name -> leaf.v1.WorkerLease
+	57, // 10: leaf.v1.DecodeUuidResponse.time:type_name -> google.protobuf.Timestamp
+	57, // 11: leaf.v1.GetUuidBoundsRequest.from:type_name -> google.protobuf.Timestamp
+	57, // 12: leaf.v1.GetUuidBoundsRequest.to:type_name -> google.protobuf.Timestamp
+	57, // 13: leaf.v1.GetUuidBoundsResponse.lowest_time:type_name -> google.protobuf.Timestamp
+	57, // 14: leaf.v1.GetUuidBoundsResponse.highest_time:type_name -> google.protobuf.Timestamp
+	57, // 15: leaf.v1.Tag.update_time:type_name -> google.protobuf.Timestamp
+	35, // 16: leaf.v1.CreateTagResponse.tag:type_name -> leaf.v1.Tag
+	35, // 17: leaf.v1.ListTagsResponse.tags:type_name -> leaf.v1.Tag
+	35, // 18: leaf.v1.GetTagResponse.tag:type_name -> leaf.v1.Tag
+	35, // 19: leaf.v1.UpdateTagResponse.tag:type_name -> leaf.v1.Tag
+	49, // 20: leaf.v1.ListSegmentsResponse.buffers:type_name -> leaf.v1.Buffer
+	57, // 21: leaf.v1.Segment.loaded_at:type_name -> google.protobuf.Timestamp
+	48, // 22: leaf.v1.Buffer.first:type_name -> leaf.v1.Segment
+	48, // 23: leaf.v1.Buffer.second:type_name -> leaf.v1.Segment
+	57, // 24: leaf.v1.Buffer.last_load:type_name -> google.protobuf.Timestamp
+	50, // 25: leaf.v1.CreateSpaceResponse.space:type_name -> leaf.v1.Space
+	50, // 26: leaf.v1.ListSpacesResponse.spaces:type_name -> leaf.v1.Space
+	50, // 27: leaf.v1.GetSpaceResponse.space:type_name -> leaf.v1.Space
+	0,  // 28: leaf.v1.IdService.GetSegmentId:input_type -> leaf.v1.GetSegmentIdRequest
+	2,  // 29: leaf.v1.IdService.BatchSegmentIds:input_type -> leaf.v1.BatchSegmentIdsRequest
+	4,  // 30: leaf.v1.IdService.GetSegmentRange:input_type -> leaf.v1.GetSegmentRangeRequest
+	6,  // 31: leaf.v1.IdService.GetSnowflakeId:input_type -> leaf.v1.GetSnowflakeIdRequest
+	8,  // 32: leaf.v1.IdService.BatchSnowflakeIds:input_type -> leaf.v1.BatchSnowflakeIdsRequest
+	10, // 33: leaf.v1.IdService.DecodeSnowflakeId:input_type -> leaf.v1.DecodeSnowflakeIdRequest
+	12, // 34: leaf.v1.IdService.GetSnowflakeBounds:input_type -> leaf.v1.GetSnowflakeBoundsRequest
+	14, // 35: leaf.v1.IdService.GetSnowflakeLayout:input_type -> leaf.v1.GetSnowflakeLayoutRequest
+	17, // 36: leaf.v1.IdService.AcquireWorkerLease:input_type -> leaf.v1.AcquireWorkerLeaseRequest
+	19, // 37: leaf.v1.IdService.RenewWorkerLease:input_type -> leaf.v1.RenewWorkerLeaseRequest
+	21, // 38: leaf.v1.IdService.ReleaseWorkerLease:input_type -> leaf.v1.ReleaseWorkerLeaseRequest
+	23, // 39: leaf.v1.IdService.GetUuid:input_type -> leaf.v1.GetUuidRequest
+	25, // 40: leaf.v1.IdService.BatchUuids:input_type -> leaf.v1.BatchUuidsRequest
+	27, // 41: leaf.v1.IdService.DecodeUuid:input_type -> leaf.v1.DecodeUuidRequest
+	29, // 42: leaf.v1.IdService.GetUuidBounds:input_type -> leaf.v1.GetUuidBoundsRequest
+	31, // 43: leaf.v1.SequenceService.Next:input_type -> leaf.v1.NextRequest
+	33, // 44: leaf.v1.SequenceService.Current:input_type -> leaf.v1.CurrentRequest
+	36, // 45: leaf.v1.AdminService.CreateTag:input_type -> leaf.v1.CreateTagRequest
+	38, // 46: leaf.v1.AdminService.ListTags:input_type -> leaf.v1.ListTagsRequest
+	40, // 47: leaf.v1.AdminService.GetTag:input_type -> leaf.v1.GetTagRequest
+	42, // 48: leaf.v1.AdminService.UpdateTag:input_type -> leaf.v1.UpdateTagRequest
+	44, // 49: leaf.v1.AdminService.RevealId:input_type -> leaf.v1.RevealIdRequest
+	46, // 50: leaf.v1.AdminService.ListSegments:input_type -> leaf.v1.ListSegmentsRequest
+	51, // 51: leaf.v1.AdminService.CreateSpace:input_type -> leaf.v1.CreateSpaceRequest
+	53, // 52: leaf.v1.AdminService.ListSpaces:input_type -> leaf.v1.ListSpacesRequest
+	55, // 53: leaf.v1.AdminService.GetSpace:input_type -> leaf.v1.GetSpaceRequest
+	1,  // 54: leaf.v1.IdService.GetSegmentId:output_type -> leaf.v1.GetSegmentIdResponse
+	3,  // 55: leaf.v1.IdService.BatchSegmentIds:output_type -> leaf.v1.BatchSegmentIdsResponse
+	5,  // 56: leaf.v1.IdService.GetSegmentRange:output_type -> leaf.v1.GetSegmentRangeResponse
+	7,  // 57: leaf.v1.IdService.GetSnowflakeId:output_type -> leaf.v1.GetSnowflakeIdResponse
+	9,  // 58: leaf.v1.IdService.BatchSnowflakeIds:output_type -> leaf.v1.BatchSnowflakeIdsResponse
+	11, // 59: leaf.v1.IdService.DecodeSnowflakeId:output_type -> leaf.v1.DecodeSnowflakeIdResponse
+	13, // 60: leaf.v1.IdService.GetSnowflakeBounds:output_type -> leaf.v1.GetSnowflakeBoundsResponse
+	15, // 61: leaf.v1.IdService.GetSnowflakeLayout:output_type -> leaf.v1.GetSnowflakeLayoutResponse
+	18, // 62: leaf.v1.IdService.AcquireWorkerLease:output_type -> leaf.v1.AcquireWorkerLeaseResponse
+	20, // 63: leaf.v1.IdService.RenewWorkerLease:output_type -> leaf.v1.RenewWorkerLeaseResponse
+	22, // 64: leaf.v1.IdService.ReleaseWorkerLease:output_type -> leaf.v1.ReleaseWorkerLeaseResponse
+	24, // 65: leaf.v1.IdService.GetUuid:output_type -> leaf.v1.GetUuidResponse
+	26, // 66: leaf.v1.IdService.BatchUuids:output_type -> leaf.v1.BatchUuidsResponse
+	28, // 67: leaf.v1.IdService.DecodeUuid:output_type -> leaf.v1.DecodeUuidResponse
+	30, // 68: leaf.v1.IdService.GetUuidBounds:output_type -> leaf.v1.GetUuidBoundsResponse
+	32, // 69: leaf.v1.SequenceService.Next:output_type -> leaf.v1.NextResponse
+	34, // 70: leaf.v1.SequenceService.Current:output_type -> leaf.v1.CurrentResponse
+	37, // 71: leaf.v1.AdminService.CreateTag:output_type -> leaf.v1.CreateTagResponse
+	39, // 72: leaf.v1.AdminService.ListTags:output_type -> leaf.v1.ListTagsResponse
+	41, // 73: leaf.v1.AdminService.GetTag:output_type -> leaf.v1.GetTagResponse
+	43, // 74: leaf.v1.AdminService.UpdateTag:output_type -> leaf.v1.UpdateTagResponse
+	45, // 75: leaf.v1.AdminService.RevealId:output_type -> leaf.v1.RevealIdResponse
+	47, // 76: leaf.v1.AdminService.ListSegments:output_type -> leaf.v1.ListSegmentsResponse
+	52, // 77: leaf.v1.AdminService.CreateSpace:output_type -> leaf.v1.CreateSpaceResponse
+	54, // 78: leaf.v1.AdminService.ListSpaces:output_type -> leaf.v1.ListSpacesResponse
+	56, // 79: leaf.v1.AdminService.GetSpace:output_type -> leaf.v1.GetSpaceResponse
+	54, // [54:80] is the sub-list for method output_type
+	28, // [28:54] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_leaf_v1_leaf_proto_init() }
@@ -3324,17 +3780,17 @@ func file_leaf_v1_leaf_proto_init() {
 	if File_leaf_v1_leaf_proto != nil {
 		return
 	}
-	file_leaf_v1_leaf_proto_msgTypes[24].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[29].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[35].OneofWrappers = []any{}
-	file_leaf_v1_leaf_proto_msgTypes[44].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[31].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[36].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[42].OneofWrappers = []any{}
+	file_leaf_v1_leaf_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_leaf_v1_leaf_proto_rawDesc), len(file_leaf_v1_leaf_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -68,6 +68,15 @@ const (
 	// IdServiceGetSnowflakeLayoutProcedure is the fully-qualified name of the IdService's
 	// GetSnowflakeLayout RPC.
 	IdServiceGetSnowflakeLayoutProcedure = "/leaf.v1.IdService/GetSnowflakeLayout"
+	// IdServiceAcquireWorkerLeaseProcedure is the fully-qualified name of the IdService's
+	// AcquireWorkerLease RPC.
+	IdServiceAcquireWorkerLeaseProcedure = "/leaf.v1.IdService/AcquireWorkerLease"
+	// IdServiceRenewWorkerLeaseProcedure is the fully-qualified name of the IdService's
+	// RenewWorkerLease RPC.
+	IdServiceRenewWorkerLeaseProcedure = "/leaf.v1.IdService/RenewWorkerLease"
+	// IdServiceReleaseWorkerLeaseProcedure is the fully-qualified name of the IdService's
+	// ReleaseWorkerLease RPC.
+	IdServiceReleaseWorkerLeaseProcedure = "/leaf.v1.IdService/ReleaseWorkerLease"
 	// IdServiceGetUuidProcedure is the fully-qualified name of the IdService's GetUuid RPC.
 	IdServiceGetUuidProcedure = "/leaf.v1.IdService/GetUuid"
 	// IdServiceBatchUuidsProcedure is the fully-qualified name of the IdService's BatchUuids RPC.
@@ -124,6 +133,17 @@ type IdServiceClient interface {
 	// snowflake ids: what a client needs to decode them and to compute
 	// bounds without a call.
 	GetSnowflakeLayout(context.Context, *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error)
+	// AcquireWorkerLease leases a worker id of the fleet's pool for a
+	// snowflake generator in the caller's process, recording its reserve
+	// first (docs/snowflake.md, "Worker ids for your own generators").
+	AcquireWorkerLease(context.Context, *connect.Request[v1.AcquireWorkerLeaseRequest]) (*connect.Response[v1.AcquireWorkerLeaseResponse], error)
+	// RenewWorkerLease extends a worker lease and records a new reserve;
+	// FailedPrecondition with the reason LEASE_LOST when the id is no
+	// longer the lease's.
+	RenewWorkerLease(context.Context, *connect.Request[v1.RenewWorkerLeaseRequest]) (*connect.Response[v1.RenewWorkerLeaseResponse], error)
+	// ReleaseWorkerLease frees a worker id at once, recording the last
+	// millisecond the holder made an id at.
+	ReleaseWorkerLease(context.Context, *connect.Request[v1.ReleaseWorkerLeaseRequest]) (*connect.Response[v1.ReleaseWorkerLeaseResponse], error)
 	// GetUuid returns a new version 7 UUID.
 	GetUuid(context.Context, *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error)
 	// BatchUuids returns count new version 7 UUIDs in increasing order.
@@ -194,6 +214,24 @@ func NewIdServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...c
 			connect.WithSchema(idServiceMethods.ByName("GetSnowflakeLayout")),
 			connect.WithClientOptions(opts...),
 		),
+		acquireWorkerLease: connect.NewClient[v1.AcquireWorkerLeaseRequest, v1.AcquireWorkerLeaseResponse](
+			httpClient,
+			baseURL+IdServiceAcquireWorkerLeaseProcedure,
+			connect.WithSchema(idServiceMethods.ByName("AcquireWorkerLease")),
+			connect.WithClientOptions(opts...),
+		),
+		renewWorkerLease: connect.NewClient[v1.RenewWorkerLeaseRequest, v1.RenewWorkerLeaseResponse](
+			httpClient,
+			baseURL+IdServiceRenewWorkerLeaseProcedure,
+			connect.WithSchema(idServiceMethods.ByName("RenewWorkerLease")),
+			connect.WithClientOptions(opts...),
+		),
+		releaseWorkerLease: connect.NewClient[v1.ReleaseWorkerLeaseRequest, v1.ReleaseWorkerLeaseResponse](
+			httpClient,
+			baseURL+IdServiceReleaseWorkerLeaseProcedure,
+			connect.WithSchema(idServiceMethods.ByName("ReleaseWorkerLease")),
+			connect.WithClientOptions(opts...),
+		),
 		getUuid: connect.NewClient[v1.GetUuidRequest, v1.GetUuidResponse](
 			httpClient,
 			baseURL+IdServiceGetUuidProcedure,
@@ -231,6 +269,9 @@ type idServiceClient struct {
 	decodeSnowflakeId  *connect.Client[v1.DecodeSnowflakeIdRequest, v1.DecodeSnowflakeIdResponse]
 	getSnowflakeBounds *connect.Client[v1.GetSnowflakeBoundsRequest, v1.GetSnowflakeBoundsResponse]
 	getSnowflakeLayout *connect.Client[v1.GetSnowflakeLayoutRequest, v1.GetSnowflakeLayoutResponse]
+	acquireWorkerLease *connect.Client[v1.AcquireWorkerLeaseRequest, v1.AcquireWorkerLeaseResponse]
+	renewWorkerLease   *connect.Client[v1.RenewWorkerLeaseRequest, v1.RenewWorkerLeaseResponse]
+	releaseWorkerLease *connect.Client[v1.ReleaseWorkerLeaseRequest, v1.ReleaseWorkerLeaseResponse]
 	getUuid            *connect.Client[v1.GetUuidRequest, v1.GetUuidResponse]
 	batchUuids         *connect.Client[v1.BatchUuidsRequest, v1.BatchUuidsResponse]
 	decodeUuid         *connect.Client[v1.DecodeUuidRequest, v1.DecodeUuidResponse]
@@ -277,6 +318,21 @@ func (c *idServiceClient) GetSnowflakeLayout(ctx context.Context, req *connect.R
 	return c.getSnowflakeLayout.CallUnary(ctx, req)
 }
 
+// AcquireWorkerLease calls leaf.v1.IdService.AcquireWorkerLease.
+func (c *idServiceClient) AcquireWorkerLease(ctx context.Context, req *connect.Request[v1.AcquireWorkerLeaseRequest]) (*connect.Response[v1.AcquireWorkerLeaseResponse], error) {
+	return c.acquireWorkerLease.CallUnary(ctx, req)
+}
+
+// RenewWorkerLease calls leaf.v1.IdService.RenewWorkerLease.
+func (c *idServiceClient) RenewWorkerLease(ctx context.Context, req *connect.Request[v1.RenewWorkerLeaseRequest]) (*connect.Response[v1.RenewWorkerLeaseResponse], error) {
+	return c.renewWorkerLease.CallUnary(ctx, req)
+}
+
+// ReleaseWorkerLease calls leaf.v1.IdService.ReleaseWorkerLease.
+func (c *idServiceClient) ReleaseWorkerLease(ctx context.Context, req *connect.Request[v1.ReleaseWorkerLeaseRequest]) (*connect.Response[v1.ReleaseWorkerLeaseResponse], error) {
+	return c.releaseWorkerLease.CallUnary(ctx, req)
+}
+
 // GetUuid calls leaf.v1.IdService.GetUuid.
 func (c *idServiceClient) GetUuid(ctx context.Context, req *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error) {
 	return c.getUuid.CallUnary(ctx, req)
@@ -319,6 +375,17 @@ type IdServiceHandler interface {
 	// snowflake ids: what a client needs to decode them and to compute
 	// bounds without a call.
 	GetSnowflakeLayout(context.Context, *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error)
+	// AcquireWorkerLease leases a worker id of the fleet's pool for a
+	// snowflake generator in the caller's process, recording its reserve
+	// first (docs/snowflake.md, "Worker ids for your own generators").
+	AcquireWorkerLease(context.Context, *connect.Request[v1.AcquireWorkerLeaseRequest]) (*connect.Response[v1.AcquireWorkerLeaseResponse], error)
+	// RenewWorkerLease extends a worker lease and records a new reserve;
+	// FailedPrecondition with the reason LEASE_LOST when the id is no
+	// longer the lease's.
+	RenewWorkerLease(context.Context, *connect.Request[v1.RenewWorkerLeaseRequest]) (*connect.Response[v1.RenewWorkerLeaseResponse], error)
+	// ReleaseWorkerLease frees a worker id at once, recording the last
+	// millisecond the holder made an id at.
+	ReleaseWorkerLease(context.Context, *connect.Request[v1.ReleaseWorkerLeaseRequest]) (*connect.Response[v1.ReleaseWorkerLeaseResponse], error)
 	// GetUuid returns a new version 7 UUID.
 	GetUuid(context.Context, *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error)
 	// BatchUuids returns count new version 7 UUIDs in increasing order.
@@ -385,6 +452,24 @@ func NewIdServiceHandler(svc IdServiceHandler, opts ...connect.HandlerOption) (s
 		connect.WithSchema(idServiceMethods.ByName("GetSnowflakeLayout")),
 		connect.WithHandlerOptions(opts...),
 	)
+	idServiceAcquireWorkerLeaseHandler := connect.NewUnaryHandler(
+		IdServiceAcquireWorkerLeaseProcedure,
+		svc.AcquireWorkerLease,
+		connect.WithSchema(idServiceMethods.ByName("AcquireWorkerLease")),
+		connect.WithHandlerOptions(opts...),
+	)
+	idServiceRenewWorkerLeaseHandler := connect.NewUnaryHandler(
+		IdServiceRenewWorkerLeaseProcedure,
+		svc.RenewWorkerLease,
+		connect.WithSchema(idServiceMethods.ByName("RenewWorkerLease")),
+		connect.WithHandlerOptions(opts...),
+	)
+	idServiceReleaseWorkerLeaseHandler := connect.NewUnaryHandler(
+		IdServiceReleaseWorkerLeaseProcedure,
+		svc.ReleaseWorkerLease,
+		connect.WithSchema(idServiceMethods.ByName("ReleaseWorkerLease")),
+		connect.WithHandlerOptions(opts...),
+	)
 	idServiceGetUuidHandler := connect.NewUnaryHandler(
 		IdServiceGetUuidProcedure,
 		svc.GetUuid,
@@ -427,6 +512,12 @@ func NewIdServiceHandler(svc IdServiceHandler, opts ...connect.HandlerOption) (s
 			idServiceGetSnowflakeBoundsHandler.ServeHTTP(w, r)
 		case IdServiceGetSnowflakeLayoutProcedure:
 			idServiceGetSnowflakeLayoutHandler.ServeHTTP(w, r)
+		case IdServiceAcquireWorkerLeaseProcedure:
+			idServiceAcquireWorkerLeaseHandler.ServeHTTP(w, r)
+		case IdServiceRenewWorkerLeaseProcedure:
+			idServiceRenewWorkerLeaseHandler.ServeHTTP(w, r)
+		case IdServiceReleaseWorkerLeaseProcedure:
+			idServiceReleaseWorkerLeaseHandler.ServeHTTP(w, r)
 		case IdServiceGetUuidProcedure:
 			idServiceGetUuidHandler.ServeHTTP(w, r)
 		case IdServiceBatchUuidsProcedure:
@@ -474,6 +565,18 @@ func (UnimplementedIdServiceHandler) GetSnowflakeBounds(context.Context, *connec
 
 func (UnimplementedIdServiceHandler) GetSnowflakeLayout(context.Context, *connect.Request[v1.GetSnowflakeLayoutRequest]) (*connect.Response[v1.GetSnowflakeLayoutResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.GetSnowflakeLayout is not implemented"))
+}
+
+func (UnimplementedIdServiceHandler) AcquireWorkerLease(context.Context, *connect.Request[v1.AcquireWorkerLeaseRequest]) (*connect.Response[v1.AcquireWorkerLeaseResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.AcquireWorkerLease is not implemented"))
+}
+
+func (UnimplementedIdServiceHandler) RenewWorkerLease(context.Context, *connect.Request[v1.RenewWorkerLeaseRequest]) (*connect.Response[v1.RenewWorkerLeaseResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.RenewWorkerLease is not implemented"))
+}
+
+func (UnimplementedIdServiceHandler) ReleaseWorkerLease(context.Context, *connect.Request[v1.ReleaseWorkerLeaseRequest]) (*connect.Response[v1.ReleaseWorkerLeaseResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("leaf.v1.IdService.ReleaseWorkerLease is not implemented"))
 }
 
 func (UnimplementedIdServiceHandler) GetUuid(context.Context, *connect.Request[v1.GetUuidRequest]) (*connect.Response[v1.GetUuidResponse], error) {
