@@ -60,3 +60,33 @@ func linesWith(body, s string) []string {
 	}
 	return out
 }
+
+// TestStatusWithEveryKind: the status page and its JSON answer 200 with a
+// tag of every kind served (a formatted, an opaque, an ordered and a
+// capped one), their headroom read.
+func TestStatusWithEveryKind(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.OpaqueKeys = [][]byte{[]byte("a key of the fleet's opaque tags")}
+	srv := serving(t, cfg)
+	base := "http://" + srv.Addr()
+	for _, body := range []string{
+		`{"tag":"fmt","format":"F-{date:20060102}-{seq:6}","reset":"day"}`,
+		`{"tag":"opq","opaque":63}`,
+		`{"tag":"ord","ordered":true}`,
+		`{"tag":"cap","format":"C-{date:20060102}-{seq:3!}","reset":"day"}`,
+	} {
+		if code, b := adminCall(t, cfg.AdminToken, http.MethodPost, base+"/api/admin/tags", body); code != http.StatusCreated {
+			t.Fatalf("create %s = %d %s", body, code, b)
+		}
+	}
+	for _, tag := range []string{"fmt", "opq", "ord", "cap"} {
+		if code, b := get(t, base+"/api/segment/get/"+tag); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", tag, code, b)
+		}
+	}
+	for _, path := range []string{"/status", "/status.json", "/metrics"} {
+		if code, b := get(t, base+path); code != http.StatusOK {
+			t.Errorf("%s = %d %s", path, code, b)
+		}
+	}
+}

@@ -34,8 +34,13 @@ func (t *Tag) Capacity() int64 {
 
 // limit is the highest number a period of t shows, 0 for no limit.
 // Limit is the last number of each period of a capped format ({seq:N!}),
-// 0 for another tag.
-func (t *Tag) Limit() int64 { return t.limit() }
+// 0 for another tag (an opaque one among them).
+func (t *Tag) Limit() int64 {
+	if t.tmpl == nil {
+		return 0
+	}
+	return t.limit()
+}
 
 func (t *Tag) limit() int64 {
 	if _, capped := t.tmpl.SeqWidth(); capped {
