@@ -232,7 +232,7 @@ func startLeaf(t *testing.T, root string) (a, b string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a = serve(t, dir, bin, env, "--admin-token", adminToken, "--status-token", statusToken, "--snowflake-worker-id", "1")
+	a = serve(t, dir, bin, env, "--admin-token", adminToken, "--status-token", statusToken)
 	testkit.WaitFor(t, time.Minute, "the ordered tag's owner", func() bool {
 		code, _ := testkit.Get(a+"/api/segment/batch/ticks?count=1", "")
 		return code == 200

@@ -325,7 +325,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 		{method: "PUT", target: "/api/snowflake/leases/0", body: `{"lease":"AHN2YwAw","ttl_ms":30000,"reserve_ms":1796641230000}`, status: 200, path: "/api/snowflake/leases/{worker_id}"},
 		{method: "PUT", target: "/api/snowflake/leases/5", body: `{"lease":"AHN2YwAw","ttl_ms":30000,"reserve_ms":1796641230000}`, status: 409, path: "/api/snowflake/leases/{worker_id}"},
 		{method: "PUT", target: "/api/snowflake/leases/x", body: `{"lease":"AHN2YwAw","ttl_ms":30000,"reserve_ms":1}`, status: 400, path: "/api/snowflake/leases/{worker_id}"},
-		{method: "DELETE", target: "/api/snowflake/leases/0", body: `{"lease":"AHN2YwAw","last_ms":1796641201000}`, status: 204, path: "/api/snowflake/leases/{worker_id}"},
+		{method: "DELETE", target: "/api/snowflake/leases/0", body: `{"lease":"AHN2YwAw","last_ms":1796641201000}`, status: 200, path: "/api/snowflake/leases/{worker_id}"},
 		{method: "DELETE", target: "/api/snowflake/leases/0", body: `{"lease":"nonsense","last_ms":1}`, status: 400, path: "/api/snowflake/leases/{worker_id}"},
 
 		{method: "GET", target: "/api/uuid/get", status: 200, path: "/api/uuid/get", plain: true},

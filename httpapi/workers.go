@@ -132,5 +132,10 @@ func (s *server) workerRelease(c echo.Context) error {
 	if err := s.svc.ReleaseWorker(c.Request().Context(), id, token, last); err != nil {
 		return err
 	}
-	return c.NoContent(http.StatusNoContent)
+	return c.JSON(http.StatusOK, workerReleasedJSON{WorkerID: id, LastMs: last})
+}
+
+type workerReleasedJSON struct {
+	WorkerID int64 `json:"worker_id"`
+	LastMs   int64 `json:"last_ms"`
 }

@@ -88,6 +88,17 @@ func (p *prog) ids(ctx context.Context, c *api.ClientWithResponses) {
 	p.do("snowflakeBounds", 200)(c.SnowflakeBoundsWithResponse(ctx, &api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "1796641200000"}))
 	p.do("snowflakeBounds", 400)(c.SnowflakeBoundsWithResponse(ctx, &api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "2026-12-07T09:00:00Z"}))
 	p.do("snowflakeLayout", 200)(c.SnowflakeLayoutWithResponse(ctx))
+	reserve := time.Now().Add(20 * time.Second).UnixMilli()
+	wl, err := c.WorkerAcquireWithResponse(ctx, api.WorkerAcquire{Holder: "gen-oapi", TtlMs: 30000, ReserveMs: reserve})
+	p.do("workerAcquire", 201)(wl, err)
+	if err == nil && wl.JSON201 != nil {
+		id := strconv.FormatInt(wl.JSON201.WorkerId, 10)
+		lease := wl.JSON201.Lease
+		p.do("workerRenew", 200)(c.WorkerRenewWithResponse(ctx, id, api.WorkerRenew{Lease: lease, TtlMs: 30000, ReserveMs: reserve}))
+		p.do("workerRenew", 409)(c.WorkerRenewWithResponse(ctx, "1023", api.WorkerRenew{Lease: lease, TtlMs: 30000, ReserveMs: reserve}))
+		p.do("workerRelease", 200)(c.WorkerReleaseWithResponse(ctx, id, api.WorkerRelease{Lease: lease, LastMs: reserve}))
+	}
+	p.do("workerAcquire", 400)(c.WorkerAcquireWithResponse(ctx, api.WorkerAcquire{Holder: "gen-oapi", TtlMs: 1, ReserveMs: 1}))
 	u, err := c.UuidBatchWithResponse(ctx, &api.UuidBatchParams{Count: 2})
 	p.do("uuidBatch", 200)(u, err)
 	if err == nil && u.JSON200 != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,6 +91,16 @@ func (p *prog) ids(ctx context.Context, c *api.Client) {
 	p.do("snowflakeBounds", 200)(c.SnowflakeBounds(ctx, api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "1796641200000"}))
 	p.do("snowflakeBounds", 400)(c.SnowflakeBounds(ctx, api.SnowflakeBoundsParams{From: "2026-12-07T10:00:00Z", To: "2026-12-07T09:00:00Z"}))
 	p.do("snowflakeLayout", 200)(c.SnowflakeLayout(ctx))
+	reserve := time.Now().Add(20 * time.Second).UnixMilli()
+	wl, err := c.WorkerAcquire(ctx, &api.WorkerAcquire{Holder: "gen-ogen", TTLMs: 30000, ReserveMs: reserve})
+	p.do("workerAcquire", 201)(wl, err)
+	if l, ok := wl.(*api.WorkerLease); ok {
+		id := strconv.FormatInt(l.WorkerID, 10)
+		p.do("workerRenew", 200)(c.WorkerRenew(ctx, &api.WorkerRenew{Lease: l.Lease, TTLMs: 30000, ReserveMs: reserve}, api.WorkerRenewParams{WorkerID: id}))
+		p.do("workerRenew", 409)(c.WorkerRenew(ctx, &api.WorkerRenew{Lease: l.Lease, TTLMs: 30000, ReserveMs: reserve}, api.WorkerRenewParams{WorkerID: "1023"}))
+		p.do("workerRelease", 200)(c.WorkerRelease(ctx, &api.WorkerRelease{Lease: l.Lease, LastMs: reserve}, api.WorkerReleaseParams{WorkerID: id}))
+	}
+	p.do("workerAcquire", 400)(c.WorkerAcquire(ctx, &api.WorkerAcquire{Holder: "gen-ogen", TTLMs: 1, ReserveMs: 1}))
 
 	u, err := c.UuidBatch(ctx, api.UuidBatchParams{Count: 2})
 	p.do("uuidBatch", 200)(u, err)

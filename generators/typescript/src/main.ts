@@ -206,6 +206,17 @@ await check("snowflakeDecode", 400, open.GET("/api/snowflake/decode/{id}", { par
 await check("snowflakeBounds", 200, open.GET("/api/snowflake/bounds", { params: { query: { from: "2026-12-07T10:00:00Z", to: "1796641200000" } } }));
 await check("snowflakeBounds", 400, open.GET("/api/snowflake/bounds", { params: { query: { from: "2026-12-07T10:00:00Z", to: "2026-12-07T09:00:00Z" } } }));
 await check("snowflakeLayout", 200, open.GET("/api/snowflake/layout"));
+const reserve = Date.now() + 20_000;
+const wl = await open.POST("/api/snowflake/leases", { body: { holder: "gen-ts", ttl_ms: 30000, reserve_ms: reserve } });
+await check("workerAcquire", 201, Promise.resolve(wl));
+if (wl.data !== undefined) {
+  const worker_id = String(wl.data.worker_id);
+  const lease = wl.data.lease;
+  await check("workerRenew", 200, open.PUT("/api/snowflake/leases/{worker_id}", { params: { path: { worker_id } }, body: { lease, ttl_ms: 30000, reserve_ms: reserve } }));
+  await check("workerRenew", 409, open.PUT("/api/snowflake/leases/{worker_id}", { params: { path: { worker_id: "1023" } }, body: { lease, ttl_ms: 30000, reserve_ms: reserve } }));
+  await check("workerRelease", 200, open.DELETE("/api/snowflake/leases/{worker_id}", { params: { path: { worker_id } }, body: { lease, last_ms: reserve } }));
+}
+await check("workerAcquire", 400, open.POST("/api/snowflake/leases", { body: { holder: "gen-ts", ttl_ms: 1, reserve_ms: 1 } }));
 const uu = await open.GET("/api/uuid/batch", { params: { query: { count: 2 } } });
 await check("uuidBatch", 200, Promise.resolve(uu));
 const uuid = uu.data?.uuids[0] ?? "";
