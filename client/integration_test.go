@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -471,5 +472,49 @@ func TestLeaseWorker(t *testing.T) {
 	}
 	for _, w := range append(workers[1:], again) {
 		_ = w.Close(ctx)
+	}
+}
+
+// TestLeaseWorkerOfKilledHolder: a holder that dies without releasing
+// keeps its worker id until its lease runs out: no one else is given the
+// id meanwhile, and the next holder of it makes its ids after the dead
+// one's reserve, the latest time it could have made an id at.
+func TestLeaseWorkerOfKilledHolder(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "leaf.db")
+	srv := startServer(t, storetest.Open(t, store.SQLite, dsn), -1)
+	c := newClient(t, client.Config{Endpoints: []string{srv.URL()}})
+	ctx := context.Background()
+	// The victim: a lease of 3 s taken by hand, never renewed.
+	reserve := time.Now().Add(2400 * time.Millisecond).UnixMilli()
+	resp, err := http.Post(srv.URL()+"/api/snowflake/leases", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"holder":"victim","ttl_ms":3000,"reserve_ms":%d}`, reserve)))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("the victim's lease: %v %v", resp, err)
+	}
+	var dead struct {
+		WorkerID int64 `json:"worker_id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&dead)
+	resp.Body.Close()
+	live, err := c.LeaseWorker(ctx, "victim", 30*time.Second)
+	if err != nil || live.ID() == dead.WorkerID {
+		t.Fatalf("while the victim's lease runs: %v, %v; want another id than %d", live, err, dead.WorkerID)
+	}
+	defer live.Close(ctx)
+	time.Sleep(3100 * time.Millisecond)
+	heir, err := c.LeaseWorker(ctx, "victim", 30*time.Second)
+	if err != nil || heir.ID() != dead.WorkerID {
+		t.Fatalf("after the victim's lease ran out: %v, %v; want its id %d", heir, err, dead.WorkerID)
+	}
+	defer heir.Close(ctx)
+	if heir.Floor().UnixMilli() < reserve {
+		t.Errorf("the heir's floor %v is below the victim's reserve %v", heir.Floor(), time.UnixMilli(reserve))
+	}
+	id, err := heir.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := heir.Layout().Decode(id); p.Time.UnixMilli() <= reserve {
+		t.Errorf("the heir's first id is of %v, not after the victim's reserve %v", p.Time, time.UnixMilli(reserve))
 	}
 }

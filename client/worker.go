@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -148,13 +149,18 @@ func (w *Worker) Next() (int64, error) {
 			return id, nil
 		}
 		// The unit of the last id is spent (or is the floor's): wait for
-		// the clock to pass it, a second at most.
-		wait := time.Duration((w.last-unit+1)*w.layout.unitMs()) * time.Millisecond
+		// the clock to reach the next, a second at most; the last stretch
+		// yields rather than sleeps, which overshoots a millisecond.
+		wait := time.UnixMilli(w.layout.Epoch.UnixMilli() + (w.last+1)*w.layout.unitMs()).Sub(now)
 		w.mu.Unlock()
-		if wait > time.Second {
+		switch {
+		case wait > time.Second:
 			return 0, fmt.Errorf("leaf client: the clock is %v behind the worker's last id or floor", wait)
+		case wait > time.Millisecond:
+			time.Sleep(wait - time.Millisecond)
+		default:
+			runtime.Gosched()
 		}
-		time.Sleep(min(wait, time.Duration(w.layout.unitMs())*time.Millisecond))
 	}
 }
 
