@@ -11,6 +11,7 @@ import pickle
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +32,7 @@ class FakeLeaf:
         self.requests = []
         self.error = None  # (status, body) answered to every id request
         self.token = None  # when set, the bearer token asked of every request (leaf serve --id-token)
+        self.next_worker, self.leases, self.released = 0, {}, {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,6 +41,33 @@ class FakeLeaf:
 
             def log_message(self, *a):
                 pass
+
+            def lease_call(self):
+                # Worker leases: ids 0, 1, ... in turn; a renewal or release
+                # of a lease not held is lease_lost.
+                n = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(n) or b"{}")
+                layout = {"time_unit": "ms", "time_bits": 41, "worker_bits": 10, "sequence_bits": 12,
+                          "order": "time,worker,sequence", "epoch_ms": 1288834974657, "epoch": "2010-11-04T01:42:54.657Z"}
+                with fake.lock:
+                    fake.requests.append(self.command + " " + self.path)
+                    if self.command == "POST":
+                        wid = fake.next_worker
+                        fake.next_worker += 1
+                        fake.leases[wid] = "t%d" % wid
+                        return self.answer(201, {"worker_id": wid, "lease": fake.leases[wid], "floor_ms": 0,
+                                                 "reserve_ms": body["reserve_ms"], "expires": "x", "expires_ms": 0, "layout": layout})
+                    wid = int(self.path.rsplit("/", 1)[1])
+                    if fake.leases.get(wid) != body.get("lease"):
+                        return self.answer(409, {"error": {"code": "lease_lost", "message": "not this lease's"}})
+                    if self.command == "DELETE":
+                        del fake.leases[wid]
+                        fake.released[wid] = body["last_ms"]
+                        return self.answer(200, {"worker_id": wid, "last_ms": body["last_ms"]})
+                    return self.answer(200, {"worker_id": wid, "lease": fake.leases[wid], "floor_ms": 0,
+                                             "reserve_ms": body["reserve_ms"], "expires": "x", "expires_ms": 0, "layout": layout})
+
+            do_POST = do_PUT = do_DELETE = lease_call
 
             def do_GET(self):
                 path, _, query = self.path.partition("?")
@@ -213,6 +242,52 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(layout.decode(hi).time_ms, int(made.timestamp() * 1000) + 3_600_000)
         with self.assertRaises(lc.InvalidRequestError):
             layout.bounds(made, made - datetime.timedelta(seconds=1))
+
+    def test_worker(self):
+        c = self.client()
+        with c.lease_worker("proc-a", ttl=3.0) as w, c.lease_worker("proc-b", ttl=3.0) as w2:
+            self.assertNotEqual(w.worker_id, w2.worker_id)
+            ids = [w.next() for _ in range(20000)]
+            self.assertEqual(ids, sorted(ids))
+            self.assertEqual(len(set(ids)), 20000)
+            parts = w.layout.decode(ids[0])
+            self.assertEqual(parts.worker_id, w.worker_id)
+            self.assertLess(abs(parts.time_ms - time.time() * 1000), 60_000)
+            self.assertFalse(set(ids) & {w2.next() for _ in range(1000)})
+            time.sleep(1.2)  # a renewal, every third of the TTL
+            self.assertGreaterEqual(sum(r.startswith("PUT ") for r in self.fake.requests), 2)
+            w.next()
+        self.assertIn(w.worker_id, self.fake.released)
+        with self.assertRaises(lc.ClientClosedError):
+            w.next()
+
+    def test_worker_lost(self):
+        c = self.client()
+        w = c.lease_worker("proc", ttl=3.0)
+        with self.fake.lock:
+            self.fake.leases[w.worker_id] = "taken by another"
+        time.sleep(1.3)
+        with self.assertRaises(lc.LeaseLostError):
+            w.next()
+
+    @unittest.skipUnless(hasattr(os, "fork"), "no os.fork here")
+    def test_worker_forked(self):
+        # The child of a fork makes no id with the parent's worker id.
+        c = self.client()
+        with c.lease_worker("parent", ttl=30.0) as w:
+            w.next()
+            r, wr = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    w.next()
+                    os.write(wr, b"made an id")
+                except lc.ClientClosedError:
+                    os.write(wr, b"refused")
+                os._exit(0)
+            os.waitpid(pid, 0)
+            self.assertEqual(os.read(r, 100), b"refused")
+            w.next()  # the parent's goes on
 
     def test_layout_vectors(self):
         # The bounds and decodings of layouts.json, the server's.

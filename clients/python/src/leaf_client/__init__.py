@@ -17,6 +17,7 @@ leaf repository's docs/go-client.md and docs/clients.md).
 """
 
 from .layout import SnowflakeLayout, SnowflakeParts
+from .worker import Worker, WorkerNotRenewedError
 from .client import MAX_N, MAX_RANGE, MAX_SEQUENCE_BATCH, MAX_SEQUENCE_KEY, Client, section_of
 from .errors import (
     BY_CODE,
@@ -59,5 +60,5 @@ __all__ = [
     "LeafError", "LeaseLostError", "MethodNotAllowedError", "NotFoundError", "NotNumericError", "PeriodClosedError",
     "SequenceExhaustedError", "SequenceFullError", "SnowflakeLayout", "SnowflakeParts", "SpaceExistsError", "StoreNotDurableError", "TagBoundReachedError", "TagExhaustedError",
     "TagExistsError", "TagMisconfiguredError", "UnauthorizedError", "UnavailableError",
-    "UnknownSpaceError", "UnknownTagError", "section_of",
+    "UnknownSpaceError", "UnknownTagError", "Worker", "WorkerNotRenewedError", "section_of",
 ]

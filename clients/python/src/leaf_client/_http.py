@@ -117,11 +117,15 @@ class Endpoint:
         for c in pool:
             c.close()
 
-    def get(self, path: str, timeout: float, held_version: str | None = None) -> tuple[Any, str | None]:
-        """GETs path and returns the decoded JSON (or, for a text answer,
-        the text) and the Leaf-Routes-Version answered. Raises a LeafError:
-        an error answer of the server, or no usable answer at all."""
+    def get(self, path: str, timeout: float, held_version: str | None = None,
+            method: str = "GET", payload: bytes | None = None) -> tuple[Any, str | None]:
+        """GETs path (or sends method with the JSON payload) and returns the
+        decoded JSON (or, for a text answer, the text) and the
+        Leaf-Routes-Version answered. Raises a LeafError: an error answer of
+        the server, or no usable answer at all."""
         headers = {"Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
         if held_version:
@@ -129,7 +133,7 @@ class Endpoint:
         for attempt in (0, 1):
             conn, reused = self._connection(timeout)
             try:
-                conn.request("GET", self._prefix + path, headers=headers)
+                conn.request(method, self._prefix + path, body=payload, headers=headers)
                 resp = conn.getresponse()
                 body = resp.read(MAX_BODY + 1)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
@@ -146,7 +150,7 @@ class Endpoint:
                 self._release(conn)
             break
         seen = resp.getheader(HEADER_ROUTES_VERSION)
-        if resp.status != 200:
+        if not 200 <= resp.status < 300:
             code, message = None, body[:200].decode("utf-8", "replace")
             try:
                 answer = json.loads(body)["error"]

@@ -14,10 +14,13 @@ import threading
 import urllib.parse
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ._http import Endpoint, malformed, now, parse_endpoint
 from .layout import SnowflakeLayout
+
+if TYPE_CHECKING:
+    from .worker import Worker
 from .errors import (
     ClientClosedError,
     InvalidCountError,
@@ -257,7 +260,8 @@ class Client:
 
     # --- requests ---------------------------------------------------------
 
-    def _get(self, op: str, path: str, held_version: str | None = None) -> tuple[Any, str | None, Endpoint]:
+    def _get(self, op: str, path: str, held_version: str | None = None,
+             method: str = "GET", payload: bytes | None = None) -> tuple[Any, str | None, Endpoint]:
         """Asks the endpoints in turn for path, starting at the next one in
         the rotation and skipping those backing off; an endpoint that gives
         no usable answer is left out for a while and the next one asked. An
@@ -273,7 +277,7 @@ class Client:
             if self._closing.is_set():
                 raise ClientClosedError("leaf client: closed")
             try:
-                v, seen = e.get(path, self.request_timeout, held_version)
+                v, seen = e.get(path, self.request_timeout, held_version, method, payload)
             except LeafError as err:
                 if not fails_over(err):
                     e.answered()
@@ -505,6 +509,13 @@ class Client:
             return SnowflakeLayout.from_answer(v)
         except ValueError as e:
             raise malformed(ep, str(e)) from None
+
+    def lease_worker(self, holder: str, ttl: float = 30.0) -> Worker:
+        """Leases a worker id of the fleet's for snowflake ids made in this
+        process (POST /api/snowflake/leases) for ttl seconds (3 to 600),
+        renewed in the background until ``close()``."""
+        from .worker import Worker
+        return Worker(self, holder, ttl)
 
     def snowflake(self) -> int:
         """Returns a snowflake id, an int, from a batch fetched ahead of
