@@ -6,6 +6,7 @@
  */
 import { LeafError } from "./errors";
 import { SnowflakeLayout } from "./layout";
+import { Worker } from "./worker";
 /** The largest range a server hands out in one answer. */
 export declare const MAX_RANGE = 1000000;
 /** The largest snowflake batch a server answers. */
@@ -148,6 +149,12 @@ export declare class Client {
      * tag has a range in use.
      */
     private load;
+    /**
+     * Leases a worker id of the fleet's for snowflake ids made in this process
+     * (POST /api/snowflake/leases), for ttlMs (3000 to 600000), renewed in the
+     * background until the worker is closed.
+     */
+    leaseWorker(holder: string, ttlMs?: number): Promise<Worker>;
     /**
      * The layout of the servers' snowflake ids (GET /api/snowflake/layout): with
      * it, ids are decoded and the bounds of a span of time computed without a

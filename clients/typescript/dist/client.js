@@ -11,6 +11,7 @@ exports.sectionOf = sectionOf;
 exports.routeTable = routeTable;
 const errors_1 = require("./errors");
 const layout_1 = require("./layout");
+const worker_1 = require("./worker");
 /** The largest range a server hands out in one answer. */
 exports.MAX_RANGE = 1_000_000;
 /** The largest snowflake batch a server answers. */
@@ -232,7 +233,7 @@ class Client {
     }
     // --- requests ---------------------------------------------------------
     /** One GET to one endpoint: the decoded answer and the routes version answered. */
-    async try(e, path, held) {
+    async try(e, path, held, send) {
         const timeout = new AbortController();
         const onClose = () => timeout.abort();
         this.aborter.signal.addEventListener("abort", onClose);
@@ -250,11 +251,13 @@ class Client {
             headers.Authorization = "Bearer " + this.s.token;
         if (held)
             headers[HEADER_ROUTES_VERSION] = held;
+        if (send)
+            headers["Content-Type"] = "application/json";
         try {
             let resp;
             let body;
             try {
-                resp = await fetch(e.base + path, { headers, signal: timeout.signal });
+                resp = await fetch(e.base + path, { headers, signal: timeout.signal, method: send?.method, body: send ? JSON.stringify(send.body) : undefined });
                 body = await resp.text();
             }
             catch (cause) {
@@ -264,7 +267,7 @@ class Client {
                 throw new errors_1.UnavailableError(`${e.base}: ${why}`, [], { endpoint: e.base, cause });
             }
             const seen = resp.headers.get(HEADER_ROUTES_VERSION);
-            if (resp.status !== 200) {
+            if (resp.status < 200 || resp.status > 299) {
                 let code;
                 let message = body.slice(0, 200);
                 try {
@@ -301,7 +304,7 @@ class Client {
      * gives no usable answer is left out for a while and the next is asked. An
      * answer another server would give as well (a 4xx) is thrown at once.
      */
-    async get(op, path, check, held) {
+    async get(op, path, check, held, send) {
         const n = this.eps.length;
         const first = ++this.turn % n;
         for (let i = 0; i < n; i++) {
@@ -311,7 +314,7 @@ class Client {
             if (this.closed)
                 throw new errors_1.ClosedError();
             try {
-                const a = await this.try(e, path, held);
+                const a = await this.try(e, path, held, send);
                 const value = check(e, a.value);
                 e.answered();
                 return { value, seen: a.seen };
@@ -593,6 +596,25 @@ class Client {
         }
     }
     // --- snowflake ids ------------------------------------------------------
+    /** @internal A call of the worker-lease routes, for Worker. */
+    async _send(op, method, path, body, check) {
+        return (await this.get(op, path, (e, v) => {
+            try {
+                return check(v);
+            }
+            catch (err) {
+                throw malformed(e, String(err.message));
+            }
+        }, undefined, { method, body })).value;
+    }
+    /**
+     * Leases a worker id of the fleet's for snowflake ids made in this process
+     * (POST /api/snowflake/leases), for ttlMs (3000 to 600000), renewed in the
+     * background until the worker is closed.
+     */
+    leaseWorker(holder, ttlMs = 30_000) {
+        return worker_1.Worker.lease(this, holder, ttlMs);
+    }
     /**
      * The layout of the servers' snowflake ids (GET /api/snowflake/layout): with
      * it, ids are decoded and the bounds of a span of time computed without a

@@ -12,7 +12,7 @@
  * ```
  */
 /** The error codes of the server's one table, and "closed". */
-export declare const ERROR_CODES: readonly ["invalid_tag", "invalid_id", "invalid_count", "invalid_request", "unauthorized", "unknown_tag", "not_found", "method_not_allowed", "tag_exists", "tag_exhausted", "tag_bound_reached", "tag_misconfigured", "unavailable", "store_not_durable", "internal", "invalid_format", "format_fixed", "not_numeric", "period_closed", "sequence_full", "invalid_space", "invalid_key", "unknown_space", "space_exists", "sequence_exhausted", "closed"];
+export declare const ERROR_CODES: readonly ["invalid_tag", "invalid_id", "invalid_count", "invalid_request", "unauthorized", "unknown_tag", "not_found", "method_not_allowed", "tag_exists", "tag_exhausted", "tag_bound_reached", "lease_lost", "tag_misconfigured", "unavailable", "store_not_durable", "internal", "invalid_format", "format_fixed", "not_numeric", "period_closed", "sequence_full", "invalid_space", "invalid_key", "unknown_space", "space_exists", "sequence_exhausted", "closed"];
 export type ErrorCode = (typeof ERROR_CODES)[number];
 /** Details of an error answer, or of a request that got none. */
 export interface ErrorDetails {

@@ -29,6 +29,7 @@ exports.ERROR_CODES = [
     "tag_exists",
     "tag_exhausted",
     "tag_bound_reached",
+    "lease_lost",
     "tag_misconfigured",
     "unavailable",
     "store_not_durable",

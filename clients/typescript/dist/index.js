@@ -1,6 +1,6 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.UnavailableError = exports.LeafError = exports.ERROR_CODES = exports.ClosedError = exports.SnowflakeLayout = exports.sectionOf = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_SEQUENCE_BATCH = exports.MAX_RANGE = exports.MAX_N = exports.IdSource = exports.Client = void 0;
+exports.UnavailableError = exports.LeafError = exports.ERROR_CODES = exports.ClosedError = exports.Worker = exports.SnowflakeLayout = exports.sectionOf = exports.MAX_SNOWFLAKE_BATCH = exports.MAX_SEQUENCE_KEY = exports.MAX_SEQUENCE_BATCH = exports.MAX_RANGE = exports.MAX_N = exports.IdSource = exports.Client = void 0;
 /**
  * leaf-client: the TypeScript and JavaScript client of leaf, the distributed
  * ID service. It leases ranges of ids from leaf servers and hands them out
@@ -27,6 +27,8 @@ Object.defineProperty(exports, "MAX_SNOWFLAKE_BATCH", { enumerable: true, get: f
 Object.defineProperty(exports, "sectionOf", { enumerable: true, get: function () { return client_1.sectionOf; } });
 var layout_1 = require("./layout");
 Object.defineProperty(exports, "SnowflakeLayout", { enumerable: true, get: function () { return layout_1.SnowflakeLayout; } });
+var worker_1 = require("./worker");
+Object.defineProperty(exports, "Worker", { enumerable: true, get: function () { return worker_1.Worker; } });
 var errors_1 = require("./errors");
 Object.defineProperty(exports, "ClosedError", { enumerable: true, get: function () { return errors_1.ClosedError; } });
 Object.defineProperty(exports, "ERROR_CODES", { enumerable: true, get: function () { return errors_1.ERROR_CODES; } });

@@ -7,6 +7,7 @@
 
 import { ClosedError, LeafError, UnavailableError, errorAnswer, failsOver } from "./errors";
 import { SnowflakeLayout, SnowflakeLayoutFields } from "./layout";
+import { Worker } from "./worker";
 
 /** The largest range a server hands out in one answer. */
 export const MAX_RANGE = 1_000_000;
@@ -273,7 +274,7 @@ export class Client {
   // --- requests ---------------------------------------------------------
 
   /** One GET to one endpoint: the decoded answer and the routes version answered. */
-  private async try(e: Endpoint, path: string, held?: string): Promise<{ value: unknown; seen: string | null }> {
+  private async try(e: Endpoint, path: string, held?: string, send?: { method: string; body: unknown }): Promise<{ value: unknown; seen: string | null }> {
     const timeout = new AbortController();
     const onClose = () => timeout.abort();
     this.aborter.signal.addEventListener("abort", onClose);
@@ -289,11 +290,12 @@ export class Client {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.s.token) headers.Authorization = "Bearer " + this.s.token;
     if (held) headers[HEADER_ROUTES_VERSION] = held;
+    if (send) headers["Content-Type"] = "application/json";
     try {
       let resp: Response;
       let body: string;
       try {
-        resp = await fetch(e.base + path, { headers, signal: timeout.signal });
+        resp = await fetch(e.base + path, { headers, signal: timeout.signal, method: send?.method, body: send ? JSON.stringify(send.body) : undefined });
         body = await resp.text();
       } catch (cause) {
         if (this.closed) throw new ClosedError();
@@ -301,7 +303,7 @@ export class Client {
         throw new UnavailableError(`${e.base}: ${why}`, [], { endpoint: e.base, cause });
       }
       const seen = resp.headers.get(HEADER_ROUTES_VERSION);
-      if (resp.status !== 200) {
+      if (resp.status < 200 || resp.status > 299) {
         let code: string | undefined;
         let message = body.slice(0, 200);
         try {
@@ -334,7 +336,7 @@ export class Client {
    * gives no usable answer is left out for a while and the next is asked. An
    * answer another server would give as well (a 4xx) is thrown at once.
    */
-  private async get<T>(op: string, path: string, check: (e: Endpoint, v: unknown) => T, held?: string): Promise<{ value: T; seen: string | null }> {
+  private async get<T>(op: string, path: string, check: (e: Endpoint, v: unknown) => T, held?: string, send?: { method: string; body: unknown }): Promise<{ value: T; seen: string | null }> {
     const n = this.eps.length;
     const first = ++this.turn % n;
     for (let i = 0; i < n; i++) {
@@ -342,7 +344,7 @@ export class Client {
       if (!e.usable(now())) continue;
       if (this.closed) throw new ClosedError();
       try {
-        const a = await this.try(e, path, held);
+        const a = await this.try(e, path, held, send);
         const value = check(e, a.value);
         e.answered();
         return { value, seen: a.seen };
@@ -612,6 +614,28 @@ export class Client {
   }
 
   // --- snowflake ids ------------------------------------------------------
+
+  /** @internal A call of the worker-lease routes, for Worker. */
+  async _send<T>(op: string, method: string, path: string, body: unknown, check: (v: unknown) => T): Promise<T> {
+    return (
+      await this.get(op, path, (e, v) => {
+        try {
+          return check(v);
+        } catch (err) {
+          throw malformed(e, String((err as Error).message));
+        }
+      }, undefined, { method, body })
+    ).value;
+  }
+
+  /**
+   * Leases a worker id of the fleet's for snowflake ids made in this process
+   * (POST /api/snowflake/leases), for ttlMs (3000 to 600000), renewed in the
+   * background until the worker is closed.
+   */
+  leaseWorker(holder: string, ttlMs = 30_000): Promise<Worker> {
+    return Worker.lease(this, holder, ttlMs);
+  }
 
   /**
    * The layout of the servers' snowflake ids (GET /api/snowflake/layout): with

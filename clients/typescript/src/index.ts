@@ -16,6 +16,7 @@
 export { Client, IdSource, MAX_N, MAX_RANGE, MAX_SEQUENCE_BATCH, MAX_SEQUENCE_KEY, MAX_SNOWFLAKE_BATCH, sectionOf } from "./client";
 export type { ClientOptions } from "./client";
 export { SnowflakeLayout } from "./layout";
+export { Worker } from "./worker";
 export type { SnowflakeLayoutFields, SnowflakeParts } from "./layout";
 export { ClosedError, ERROR_CODES, LeafError, UnavailableError } from "./errors";
 export type { ErrorCode, ErrorDetails } from "./errors";

@@ -11,7 +11,7 @@ import { routeTable } from "../dist/client.js";
 async function fakeLeaf() {
   const next = new Map();
   const requests = [];
-  const fake = { requests, error: undefined, token: undefined };
+  const fake = { requests, error: undefined, token: undefined, nextWorker: 0, leases: new Map(), released: new Map() };
   const srv = createServer((req, res) => {
     const u = new URL(req.url, "http://x");
     requests.push(u.pathname);
@@ -35,6 +35,28 @@ async function fakeLeaf() {
       const start = next.get("~flake") ?? 2 ** 40;
       next.set("~flake", start + count);
       return answer(200, { ids: Array.from({ length: count }, (_, i) => String(start + i)) });
+    }
+    if (u.pathname.startsWith("/api/snowflake/leases")) {
+      let raw = "";
+      req.on("data", (c) => (raw += c));
+      req.on("end", () => {
+        const body = JSON.parse(raw || "{}");
+        const layout = { time_unit: "ms", time_bits: 41, worker_bits: 10, sequence_bits: 12, order: "time,worker,sequence", epoch_ms: 1288834974657, epoch: "2010-11-04T01:42:54.657Z" };
+        if (req.method === "POST") {
+          const id = fake.nextWorker++;
+          fake.leases.set(id, "t" + id);
+          return answer(201, { worker_id: id, lease: "t" + id, floor_ms: 0, reserve_ms: body.reserve_ms, expires: "x", expires_ms: 0, layout });
+        }
+        const id = Number(u.pathname.split("/").pop());
+        if (fake.leases.get(id) !== body.lease) return answer(409, { error: { code: "lease_lost", message: "not this lease's" } });
+        if (req.method === "DELETE") {
+          fake.leases.delete(id);
+          fake.released.set(id, body.last_ms);
+          return answer(200, { worker_id: id, last_ms: body.last_ms });
+        }
+        answer(200, { worker_id: id, lease: "t" + id, floor_ms: 0, reserve_ms: body.reserve_ms, expires: "x", expires_ms: 0, layout });
+      });
+      return;
     }
     if (u.pathname === "/api/snowflake/layout") {
       return answer(200, { time_unit: "ms", time_bits: 41, worker_bits: 10, sequence_bits: 12, order: "time,worker,sequence", epoch_ms: 1288834974657, epoch: "2010-11-04T01:42:54.657Z" });
@@ -208,6 +230,34 @@ test("layouts.json: the server's bounds and decodings", () => {
     }
   }
 });
+
+test("leaseWorker: ids made in memory on a leased worker id, renewed, released", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url] });
+  t.after(() => c.close());
+  const w = await c.leaseWorker("proc-a", 3000);
+  const w2 = await c.leaseWorker("proc-b", 3000);
+  assert.notEqual(w.workerId, w2.workerId);
+  const ids = [];
+  for (let i = 0; i < 20000; i++) ids.push(await w.next());
+  assert.equal(new Set(ids).size, 20000);
+  assert.deepEqual(ids, [...ids].sort((a, b) => (a < b ? -1 : 1)));
+  assert.equal(w.layout.decode(ids[0]).workerId, BigInt(w.workerId));
+  await new Promise((r) => setTimeout(r, 1200)); // a renewal, every third of the TTL
+  assert.ok(fake.requests.filter((p) => p.startsWith("/api/snowflake/leases/")).length >= 2);
+  await w.close();
+  await w2.close();
+  assert.ok(fake.released.has(w.workerId));
+  await assert.rejects(w.next(), (e) => e instanceof LeafError && e.code === "closed");
+}));
+
+test("leaseWorker: a lease lost stops the worker", (t) => withFake(t, async (fake) => {
+  const c = new Client({ endpoints: [fake.url] });
+  t.after(() => c.close());
+  const w = await c.leaseWorker("proc", 3000);
+  fake.leases.set(w.workerId, "taken by another");
+  await new Promise((r) => setTimeout(r, 1300));
+  await assert.rejects(w.next(), (e) => e instanceof LeafError && e.code === "lease_lost");
+}));
 
 test("close", (t) => withFake(t, async (fake) => {
   const c = new Client({ endpoints: [fake.url] });
