@@ -125,8 +125,20 @@ final class Endpoint {
    * server's error answer, or no usable answer at all.
    */
   Answer get(HttpClient http, String path, Duration timeout, String heldVersion, String token) {
+    return send(http, "GET", path, null, timeout, heldVersion, token);
+  }
+
+  /** As get, with method and a JSON body (null: none). */
+  Answer send(HttpClient http, String method, String path, String json, Duration timeout,
+      String heldVersion, String token) {
     HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(base + path))
-        .timeout(timeout).header("Accept", "application/json").GET();
+        .timeout(timeout).header("Accept", "application/json");
+    if (json == null) {
+      rb.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      rb.method(method, HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8));
+      rb.header("Content-Type", "application/json");
+    }
     if (token != null) {
       rb.header("Authorization", "Bearer " + token);
     }
@@ -153,7 +165,7 @@ final class Endpoint {
       throw LeafException.malformed(base, "more than " + MAX_BODY + " bytes");
     }
     String text = new String(body, StandardCharsets.UTF_8);
-    if (resp.statusCode() != 200) {
+    if (resp.statusCode() < 200 || resp.statusCode() > 299) {
       LeafException err = errorAnswer(resp, text);
       err.routesVersion = seen;
       throw err;

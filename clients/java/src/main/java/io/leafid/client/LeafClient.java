@@ -122,6 +122,20 @@ public final class LeafClient implements AutoCloseable {
   }
 
   /**
+   * Leases a worker id of the fleet's for snowflake ids made in this process (POST
+   * /api/snowflake/leases), renewed in the background until the worker is closed.
+   *
+   * @param holder names this process: its host and pid, say
+   * @param ttl the lease's length, 3 s to 10 min; 30 s is a good choice
+   * @return the worker
+   * @throws LeafException {@link ErrorCode#INVALID_REQUEST} where the servers have fixed worker
+   *     ids, {@link ErrorCode#UNAVAILABLE} when every id is held or no server answered
+   */
+  public Worker leaseWorker(String holder, java.time.Duration ttl) {
+    return new Worker(servers, holder, ttl);
+  }
+
+  /**
    * Reads the layout of the servers' snowflake ids (GET /api/snowflake/layout): with it, ids are
    * decoded and the bounds of a span of time computed without a call.
    *

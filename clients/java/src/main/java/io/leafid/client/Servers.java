@@ -131,6 +131,12 @@ final class Servers {
    * INTERNAL, and failed over) for one that is not what the API promises.
    */
   <T> T get(String op, String path, String heldVersion, Function<Endpoint.Answer, T> check) {
+    return send(op, "GET", path, null, heldVersion, check);
+  }
+
+  /** As get, with method and a JSON body (null: none). */
+  <T> T send(String op, String method, String path, String json, String heldVersion,
+      Function<Endpoint.Answer, T> check) {
     int n = eps.length;
     int first = first();
     for (int i = 0; i < n; i++) {
@@ -143,7 +149,7 @@ final class Servers {
       }
       T a;
       try {
-        a = check.apply(e.get(http, path, cfg.requestTimeout, heldVersion, cfg.token));
+        a = check.apply(e.send(http, method, path, json, cfg.requestTimeout, heldVersion, cfg.token));
       } catch (LeafException err) {
         if (!err.failsOver()) {
           e.answered();

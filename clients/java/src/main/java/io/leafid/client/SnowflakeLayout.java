@@ -82,6 +82,18 @@ public final class SnowflakeLayout {
     return workerBits + sequenceBits;
   }
 
+  long unitMs() {
+    return unitMs;
+  }
+
+  /** The id of unit of time, worker id and sequence number, in the layout's order. */
+  long compose(long unit, long workerId, long seq) {
+    if (sequenceAboveWorker) {
+      return unit << shift() | seq << workerBits | workerId;
+    }
+    return unit << shift() | workerId << sequenceBits | seq;
+  }
+
   /**
    * The largest id of the layout.
    *

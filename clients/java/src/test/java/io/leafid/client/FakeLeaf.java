@@ -103,12 +103,54 @@ final class FakeLeaf implements AutoCloseable {
         b.append(i == 0 ? "" : ",").append('"').append(start + i).append('"');
       }
       answer(x, 200, b.append("]}").toString());
+    } else if (path.startsWith("/api/snowflake/leases")) {
+      lease(x, path);
     } else if (path.equals("/api/snowflake/layout")) {
       answer(x, 200, "{\"time_unit\":\"ms\",\"time_bits\":41,\"worker_bits\":10,\"sequence_bits\":12,"
           + "\"order\":\"time,worker,sequence\",\"epoch_ms\":1288834974657,\"epoch\":\"2010-11-04T01:42:54.657Z\"}");
     } else {
       answer(x, 404, "{\"error\":{\"code\":\"not_found\",\"message\":\"no route\"}}");
     }
+  }
+
+  private static final String LAYOUT = "{\"time_unit\":\"ms\",\"time_bits\":41,\"worker_bits\":10,"
+      + "\"sequence_bits\":12,\"order\":\"time,worker,sequence\",\"epoch_ms\":1288834974657,\"epoch\":\"x\"}";
+  private long nextWorker; // guarded by this
+  final java.util.Map<Long, String> leases = new java.util.HashMap<>(); // guarded by this
+  final java.util.Map<Long, Long> released = new java.util.HashMap<>(); // guarded by this
+
+  /** Worker leases: ids 0, 1, ... in turn; a renewal or release of a lease not held is lease_lost. */
+  private void lease(HttpExchange x, String path) throws IOException {
+    java.util.Map<?, ?> body = (java.util.Map<?, ?>) Json.parse(new String(x.getRequestBody().readAllBytes(),
+        java.nio.charset.StandardCharsets.UTF_8));
+    String method = x.getRequestMethod();
+    int status;
+    String answer;
+    synchronized (this) {
+      if (method.equals("POST")) {
+        long id = nextWorker++;
+        leases.put(id, "t" + id);
+        status = 201;
+        answer = "{\"worker_id\":" + id + ",\"lease\":\"t" + id + "\",\"floor_ms\":0,\"reserve_ms\":" + body.get("reserve_ms")
+            + ",\"expires\":\"x\",\"expires_ms\":0,\"layout\":" + LAYOUT + "}";
+      } else {
+        long id = Long.parseLong(path.substring(path.lastIndexOf('/') + 1));
+        if (!body.get("lease").equals(leases.get(id))) {
+          status = 409;
+          answer = "{\"error\":{\"code\":\"lease_lost\",\"message\":\"not this lease's\"}}";
+        } else if (method.equals("DELETE")) {
+          leases.remove(id);
+          released.put(id, (Long) body.get("last_ms"));
+          status = 200;
+          answer = "{\"worker_id\":" + id + ",\"last_ms\":" + body.get("last_ms") + "}";
+        } else {
+          status = 200;
+          answer = "{\"worker_id\":" + id + ",\"lease\":\"t" + id + "\",\"floor_ms\":0,\"reserve_ms\":"
+              + body.get("reserve_ms") + ",\"expires\":\"x\",\"expires_ms\":0,\"layout\":" + LAYOUT + "}";
+        }
+      }
+    }
+    answer(x, status, answer);
   }
 
   private synchronized long take(String key, long count, long first) {
