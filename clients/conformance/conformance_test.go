@@ -268,7 +268,7 @@ func (e *env) step(st step) bool {
 				return false
 			}
 		}
-	case "next", "next_n", "snowflake", "seq_next", "seq_current", "close", "fork":
+	case "next", "next_n", "snowflake", "seq_next", "seq_current", "close", "fork", "worker":
 		for _, d := range e.drivers {
 			if !e.call(d, st) {
 				return false
@@ -434,7 +434,7 @@ func (e *env) check(d *driver, st step, key *string, a answer) bool {
 	if st.Tag != nil {
 		what += " " + strconv.Quote(*st.Tag)
 	}
-	if key != nil {
+	if key != nil && st.Space != nil {
 		what += fmt.Sprintf(" %q/%q", *st.Space, *key)
 	}
 	if x.Error != "" {
@@ -483,7 +483,7 @@ func (e *env) check(d *driver, st step, key *string, a answer) bool {
 	}
 	who := fmt.Sprintf("%s client %s", d.lang, st.Client)
 	switch st.Do {
-	case "next", "next_n", "snowflake", "fork":
+	case "next", "next_n", "snowflake", "fork", "worker":
 		set := "snowflake"
 		if st.Tag != nil {
 			set = "tag " + *st.Tag

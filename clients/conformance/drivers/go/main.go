@@ -243,6 +243,18 @@ func ids(c *client.Client, r request) answer {
 		return a
 	case "snowflake":
 		return one(func() (int64, error) { return c.Snowflake(ctx) })
+	case "worker":
+		// Repeat ids made in this process on a worker id leased for
+		// r.Key, then released.
+		w, err := c.LeaseWorker(ctx, r.Key, 30*time.Second)
+		if err != nil {
+			return answer{Error: fail(err)}
+		}
+		a = one(w.Next)
+		if err := w.Close(ctx); err != nil && a.Error == nil {
+			a.Error = fail(err)
+		}
+		return a
 	case "seq_next":
 		return one(func() (int64, error) { return c.SequenceNextN(ctx, r.Space, r.Key, n) })
 	case "seq_current":

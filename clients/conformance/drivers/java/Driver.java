@@ -5,6 +5,7 @@
 
 import io.leafid.client.LeafClient;
 import io.leafid.client.LeafException;
+import io.leafid.client.Worker;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -86,6 +87,14 @@ public final class Driver {
       case "next_ids":
         for (long v : c.nextIds(tag, n)) {
           values.add(Long.toString(v));
+        }
+        break;
+      case "worker":
+        // repeat ids made here on a worker id leased for key, then released
+        try (Worker w = c.leaseWorker(key != null ? key : "conformance", java.time.Duration.ofSeconds(30))) {
+          for (int i = 0; i < repeat; i++) {
+            values.add(Long.toString(w.next()));
+          }
         }
         break;
       case "close":

@@ -146,6 +146,10 @@ def main():
                 elif op == "fork":
                     take = (lambda: c.next_id(r["tag"])) if r.get("tag") else c.snowflake
                     a = fork_draw(take, r["children"], max(r.get("repeat", 1), 1))
+                elif op == "worker":
+                    # repeat ids made here on a worker id leased for key, then released
+                    with c.lease_worker(r.get("key") or "conformance", ttl=30.0) as w:
+                        a["values"] = [str(w.next()) for _ in range(max(r.get("repeat", 1), 1))]
                 elif op == "close":
                     c.close()
                 elif op == "draw_start":

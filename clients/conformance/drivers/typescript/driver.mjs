@@ -77,6 +77,14 @@ async function run(r) {
       for (let i = 0; i < Math.max(r.repeat ?? 1, 1); i++) a.values.push(String(await calls[r.op]()));
     } else if (r.op === "next_n") {
       a.values = (await c.nextIds(r.tag, n)).map(String);
+    } else if (r.op === "worker") {
+      // repeat ids made here on a worker id leased for key, then released
+      const w = await c.leaseWorker(r.key ?? "conformance", 30_000);
+      try {
+        for (let i = 0; i < Math.max(r.repeat ?? 1, 1); i++) a.values.push(String(await w.next()));
+      } finally {
+        await w.close();
+      }
     } else if (r.op === "close") {
       await c.close();
     } else if (r.op === "draw_start") {
