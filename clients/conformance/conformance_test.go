@@ -116,6 +116,10 @@ type expect struct {
 	Direct       bool      `json:"direct"`
 	DrawnAtLeast int       `json:"drawn_at_least"`
 	Errors       *int      `json:"errors"`
+	// Of worker ids, against the lease the case abandoned (step abandon):
+	// none made with its worker id, or every one after its reserve.
+	NotAbandoned   bool `json:"not_abandoned"`
+	AfterAbandoned bool `json:"after_abandoned"`
 }
 
 func loadSuite(tb testing.TB) suite {
@@ -204,6 +208,8 @@ type env struct {
 	seqs  map[string]int64            // per space and key: the last number issued
 	dir   string
 	draws map[*driver]drawn // the draw each driver runs
+
+	abandoned abandonedLease // the lease of a holder that died (step abandon)
 }
 
 // drawn is a draw a driver runs: the tag and the file of its ids.
@@ -296,6 +302,8 @@ func (e *env) step(st step) bool {
 		}
 	case "sleep":
 		time.Sleep(time.Duration(st.MS) * time.Millisecond)
+	case "abandon":
+		return e.abandon(st)
 	case "kill":
 		if err := e.server(st).kill(); err != nil {
 			t.Error(err)
@@ -480,6 +488,9 @@ func (e *env) check(d *driver, st step, key *string, a answer) bool {
 			t.Errorf("%s: value %d is %d after %d, want consecutive values", what, i, vals[i], vals[i-1])
 			break
 		}
+	}
+	if !e.checkAbandoned(what, st, vals) {
+		return false
 	}
 	who := fmt.Sprintf("%s client %s", d.lang, st.Client)
 	switch st.Do {
