@@ -73,6 +73,7 @@ type Server struct {
 	serving  atomic.Bool            // run has handed the listener to the server
 	stopping atomic.Bool            // set when shutdown begins: /readyz fails
 	skips    *prometheus.CounterVec // leaf_ids_skipped_total (skipped.go)
+	rates    headroomRates          // how fast bounded tags' rows move (headroom.go)
 
 	// The issuer of formatted and opaque tags and its loop (newIssuer).
 	biz     *bizid.Issuer

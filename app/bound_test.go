@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/leafid/leaf/segment"
 )
 
 // adminCall makes an admin call with the test's token and returns its
@@ -74,5 +77,27 @@ func TestTagBound(t *testing.T) {
 		if code, b := get(t, base+"/api/segment/get/"+tag); code != http.StatusOK {
 			t.Fatalf("%s without a bound: %d %s", tag, code, b)
 		}
+	}
+}
+
+// TestHeadroomRate: the time a bounded tag's ids last, from the rate its
+// row moved between two readings a second or more apart.
+func TestHeadroomRate(t *testing.T) {
+	var r headroomRates
+	t0 := time.Unix(1_800_000_000, 0)
+	hs := []segment.Headroom{{Tag: "orders", Bound: 1_000_000, Taken: 1000}}
+	r.fill(t0, hs)
+	if hs[0].SecondsLeft != 0 {
+		t.Fatalf("after one reading: %v, want none", hs[0].SecondsLeft)
+	}
+	hs[0].Taken = 11_000 // 10,000 ids in 10 s: 1,000 a second, 989,000 left
+	r.fill(t0.Add(10*time.Second), hs)
+	if hs[0].SecondsLeft != 989 {
+		t.Errorf("seconds left %v, want 989", hs[0].SecondsLeft)
+	}
+	hs[0].SecondsLeft = 0
+	r.fill(t0.Add(11*time.Minute), hs) // past the window: a new start
+	if hs[0].SecondsLeft != 0 {
+		t.Errorf("after the window: %v, want none until the next reading", hs[0].SecondsLeft)
 	}
 }

@@ -110,6 +110,7 @@ func (a *Server) headroom() []segment.Headroom {
 		}
 		out = append(out, h)
 	}
+	a.rates.fill(time.Now(), out)
 	return out
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/leafid/leaf/segment"
 )
@@ -21,6 +22,9 @@ type headroomJSON struct {
 	Bound string  `json:"bound"`
 	Left  string  `json:"left"`
 	Used  float64 `json:"used_ratio"`
+	// SecondsLeft is how long the ids left last at the rate the row moved
+	// lately; absent until it is seen to move.
+	SecondsLeft float64 `json:"seconds_left,omitempty"`
 }
 
 // headroomLine is a bounded tag's headroom or a capped period's.
@@ -42,7 +46,7 @@ func (st statusState) headroomJSON() []headroomJSON {
 			kind = "capped_period"
 		}
 		out = append(out, headroomJSON{Tag: l.Tag, Kind: kind, Bound: strconv.FormatInt(l.Bound, 10),
-			Left: strconv.FormatInt(max(l.Bound-l.Taken, 0), 10), Used: l.used()})
+			Left: strconv.FormatInt(max(l.Bound-l.Taken, 0), 10), Used: l.used(), SecondsLeft: l.SecondsLeft})
 	}
 	if len(out) == 0 {
 		return nil
@@ -60,6 +64,9 @@ func (st statusState) headroomPage(v *pageView) {
 		}
 		f := field{Label: l.Tag, Value: fmt.Sprintf("%.0f%% used", 100*l.used()),
 			Note: fmt.Sprintf("%s left of its %s", group(uint64(max(l.Bound-l.Taken, 0))), what)}
+		if l.SecondsLeft > 0 {
+			f.Note += ", gone in " + humanDuration(time.Duration(l.SecondsLeft*float64(time.Second))) + " at the recent rate"
+		}
 		switch u := l.used(); {
 		case u >= 0.9:
 			f.Bad = true

@@ -26,6 +26,9 @@ var (
 	tagUsedDesc = prometheus.NewDesc("leaf_tag_bound_used_ratio",
 		"The share of a bounded biz tag's ids up to its bound that this process saw taken, 0 to 1 (the fleet's is the max).",
 		[]string{"tag"}, nil)
+	tagSecondsLeftDesc = prometheus.NewDesc("leaf_tag_seconds_left",
+		"How long the ids of a bounded biz tag left below its bound last at the rate its row moved lately, as this process saw it at its loads (up to the last 10 minutes); absent until the row is seen to move.",
+		[]string{"tag"}, nil)
 	cappedLeftDesc = prometheus.NewDesc("leaf_capped_period_left",
 		"Numbers left in the period in use of a capped formatted tag ({seq:N!}) past the last its owner issued: exported by the instance owning the tag.",
 		[]string{"tag"}, nil)
@@ -52,6 +55,7 @@ func newCappedCollector(src func() []segment.Headroom) headroomCollector {
 func (c headroomCollector) Describe(ch chan<- *prometheus.Desc) {
 	if c.bound != nil {
 		ch <- c.bound
+		ch <- tagSecondsLeftDesc
 	}
 	ch <- c.left
 	ch <- c.used
@@ -69,6 +73,9 @@ func (c headroomCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.bound, prometheus.GaugeValue, float64(h.Bound), h.Tag)
 		}
 		ch <- prometheus.MustNewConstMetric(c.left, prometheus.GaugeValue, float64(max(h.Bound-h.Taken, 0)), h.Tag)
+		if c.bound != nil && h.SecondsLeft > 0 {
+			ch <- prometheus.MustNewConstMetric(tagSecondsLeftDesc, prometheus.GaugeValue, h.SecondsLeft, h.Tag)
+		}
 		ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, used(h), h.Tag)
 	}
 }

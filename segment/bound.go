@@ -89,6 +89,9 @@ type Headroom struct {
 	// tag's row (0: none yet): the row is at least there, whatever other
 	// instances took since.
 	Taken int64
+	// SecondsLeft is how long the ids left last at the rate the row moved
+	// lately, as the caller measured it; 0 when not known (no move seen).
+	SecondsLeft float64
 }
 
 // Headroom lists every bounded tag with the highest id taken here.
