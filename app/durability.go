@@ -51,6 +51,7 @@ func (a *Server) restartLogger(name string) func(store.RestartJump) {
 	a.jumps = append(a.jumps, storeJumps{name: name, n: n})
 	return func(j store.RestartJump) {
 		n.Add(1)
+		a.skipped(everyRow, skipRestartJump, j.Jump*(j.Rows+j.Sections))
 		log.Error("the database started again and may have forgotten commits it acknowledged: every row moved forward by the failover jump before any range was taken",
 			"nodes", j.Nodes, "jump", j.Jump, "tags_moved", j.Rows, "sections_moved", j.Sections, "why", j.Why)
 	}

@@ -26,7 +26,14 @@ const (
 	// the row (another instance took a range after them, or the store
 	// failed).
 	skipStop = "stop"
+	// skipRestartJump: every row of a store moved forward by the jump
+	// after the database started again and may have forgotten commits:
+	// the jump times the rows and sections moved, under everyRow.
+	skipRestartJump = "restart_jump"
 )
+
+// everyRow is the tag label of a skip of every row at once.
+const everyRow = "(every row)"
 
 // opaqueLabel stands for every opaque tag: per tag, the numbers skipped
 // would tell how many ids it issues, which its ids hide.
@@ -34,7 +41,7 @@ const opaqueLabel = "(opaque)"
 
 func newSkipped() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leaf_ids_skipped_total",
-		Help: "Ids (numbers) this process took and never issued, by tag (every opaque tag as \"(opaque)\") and cause: lease_lost, handback_failed, period_end, fence_jump, stop. A process killed skips what it held uncounted."},
+		Help: "Ids (numbers) this process took and never issued, by tag (every opaque tag as \"(opaque)\"; \"(every row)\" for a restart jump) and cause: lease_lost, handback_failed, period_end, fence_jump, restart_jump, stop. A process killed skips what it held uncounted."},
 		[]string{"tag", "cause"})
 }
 

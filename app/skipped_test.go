@@ -11,6 +11,7 @@ import (
 
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/store"
 )
 
 // TestSkippedCounted: every skip this process knows of is counted in
@@ -26,6 +27,7 @@ func TestSkippedCounted(t *testing.T) {
 	a.logSkipped(sequence.Event{Kind: "skipped", Space: "inv", Row: "inv@20261207", First: 51, Count: 50, Cause: sequence.SkipPeriodEnd})
 	a.logRegression(segment.Regression{Tag: "plain", High: 200, Found: 100, MaxID: 1300})
 	a.logRegression(segment.Regression{Tag: "plain", High: 200, Found: 100, Err: errors.New("store down")})
+	a.restartLogger("")(store.RestartJump{Jump: 1000, Rows: 3, Sections: 2})
 	for _, c := range []struct {
 		tag, cause string
 		want       float64
@@ -33,13 +35,14 @@ func TestSkippedCounted(t *testing.T) {
 		{"orders", sequence.SkipLeaseLost, 97},
 		{"inv", sequence.SkipPeriodEnd, 50},
 		{"plain", skipFenceJump, 1000},
+		{everyRow, skipRestartJump, 5000},
 	} {
 		if got := testutil.ToFloat64(a.skips.WithLabelValues(c.tag, c.cause)); got != c.want {
 			t.Errorf("leaf_ids_skipped_total{tag=%q,cause=%q} = %v, want %v", c.tag, c.cause, got, c.want)
 		}
 	}
-	if n := testutil.CollectAndCount(a.skips); n != 3 {
-		t.Errorf("%d series, want 3", n)
+	if n := testutil.CollectAndCount(a.skips); n != 4 {
+		t.Errorf("%d series, want 4", n)
 	}
 	out := buf.String()
 	for _, want := range []string{
