@@ -90,11 +90,19 @@ func (s *server) idAuth(path string, m []echo.MiddlewareFunc) []echo.MiddlewareF
 // Every route is described in openapi.json; openapi_test.go fails for a
 // route registered here and missing there.
 //
-// It stays one function, longer than a function here is allowed, on
-// purpose: it is the flat list of the API's routes, all registered in one
-// place as echo's own examples do, so that the whole API is read top to
-// bottom beside openapi.json.
+// Its parts, one per part of the API, are the flat list of the routes,
+// registered in this file as echo's own examples do, so that the whole
+// API is read top to bottom beside openapi.json.
 func (s *server) routes(e routes) {
+	s.operationRoutes(e)
+	s.idRoutes(e)
+	s.sequenceRoutesOf(e)
+	s.adminRoutes(e)
+}
+
+// operationRoutes are health, readiness, metrics, the OpenAPI document and
+// the status page.
+func (s *server) operationRoutes(e routes) {
 	for path, h := range map[string]echo.HandlerFunc{
 		"/healthz":      s.healthz,
 		"/readyz":       s.readyz,
@@ -117,7 +125,11 @@ func (s *server) routes(e routes) {
 		e.GET(path, h, statusAuth...)
 		e.HEAD(path, h, statusAuth...)
 	}
+}
 
+// idRoutes are the ids of segment mode, snowflake mode (with the worker
+// leases and the bounds of a span of time) and UUIDs.
+func (s *server) idRoutes(e routes) {
 	for _, r := range []struct {
 		prefix string
 		h      echo.HandlerFunc
@@ -145,7 +157,11 @@ func (s *server) routes(e routes) {
 	e.GET("/api/uuid/decode/:uuid", s.uuidDecode)
 	e.GET("/api/uuid/decode/", s.uuidDecode)
 	e.GET("/api/uuid/bounds", s.uuidBounds)
+}
 
+// sequenceRoutesOf are the per-key sequences, their routing tables, and
+// the conversion of ids between their text forms.
+func (s *server) sequenceRoutesOf(e routes) {
 	// A sequence key may be anything of 1..256 bytes: the routes without
 	// it, or without the space, make an empty one a 400. Their answers
 	// tell a client holding a stale routing table the current version.
@@ -168,7 +184,10 @@ func (s *server) routes(e routes) {
 	e.GET("/api/convert/:form/:id", s.convert)
 	e.GET("/api/convert/:form/", s.convert)
 	e.GET("/api/snowflake/decode/", s.snowflakeDecode)
+}
 
+// adminRoutes are the admin API, mounted only with an admin token.
+func (s *server) adminRoutes(e routes) {
 	if s.cfg.AdminToken == "" {
 		return // unmounted: /api/admin/... falls through to 404 not_found
 	}
