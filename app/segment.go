@@ -104,7 +104,7 @@ func (a *Server) headroom() []segment.Headroom {
 			continue
 		}
 		if a.seq != nil {
-			if taken, ok := a.seq.TagTaken(h.Tag); ok {
+			if row, taken, ok := a.seq.RowTaken(h.Tag); ok && row == h.Tag {
 				h.Taken = max(h.Taken, taken)
 			}
 		}

@@ -269,11 +269,3 @@ func (q *Sequencer) RowIssued(tag string) (row string, issued int64, ok bool) {
 	}
 	return s.row, s.base, true
 }
-
-// TagTaken is the highest id this instance took of the ordered tag's row
-// while it owns it: the end of the range in use, or of the range ahead;
-// false when it does not own the tag or took nothing yet.
-func (q *Sequencer) TagTaken(tag string) (int64, bool) {
-	row, taken, ok := q.RowTaken(tag)
-	return taken, ok && row == tag
-}

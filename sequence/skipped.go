@@ -58,23 +58,16 @@ func (q *Sequencer) Skipped() map[Skip]int64 {
 	return maps.Clone(q.skips.n)
 }
 
-// heldLocked is what an ordered tag's owner took of its row and has not
-// issued: the rest of the range in use, base+1..max, and the range ahead,
-// a.first..a.last (0, 0 when none).
-func (s *section) heldLocked() (first, max, aheadFirst, aheadLast int64) {
-	return s.base + 1, s.max, s.ahead.first, s.ahead.last
-}
-
-// skipHeldLocked counts what the owner of an ordered tag held as skipped
-// for cause, and forgets it.
+// skipHeldLocked counts what the owner of an ordered tag took of its row
+// and has not issued (the rest of the range in use, base+1..max, and the
+// range ahead) as skipped for cause, and forgets it.
 func (s *section) skipHeldLocked(q *Sequencer, cause string) {
 	if !s.tag || !s.owned || s.row == "" {
 		return
 	}
-	first, last, af, al := s.heldLocked()
-	q.skip(s.space, s.row, first, last-first+1, cause)
-	if al != 0 {
-		q.skip(s.space, s.row, af, al-af+1, cause)
+	q.skip(s.space, s.row, s.base+1, s.max-s.base, cause)
+	if a := &s.ahead; a.last != 0 {
+		q.skip(s.space, s.row, a.first, a.last-a.first+1, cause)
 	}
 	s.base = s.max
 	s.ahead.first, s.ahead.last = 0, 0
