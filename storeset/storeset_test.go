@@ -651,3 +651,32 @@ func TestStoreNotOpened(t *testing.T) {
 		t.Fatalf("Change retiring a store not opened, forced = %v, %v; want a set of a", set.Names(), err)
 	}
 }
+
+// TestLeaseRenewedThroughAnotherInstance: a worker lease acquired through
+// one instance of a set (a client's, POST /api/snowflake/leases) is renewed
+// and released through another, which finds the store that granted it by
+// the lease's Registry; a lease naming no store of the set is lost.
+func TestLeaseRenewedThroughAnotherInstance(t *testing.T) {
+	ctx := context.Background()
+	dbs := databases(t, store.SQLite, 2)
+	if _, err := storeset.Init(ctx, namedOf(dbs...)); err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := instance(t, namedOf(dbs[1], dbs[0]))
+	s2, _ := instance(t, namedOf(dbs...))
+	l, err := s1.Leases().Acquire(ctx, "client", 1024, time.Minute)
+	if err != nil || l.Registry != dbs[1].name {
+		t.Fatalf("acquire: %+v, %v; want a lease of %s", l, err, dbs[1].name)
+	}
+	other := s2.Leases()
+	if _, err := other.Renew(ctx, l, 5, time.Minute); err != nil {
+		t.Fatalf("renew through the other instance: %v", err)
+	}
+	if err := other.Release(ctx, l, 5); err != nil {
+		t.Fatalf("release through the other instance: %v", err)
+	}
+	l.Registry = "nowhere"
+	if _, err := other.Renew(ctx, l, 5, time.Minute); !errors.Is(err, snowflake.ErrLeaseLost) {
+		t.Fatalf("a lease of no store of the set: %v, want ErrLeaseLost", err)
+	}
+}
