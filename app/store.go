@@ -24,11 +24,15 @@ import (
 // alone must answer.
 func (a *Server) openStore(ctx context.Context) error {
 	a.ready = readiness.NewStores(readiness.StoresOptions{Migrate: a.cfg.Migrate, RequireDurable: a.cfg.RequireDurable, Log: a.log})
-	for _, e := range a.cfg.Entries() {
-		st, err := e.Open(ctx, a.durabilityOptions(store.Options{OnHealth: a.healthLogger(e.Name), Timeout: a.cfg.Timeout, AllowDown: a.cfg.Several()}, e.Name))
-		if err != nil {
-			return err
-		}
+	opened := OpenStores(ctx, a.cfg.StoreConfig, OpenOptions{Options: func(e StoreEntry) store.Options {
+		return a.durabilityOptions(store.Options{OnHealth: a.healthLogger(e.Name), Timeout: a.cfg.Timeout}, e.Name)
+	}})
+	if err := opened.Err(); err != nil {
+		opened.Close()
+		return err
+	}
+	for i, e := range opened.Entries {
+		st := opened.Stores[i]
 		a.ready.Add(e.Name, st)
 		if st.Health().Up {
 			a.log.Info("store open", e.Describe()...)

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -147,11 +146,11 @@ func TestTagAddOrderedRules(t *testing.T) {
 }
 
 func TestWhereHidesThePassword(t *testing.T) {
-	sf := storeFlags{mysqlDSN: "leaf:s3cret@tcp(db.example:3306)/ids?parseTime=true", sqlitePath: "leaf.db"}
-	if err := sf.validate(); err != nil {
+	a, err := newApp([]string{"--mysql-dsn", "leaf:s3cret@tcp(db.example:3306)/ids?parseTime=true"}, env{}.get, io.Discard)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sf.config().Entries()[0].Where(nil), "mysql leaf@tcp(db.example:3306)/ids"; got != want {
+	if got, want := a.cfg.Entries()[0].Where(nil), "mysql leaf@tcp(db.example:3306)/ids"; got != want {
 		t.Fatalf("where = %q, want %q", got, want)
 	}
 	// Nor does a failure to connect print it.
@@ -202,8 +201,8 @@ func TestSnowflakeEpoch(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := int64(snowflake.DefaultEpochMs); len(tt.args) == 0 && a.cfg.epochMs != want {
-					t.Fatalf("epoch %d, want %d", a.cfg.epochMs, want)
+				if want := int64(snowflake.DefaultEpochMs); len(tt.args) == 0 && a.cfg.EpochMs != want {
+					t.Fatalf("epoch %d, want %d", a.cfg.EpochMs, want)
 				}
 				return
 			}
@@ -252,7 +251,7 @@ func TestTagListEscapesWhatTheDatabaseHolds(t *testing.T) {
 			t.Fatalf("control byte %#x at %d in\n%s", c, i, out)
 		}
 	}
-	for _, want := range []string{`evil\x1b]0;pwned\x07`, `red \x1b[31malert\x1b[0m and a NUL \x00 here`, `rtl\u202e`, `line\nbreak\ttab`} {
+	for _, want := range []string{`evil\x1b]0;pwned\a`, `red \x1b[31malert\x1b[0m and a NUL \x00 here`, `rtl\u202e`, `line\nbreak\ttab`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q not in\n%s", want, out)
 		}
@@ -308,8 +307,8 @@ func TestTagAddReadsNoVariablesOfItsOwn(t *testing.T) {
 	if err != nil || tag.Step != segment.DefaultStep || tag.MaxID != 1 || tag.Description != "" {
 		t.Fatalf("Tag(t1) = %+v, %v, want the defaults", tag, err)
 	}
-	_, help, err := runSplit(t, e, "tag", "add", "-h")
-	if !errors.Is(err, flag.ErrHelp) || strings.Contains(help, "LEAF_STEP") || !strings.Contains(help, "LEAF_SQLITE_PATH") {
+	help, _, err := runSplit(t, e, "tag", "add", "-h")
+	if !errors.Is(err, errHelp) || strings.Contains(help, "LEAF_STEP") || !strings.Contains(help, "LEAF_SQLITE_PATH") {
 		t.Fatalf("tag add -h = %v:\n%s", err, help)
 	}
 }
@@ -387,7 +386,7 @@ func TestExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"success", nil, 0, ""},
-		{"help", flag.ErrHelp, 0, ""},
+		{"help", errHelp, 0, ""},
 		{"usage", helpHint{fmt.Errorf("%w: bad", errUsage), "leaf tag add"}, 2, "leaf: usage: bad\nRun 'leaf tag add -h' for its usage.\n"},
 		{"failure", errors.New("database gone"), 1, "leaf: database gone\n"},
 	}
@@ -493,16 +492,16 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"help"}, "leaf help [COMMAND]"},
-		{[]string{"--help"}, "leaf help [COMMAND]"},
-		{[]string{"tag", "-h"}, "leaf tag add NAME [flags]"},
-		{[]string{"help", "tag"}, "leaf tag add NAME [flags]"},
+		{[]string{"help"}, "Usage: leaf <command>"},
+		{[]string{"--help"}, "store retire     take a store out of the set"},
+		{[]string{"tag", "-h"}, "tag add     create a tag"},
+		{[]string{"help", "tag"}, "Usage: leaf tag <command>"},
 		{[]string{"serve", "--help"}, "Usage: leaf serve [flags]"},
 		{[]string{"serve", "--addr", "x", "-h"}, "--snowflake-epoch"},
-		{[]string{"tag", "add", "x", "--step", "1e3", "-h"}, "Usage: leaf tag add NAME [flags]"},
+		{[]string{"tag", "add", "x", "--step", "1e3", "-h"}, "Usage: leaf tag add <name> [flags]"},
 		{[]string{"migrate", "-help"}, "Usage: leaf migrate [flags]"},
-		{[]string{"tag", "add", "x", "--help"}, "Usage: leaf tag add NAME [flags]"},
-		{[]string{"help", "tag", "add"}, "Usage: leaf tag add NAME [flags]"},
+		{[]string{"tag", "add", "x", "--help"}, "Usage: leaf tag add <name> [flags]"},
+		{[]string{"help", "tag", "add"}, "Usage: leaf tag add <name> [flags]"},
 		{[]string{"tag", "list", "-h"}, "Usage: leaf tag list [flags]"},
 		{[]string{"help", "serve"}, "--mysql-dsn"},
 	}

@@ -87,8 +87,8 @@ func TestSnowflakeLayoutFlags(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if a.cfg.layout != tt.want {
-					t.Fatalf("layout %+v, want %+v", a.cfg.layout, tt.want)
+				if a.cfg.Layout != tt.want {
+					t.Fatalf("layout %+v, want %+v", a.cfg.Layout, tt.want)
 				}
 				return
 			}
@@ -247,7 +247,7 @@ func TestSnowflakeLeaseFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := a.cfg.app().SnowflakeLease; got != tt.want {
+		if got := a.cfg.SnowflakeLease; got != tt.want {
 			t.Errorf("%q %v: SnowflakeLease %v, want %v", tt.args, tt.env, got, tt.want)
 		}
 	}

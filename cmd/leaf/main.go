@@ -25,7 +25,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +43,52 @@ var version = "dev"
 // errUsage marks an error in the command line: exit status 2.
 var errUsage = app.ErrUsage
 
+// errHelp is the help asked for (-h): exit status 0.
+var errHelp = errors.New("help asked for")
+
+// cli is the command line: its commands, each a struct of its flags.
+type cli struct {
+	Serve    serveCmd   `cmd:"" help:"run the service (migrates first unless --migrate=false)"`
+	Migrate  migrateCmd `cmd:"" help:"apply pending migrations and exit"`
+	Tag      tagCmds    `cmd:"" help:"create and list tags"`
+	Sequence seqCmds    `cmd:"" help:"create and list spaces of per-key sequences"`
+	Store    storeCmds  `cmd:"" help:"make and change a set of several stores"`
+	Version  versionCmd `cmd:"" help:"print the version"`
+	Help     struct{}   `cmd:"" help:"this text, or a command's: leaf help COMMAND"`
+}
+
+type tagCmds struct {
+	Add  tagAddCmd  `cmd:"" help:"create a tag"`
+	List tagListCmd `cmd:"" help:"list the tags"`
+}
+
+type seqCmds struct {
+	Add  seqAddCmd  `cmd:"" help:"create a space of per-key sequences"`
+	List seqListCmd `cmd:"" help:"list the sequence spaces"`
+}
+
+type storeCmds struct {
+	Init   storeInitCmd   `cmd:"" help:"make the stores given one set"`
+	Show   storeShowCmd   `cmd:"" help:"show the set and each store"`
+	Add    storeAddCmd    `cmd:"" help:"add a store to the set"`
+	Retire storeRetireCmd `cmd:"" help:"take a store out of the set"`
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run(r *runner) error {
+	_, err := fmt.Fprintln(r.stdout, "leaf", version)
+	return err
+}
+
+// runner is what a command runs with.
+type runner struct {
+	ctx            context.Context
+	p              *parser
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
@@ -54,7 +99,7 @@ func main() {
 // exitCode reports err on stderr and returns the exit status: 0 for none
 // or a help asked for, 2 for a usage error, 1 for any other failure.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	if err == nil || errors.Is(err, errHelp) {
 		return 0
 	}
 	fmt.Fprintln(stderr, "leaf:", err)
@@ -78,96 +123,42 @@ func (h helpHint) Unwrap() error { return h.error }
 
 // run executes one command line. getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("%w: no command", errUsage)
+	p, err := newParser(getenv, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	cmd, rest := args[0], args[1:]
-	var err error
-	switch cmd {
-	case "serve":
-		err = serve(ctx, rest, getenv, stderr)
-	case "migrate":
-		err = migrate(ctx, rest, getenv, stdout, stderr)
-	case "tag", "sequence", "store":
-		if cmd, err = groups[cmd].run(ctx, cmd, rest, getenv, stdout, stderr); cmd == "" {
-			return err
-		}
-	case "version", "--version", "-version":
-		if len(rest) > 0 {
-			return fmt.Errorf("%w: version takes no arguments, got %s", errUsage, quoteAll(rest))
-		}
-		fmt.Fprintln(stdout, "leaf", version)
-		return nil
-	case "help", "-h", "--help", "-help":
-		switch {
-		case len(rest) == 0:
-			fmt.Fprint(stdout, usage)
-			return nil
-		case rest[0] == "help" || rest[0] == "version":
-			return run(ctx, rest[:1], getenv, stdout, stderr)
-		}
-		// leaf help tag add is leaf tag add -h; leaf help tag, leaf tag -h.
-		return run(ctx, append(rest[:len(rest):len(rest)], "-h"), getenv, stdout, stderr)
-	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("%w: unknown command %s", errUsage, quote(cmd))
+	if len(args) > 0 && args[0] == "help" { // leaf help tag add is leaf tag add -h
+		args = append(args[1:len(args):len(args)], "-h")
 	}
+	if len(args) > 0 && strings.TrimLeft(args[0], "-") == "version" {
+		args[0] = "version"
+	}
+	words, rest, err := p.command(args)
+	if errors.Is(err, errHelp) {
+		p.help(words, stdout)
+	}
+	if err != nil {
+		return err
+	}
+	err = p.run(words, rest, &runner{ctx: ctx, p: p, getenv: getenv, stdout: stdout, stderr: stderr})
 	if errors.Is(err, errUsage) {
-		return helpHint{err, "leaf " + cmd}
+		return helpHint{err, "leaf " + strings.Join(words, " ")}
 	}
 	return err
 }
 
-// command is a subcommand's entry: it parses args (its flags and
-// arguments) and runs.
-type command func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
-
-// group is a command made of subcommands: its usage, and its subcommands
-// in the order the usage lists them.
-type group struct {
-	usage string
-	subs  []subcommand
-}
-
-type subcommand struct {
-	name string
-	run  command
-}
-
-// groups are the commands made of subcommands.
-var groups = map[string]group{
-	"tag":      {tagUsage, []subcommand{{"add", tagAdd}, {"list", tagList}}},
-	"sequence": {sequenceUsage, []subcommand{{"add", sequenceAdd}, {"list", sequenceList}}},
-	"store": {storeUsage, []subcommand{
-		{"init", storeInit}, {"show", storeShow}, {"add", storeAdd}, {"retire", storeRetire},
-	}},
-}
-
-// run runs the subcommand of g, the command name, that rest begins with.
-// It returns the command line a usage error names ("tag add"), or "" when
-// the error is g's own (no subcommand, an unknown one; g's usage is
-// printed) or the help of g was asked for.
-func (g group) run(ctx context.Context, name string, rest []string, getenv func(string) string, stdout, stderr io.Writer) (string, error) {
-	names := make([]string, len(g.subs))
-	for i, s := range g.subs {
-		names[i] = s.name
+// run reads the arguments of the command words (rest) and runs it.
+func (p *parser) run(words, rest []string, r *runner) error {
+	rest, err := p.checkArgs(words, rest)
+	if errors.Is(err, errHelp) {
+		p.help(words, r.stdout)
 	}
-	if len(rest) == 0 {
-		fmt.Fprint(stderr, g.usage)
-		last := len(names) - 1
-		return "", fmt.Errorf("%w: %s needs a subcommand: %s or %s", errUsage, name, strings.Join(names[:last], ", "), names[last])
+	if err != nil {
+		return err
 	}
-	for _, s := range g.subs {
-		if s.name == rest[0] {
-			return name + " " + s.name, s.run(ctx, rest[1:], getenv, stdout, stderr)
-		}
+	kctx, err := p.parse(append(words, rest...))
+	if err != nil {
+		return err
 	}
-	switch rest[0] {
-	case "-h", "--help", "-help", "help":
-		fmt.Fprint(stdout, g.usage)
-		return "", nil
-	}
-	fmt.Fprint(stderr, g.usage)
-	return "", fmt.Errorf("%w: unknown %s subcommand %s (%s)", errUsage, name, quote(rest[0]), strings.Join(names, ", "))
+	return kctx.Run(r)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -61,8 +60,8 @@ func TestBadCommandLines(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	if _, err := runCmd(t, env{}, "serve", "-h"); !errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("serve -h = %v, want flag.ErrHelp", err)
+	if _, err := runCmd(t, env{}, "serve", "-h"); !errors.Is(err, errHelp) {
+		t.Fatalf("serve -h = %v, want errHelp", err)
 	}
 	out, err := runCmd(t, env{}, "version")
 	if err != nil || !strings.HasPrefix(out, "leaf ") {

@@ -2,131 +2,185 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"time"
 
 	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/store"
+	"github.com/leafid/leaf/storeset"
 	"github.com/leafid/leaf/tlsfiles"
 )
 
 // storeFlags are the flags of every command that opens the database: one
-// store (--mysql-dsn, or --sqlite-path), or several (--store, see
-// storesetflags.go).
+// store (--mysql-dsn, or --sqlite-path), or several independent stores
+// serving one number space (package storeset): --store NAME=DSN, once per
+// store in the order of preference, and --store-addrs NAME=host:port,…
+// for the nodes of one store's synchronous cluster.
 type storeFlags struct {
-	mysqlDSN     string
-	mysqlAddrs   addrsFlag
-	sqlitePath   string
-	sqliteGiven  bool // --sqlite-path was set, not left at its default
-	storeTimeout time.Duration
-	stores       storesFlag
-	storeAddrs   storeAddrsFlag
-	tlsCA        string
-	tlsName      string
-	tls          *store.TLS // read by validate from tlsCA
+	MySQLDSN     string        `name:"mysql-dsn" var:"LEAF_MYSQL_DSN" placeholder:"user:pass@tcp(host:3306)/db" help:"MySQL DSN; empty uses the embedded SQLite store"`
+	MySQLAddrs   string        `name:"mysql-addrs" var:"LEAF_MYSQL_ADDRS" placeholder:"host:port" help:"comma-separated list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas"`
+	SQLitePath   string        `name:"sqlite-path" var:"LEAF_SQLITE_PATH" default:"leaf.db" placeholder:"file" help:"the embedded SQLite store's file"`
+	StoreTimeout time.Duration `var:"LEAF_STORE_TIMEOUT" default:"0s" placeholder:"duration" help:"deadline of each database call, retries included; 0 means ${store_timeouts}"`
+	Stores       []string      `name:"store" var:"LEAF_STORES" sep:"none" placeholder:"NAME=DSN" help:"one of several independent stores serving one number space: a MySQL DSN or sqlite:PATH; once per store, the preferred first (for now snowflake worker ids are leased from the first); not with --mysql-dsn or --sqlite-path"`
+	TLSCA        string        `name:"mysql-tls-ca" var:"LEAF_MYSQL_TLS_CA" placeholder:"file" help:"CA (PEM) that verifies the MySQL servers' certificates: every connection to MySQL then speaks TLS, never clear, whatever the DSN's tls= says; read again when it changes"`
+	TLSName      string        `name:"mysql-tls-server-name" var:"LEAF_MYSQL_TLS_SERVER_NAME" placeholder:"name" help:"name the MySQL servers' certificates are verified for, with --mysql-tls-ca; empty: each node's host"`
+	StoreAddrs   []string      `name:"store-addrs" var:"LEAF_STORE_ADDRS" sep:"none" placeholder:"NAME=host:port,host:port" help:"the nodes of the synchronous cluster of the --store NAME, used in turn instead of its DSN's address; once per such store"`
 }
 
-func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mysqlDSN, "mysql-dsn", "", "MySQL DSN `user:pass@tcp(host:3306)/db`; empty uses the embedded SQLite store")
-	fs.Var(&f.mysqlAddrs, "mysql-addrs", "comma-separated `host:port` list of the nodes of a synchronous cluster (Galera, Group Replication), used in turn instead of the DSN's address; never asynchronous replicas")
-	f.sqlitePath = "leaf.db"
-	fs.Var(sqlitePathFlag{f}, "sqlite-path", "the embedded SQLite store's `file`")
-	fs.Var((*storeTimeoutFlag)(&f.storeTimeout), "store-timeout", "deadline of each database call, retries included; 0 means "+store.DefaultTimeouts())
-	fs.Var(&f.stores, "store", "one of several independent stores serving one number space, as `NAME=DSN`: a MySQL DSN or sqlite:PATH; once per store, the preferred first (for now snowflake worker ids are leased from the first); not with --mysql-dsn or --sqlite-path")
-	fs.StringVar(&f.tlsCA, "mysql-tls-ca", "", "CA `file` (PEM) that verifies the MySQL servers' certificates: every connection to MySQL then speaks TLS, never clear, whatever the DSN's tls= says; read again when it changes")
-	fs.StringVar(&f.tlsName, "mysql-tls-server-name", "", "`name` the MySQL servers' certificates are verified for, with --mysql-tls-ca; empty: each node's host")
-	fs.Var(&f.storeAddrs, "store-addrs", "the nodes of the synchronous cluster of the --store NAME, as `NAME=host:port,host:port`, used in turn instead of its DSN's address; once per such store")
-}
+// several reports whether the stores are given with --store.
+func (f *storeFlags) several() bool { return len(f.Stores) > 0 }
 
-// sqlitePathFlag is --sqlite-path. It remembers that it was given: its
-// default goes unused beside --store, a path given there is a mistake.
-type sqlitePathFlag struct{ f *storeFlags }
-
-func (p sqlitePathFlag) String() string {
-	if p.f == nil {
-		return ""
+// config checks, once the flags are read, that they name one store, or
+// several with --store, and is the stores they name. No error quotes a
+// DSN, which holds a password.
+func (f *storeFlags) config(p *parser) (app.StoreConfig, error) {
+	c := app.StoreConfig{MySQLDSN: f.MySQLDSN, MySQLAddrsGiven: f.MySQLAddrs, SQLitePath: f.SQLitePath, Timeout: f.StoreTimeout}
+	var err error
+	if c.MySQLAddrs, err = splitAddrs(f.MySQLAddrs); err != nil {
+		return c, p.refused(refusal{"mysql-addrs", f.MySQLAddrs, err.Error()})
 	}
-	return p.f.sqlitePath
-}
-
-func (p sqlitePathFlag) Set(s string) error {
-	p.f.sqlitePath, p.f.sqliteGiven = s, true
-	return nil
-}
-
-// validate checks, once the flags are read, that they name one store, or
-// several with --store. The DSN is checked here rather than by a
-// flag.Value of its own, as a refused value is shown in the message and a
-// DSN holds a password (--store's values show what they refuse without
-// it).
-func (f *storeFlags) validate() error {
-	if err := f.readTLS(); err != nil {
-		return err
+	if err := p.check(rule{"store-timeout", f.StoreTimeout >= 0, f.StoreTimeout, "want 0 or a positive duration"}); err != nil {
+		return c, err
 	}
-	if err := f.validateStores(); err != nil || f.several() {
-		return err
+	if c.MySQLTLS, err = f.readTLS(); err != nil {
+		return c, err
 	}
-	if f.mysqlAddrs.given != "" && f.mysqlDSN == "" {
-		return fmt.Errorf("%w: --mysql-addrs needs --mysql-dsn for the user, password and database", errUsage)
+	if c.Set, err = f.set(p); err != nil || f.several() {
+		return c, err
 	}
-	if f.mysqlDSN == "" {
-		if f.sqlitePath == "" {
-			return fmt.Errorf("%w: --sqlite-path is empty and no --mysql-dsn is given: no store to open", errUsage)
-		}
-		return nil
+	switch {
+	case f.MySQLAddrs != "" && f.MySQLDSN == "":
+		return c, fmt.Errorf("%w: --mysql-addrs needs --mysql-dsn for the user, password and database", errUsage)
+	case f.MySQLDSN == "" && f.SQLitePath == "":
+		return c, fmt.Errorf("%w: --sqlite-path is empty and no --mysql-dsn is given: no store to open", errUsage)
+	case f.MySQLDSN == "":
+		return c, nil
 	}
-	// The errors quote no part of the DSN, so the password cannot leak
-	// through them.
-	if _, err := store.ParseMySQLDSN(f.mysqlDSN); err != nil {
-		return fmt.Errorf("%w: --mysql-dsn: %v", errUsage, err)
+	if _, err := store.ParseMySQLDSN(f.MySQLDSN); err != nil { // its errors quote no part of the DSN
+		return c, fmt.Errorf("%w: --mysql-dsn: %v", errUsage, err)
 	}
-	return nil
+	return c, nil
 }
 
 // readTLS reads the CA of --mysql-tls-ca.
-func (f *storeFlags) readTLS() error {
-	if f.tlsCA == "" {
-		if f.tlsName != "" {
-			return fmt.Errorf("%w: --mysql-tls-server-name needs --mysql-tls-ca", errUsage)
+func (f *storeFlags) readTLS() (*store.TLS, error) {
+	if f.TLSCA == "" {
+		if f.TLSName != "" {
+			return nil, fmt.Errorf("%w: --mysql-tls-server-name needs --mysql-tls-ca", errUsage)
 		}
-		return nil
+		return nil, nil
 	}
-	ca, err := tlsfiles.NewCA("--mysql-tls-ca", f.tlsCA, nil)
+	ca, err := tlsfiles.NewCA("--mysql-tls-ca", f.TLSCA, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	f.tls = &store.TLS{CA: ca, ServerName: f.tlsName}
+	return &store.TLS{CA: ca, ServerName: f.TLSName}, nil
+}
+
+// set reads --store and --store-addrs, and checks what they need of each
+// other and of the single store's flags.
+func (f *storeFlags) set(p *parser) ([]app.StoreEntry, error) {
+	if !f.several() {
+		if len(f.StoreAddrs) > 0 {
+			return nil, fmt.Errorf("%w: --store-addrs gives the nodes of a --store, and no --store is given", errUsage)
+		}
+		return nil, nil
+	}
+	var entries []app.StoreEntry
+	for _, s := range f.Stores {
+		e, err := parseStoreEntry(s)
+		if err == nil && index(entries, e.Name) >= 0 {
+			err = refusal{"store", e.Name + "=…", fmt.Sprintf("store %q is given twice", e.Name)}
+		}
+		var r refusal
+		if errors.As(err, &r) {
+			return nil, p.refused(r)
+		}
+		entries = append(entries, e)
+	}
+	sqliteGiven := p.given["sqlite-path"]
+	switch {
+	case f.MySQLDSN != "" && sqliteGiven:
+		return nil, fmt.Errorf("%w: --store cannot be combined with --mysql-dsn and --sqlite-path: give every store as --store NAME=DSN", errUsage)
+	case f.MySQLDSN != "":
+		return nil, fmt.Errorf("%w: --store cannot be combined with --mysql-dsn: give every store as --store NAME=DSN", errUsage)
+	case sqliteGiven:
+		return nil, fmt.Errorf("%w: --store cannot be combined with --sqlite-path: give an SQLite file as --store NAME=sqlite:PATH", errUsage)
+	case f.MySQLAddrs != "":
+		return nil, fmt.Errorf("%w: --mysql-addrs is for --mysql-dsn: give the nodes of a --store as --store-addrs NAME=host:port,…", errUsage)
+	}
+	return entries, f.nodes(p, entries)
+}
+
+// nodes gives each store of --store-addrs its nodes.
+func (f *storeFlags) nodes(p *parser, entries []app.StoreEntry) error {
+	for _, v := range f.StoreAddrs {
+		name, list, ok := strings.Cut(v, "=")
+		if !ok || storeset.ValidateName(name) != nil {
+			return p.refused(refusal{"store-addrs", v, "want NAME=host:port,host:port, NAME the name of a --store"})
+		}
+		addrs, err := splitAddrs(list)
+		i := index(entries, name)
+		switch {
+		case err != nil:
+			return p.refused(refusal{"store-addrs", v, err.Error()})
+		case len(addrs) == 0:
+			return p.refused(refusal{"store-addrs", v, "no host:port given"})
+		case i < 0:
+			return fmt.Errorf("%w: --store-addrs %s=…: no --store is named %q", errUsage, name, name)
+		case entries[i].IsSQLite():
+			return fmt.Errorf("%w: --store-addrs %s=…: store %q is an SQLite file, which has no nodes", errUsage, name, name)
+		case entries[i].Addrs != nil:
+			return p.refused(refusal{"store-addrs", v, fmt.Sprintf("the nodes of store %q are given twice", name)})
+		}
+		entries[i].Addrs, entries[i].AddrsGiven = addrs, list
+	}
 	return nil
 }
 
-// config is the stores the flags name, as the app and every command open
-// them (app.StoreConfig).
-func (f *storeFlags) config() app.StoreConfig {
-	return app.StoreConfig{
-		MySQLDSN: f.mysqlDSN, MySQLAddrs: f.mysqlAddrs.addrs, MySQLAddrsGiven: f.mysqlAddrs.given,
-		SQLitePath: f.sqlitePath, Timeout: f.storeTimeout, Set: f.stores, MySQLTLS: f.tls,
+// parseStoreEntry reads NAME=DSN. A refusal shows the entry as shown
+// names it, never the DSN's password.
+func parseStoreEntry(s string) (app.StoreEntry, error) {
+	name, dsn, ok := strings.Cut(s, "=")
+	if !ok || storeset.ValidateName(name) != nil {
+		shown := "…"
+		// A name holds no ':', a DSN with a password always does
+		// (user:password@…): show only what cannot be a password.
+		switch {
+		case strings.ContainsAny(name, ":@"):
+		case ok:
+			shown = printable(name) + "=…"
+		default:
+			shown = printable(name)
+		}
+		return app.StoreEntry{}, refusal{"store", shown, "want NAME=DSN, NAME 1 to 32 letters, digits, '-' or '_', DSN a MySQL DSN or sqlite:PATH"}
 	}
-}
-
-// addrsFlag is --mysql-addrs: a comma-separated list of host:port.
-type addrsFlag struct {
-	given string // as given, for the log
-	addrs []string
-}
-
-func (a *addrsFlag) String() string { return a.given }
-
-func (a *addrsFlag) Set(s string) error {
-	addrs, err := splitAddrs(s)
+	e := app.StoreEntry{Name: name}
+	if path, ok := strings.CutPrefix(dsn, app.SQLitePrefix); ok {
+		if path == "" {
+			return app.StoreEntry{}, refusal{"store", name + "=" + app.SQLitePrefix, "the SQLite file's path is missing"}
+		}
+		e.Path = path
+		return e, nil
+	}
+	cfg, err := store.ParseMySQLDSN(dsn) // its errors quote no part of the DSN
 	if err != nil {
-		return valueError{s, err}
+		return app.StoreEntry{}, refusal{"store", name + "=…", err.Error()}
 	}
-	*a = addrsFlag{given: s, addrs: addrs}
-	return nil
+	e.DSN, e.Cfg = dsn, cfg
+	return e, nil
+}
+
+// index is the position of the store named name, or -1.
+func index(entries []app.StoreEntry, name string) int {
+	for i, e := range entries {
+		if e.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // splitAddrs parses a comma-separated list of host:port.
@@ -143,46 +197,4 @@ func splitAddrs(s string) ([]string, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// storeTimeoutFlag is --store-timeout: 0, for the store's default, or a
-// positive duration.
-type storeTimeoutFlag time.Duration
-
-func (d storeTimeoutFlag) String() string { return time.Duration(d).String() }
-func (d storeTimeoutFlag) Get() any       { return time.Duration(d) }
-
-func (d *storeTimeoutFlag) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	if v < 0 {
-		return valueError{v.String(), errors.New("want 0 or a positive duration")}
-	}
-	*d = storeTimeoutFlag(v)
-	return nil
-}
-
-// commandLine parses the command line of a one-shot command: the store
-// flags, which read their environment variables as serve's do, and the
-// command's own flags (own), which do not: a LEAF_STEP left in a shell by
-// someone would silently change every tag created there. It returns the
-// store flags, validated, and the arguments.
-func commandLine(name string, args []string, getenv func(string) string, stderr io.Writer, own func(*flag.FlagSet)) (*storeFlags, []string, error) {
-	sf := &storeFlags{}
-	fs := flag.NewFlagSet("leaf "+name, flag.ContinueOnError)
-	sf.register(fs)
-	storeFlag := map[*flag.Flag]bool{}
-	fs.VisitAll(func(f *flag.Flag) { storeFlag[f] = true })
-	if own != nil {
-		own(fs)
-	}
-	if err := parseFlags(fs, args, getenv, stderr, func(f *flag.Flag) bool { return storeFlag[f] }); err != nil {
-		return nil, nil, err
-	}
-	if err := sf.validate(); err != nil {
-		return nil, nil, err
-	}
-	return sf, fs.Args(), nil
 }

@@ -5,48 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
 
-// The stores of --store as a one-shot command (leaf store, leaf tag,
-// leaf migrate) opens them.
+// openedStores are the stores of a one-shot command (leaf store, tag,
+// sequence, migrate), opened as leaf serve opens them (app.OpenStores);
+// a store that opened but does not answer has its reason in Errs too.
+type openedStores struct{ *app.Opened }
 
-// openedStores are the one store, or the stores of --store, each open or
-// why not.
-type openedStores struct {
-	entries storesFlag
-	// stores are open, or nil where errs says why not; a store that opened
-	// but does not answer is there, down, and errs says so too.
-	stores []*store.Store
-	errs   []error
-}
-
-// openStores opens the one store of sf, or every store of its set. A
-// database of a set that does not answer opens down, as an instance opens
-// it; one that refuses does not open, nor does one store alone that does
-// not answer. With readOnly, an SQLite file that does not exist is not
-// created: it is a store that did not open.
-func openStores(ctx context.Context, sf *storeFlags, readOnly bool) *openedStores {
-	entries := storesFlag(sf.config().Entries())
-	o := &openedStores{entries: entries, stores: make([]*store.Store, len(entries)), errs: make([]error, len(entries))}
-	for i, e := range entries {
-		if readOnly && e.IsSQLite() && e.Path != ":memory:" {
-			if _, err := os.Stat(e.Path); errors.Is(err, fs.ErrNotExist) {
-				o.errs[i] = fmt.Errorf("store %q: sqlite %s does not exist", e.Name, e.Path)
-				if e.Name == storeset.Lone {
-					o.errs[i] = fmt.Errorf("sqlite %s does not exist (choose the store with --sqlite-path or --mysql-dsn)", e.Path)
-				}
-				continue
-			}
-		}
-		o.stores[i], o.errs[i] = e.Open(ctx, store.Options{Timeout: sf.storeTimeout, AllowDown: sf.several()})
-		if st := o.stores[i]; st != nil && !st.Health().Up {
-			o.errs[i] = fmt.Errorf("store %q: %w", e.Name, st.Health().Err)
+// openStores opens the stores of c. With readOnly, an SQLite file that
+// does not exist is not created: it is a store that did not open.
+func openStores(ctx context.Context, c app.StoreConfig, readOnly bool) *openedStores {
+	o := &openedStores{app.OpenStores(ctx, c, app.OpenOptions{ReadOnly: readOnly})}
+	for i, st := range o.Stores {
+		if st != nil && !st.Health().Up {
+			o.Errs[i] = fmt.Errorf("store %q: %w", o.Entries[i].Name, st.Health().Err)
 		}
 	}
 	return o
@@ -55,55 +32,54 @@ func openStores(ctx context.Context, sf *storeFlags, readOnly bool) *openedStore
 // where names the stores for a person: the one store, or the stores of a
 // set by their names.
 func (o *openedStores) where() string {
-	if o.entries[0].Name == storeset.Lone {
-		return o.entries[0].Where(o.stores[0])
+	if o.Entries[0].Name == storeset.Lone {
+		return o.Entries[0].Where(o.Stores[0])
 	}
-	return "stores " + strings.Join(o.entries.names(), ", ")
-}
-
-// close closes the stores that opened.
-func (o *openedStores) close() {
-	for _, st := range o.stores {
-		if st != nil {
-			st.Close()
-		}
+	names := make([]string, len(o.Entries))
+	for i, e := range o.Entries {
+		names[i] = e.Name
 	}
-}
-
-// openError is the first reason a store did not open, if any did not.
-func (o *openedStores) openError() error {
-	for _, err := range o.errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return "stores " + strings.Join(names, ", ")
 }
 
 // migrate applies the pending migrations to every store that answers,
-// saying on w what it applied.
-func (o *openedStores) migrate(ctx context.Context, w io.Writer) error {
-	for i, st := range o.stores {
-		if o.errs[i] != nil {
+// saying on w what it applied, and with upToDate which store had none to
+// apply. It stops at the first failure, or with all goes on to the
+// others and returns every failure, a store's that did not answer too.
+func (o *openedStores) migrate(ctx context.Context, w io.Writer, upToDate, all bool) error {
+	var errs []error
+	for i, st := range o.Stores {
+		if o.Errs[i] != nil {
+			errs = append(errs, o.Errs[i])
 			continue
 		}
-		where := o.entries[i].Where(st)
+		where := o.Entries[i].Where(st)
 		applied, err := st.Migrate(ctx)
-		printMigrations(w, where, applied)
-		if err != nil {
+		for _, m := range applied {
+			fmt.Fprintf(w, "applied %s (version %d) to %s\n", m.Name, m.Version, where)
+		}
+		switch {
+		case err != nil && !all:
 			return fmt.Errorf("%s: %w", where, err)
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		case len(applied) == 0 && upToDate:
+			fmt.Fprintf(w, "no pending migration: %s is up to date\n", where)
 		}
 	}
-	return nil
+	if !all {
+		return nil
+	}
+	return errors.Join(errs...)
 }
 
 // named are the stores as a set takes them, with why each one that did
 // not open did not.
 func (o *openedStores) named() []storeset.Named {
-	out := make([]storeset.Named, len(o.entries))
-	for i, e := range o.entries {
-		out[i] = storeset.Named{Name: e.Name, Err: o.errs[i]}
-		if st := o.stores[i]; st != nil {
+	out := make([]storeset.Named, len(o.Entries))
+	for i, e := range o.Entries {
+		out[i] = storeset.Named{Name: e.Name, Err: o.Errs[i]}
+		if st := o.Stores[i]; st != nil {
 			out[i] = storeset.Named{Name: e.Name, Store: st, Up: func() bool { return st.Health().Up }}
 		}
 	}
@@ -113,14 +89,14 @@ func (o *openedStores) named() []storeset.Named {
 // records reads what every store that opened says of itself; errs says
 // why a store did not answer.
 func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, errs []error) {
-	recs, errs = make([]storeset.Record, len(o.entries)), make([]error, len(o.entries))
-	for i, st := range o.stores {
-		if o.errs[i] != nil {
-			errs[i] = o.errs[i]
+	recs, errs = make([]storeset.Record, len(o.Entries)), make([]error, len(o.Entries))
+	for i, st := range o.Stores {
+		if o.Errs[i] != nil {
+			errs[i] = o.Errs[i]
 			continue
 		}
 		if recs[i], errs[i] = st.Record(ctx); errs[i] != nil {
-			errs[i] = fmt.Errorf("store %q: %w", o.entries[i].Name, errs[i])
+			errs[i] = fmt.Errorf("store %q: %w", o.Entries[i].Name, errs[i])
 		}
 	}
 	return recs, errs
@@ -141,20 +117,62 @@ func (o *openedStores) openSet(ctx context.Context) (*storeset.Stores, error) {
 // or the home store of a set.
 func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) {
 	name := set.HomeName()
-	for i, e := range o.entries {
-		if e.Name != name {
-			continue
-		}
-		if o.stores[i] == nil {
-			return nil, "", fmt.Errorf("the set's home store %q did not open: %w", name, o.errs[i])
-		}
-		if err := o.stores[i].Ping(context.Background()); err != nil {
-			return nil, "", fmt.Errorf("the set's home store %q does not answer: %w", name, err)
-		}
-		if !set.Several() {
-			return o.stores[i], e.Where(o.stores[i]), nil
-		}
-		return o.stores[i], e.Where(o.stores[i]) + " (the home store of the set)", nil
+	i := index(o.Entries, name)
+	switch {
+	case i < 0:
+		return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
+	case o.Stores[i] == nil:
+		return nil, "", fmt.Errorf("the set's home store %q did not open: %w", name, o.Errs[i])
 	}
-	return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
+	if err := o.Stores[i].Ping(context.Background()); err != nil {
+		return nil, "", fmt.Errorf("the set's home store %q does not answer: %w", name, err)
+	}
+	where := o.Entries[i].Where(o.Stores[i])
+	if set.Several() {
+		where += " (the home store of the set)"
+	}
+	return o.Stores[i], where, nil
+}
+
+// setAndHome serves the stores o opened as a set, or the one store
+// alone, after migrating them when migrate is set, and finds the set's
+// home store when home is set or there is one store: where the
+// sequences, and the ordered, formatted and opaque tags live.
+func (o *openedStores) setAndHome(ctx context.Context, stderr io.Writer, migrate, home bool) (set *storeset.Stores, st *store.Store, where string, err error) {
+	if migrate {
+		if err = o.migrate(ctx, stderr, false, false); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	if set, err = o.openSet(ctx); err != nil {
+		return nil, nil, "", err
+	}
+	where = o.where()
+	if home || !set.Several() {
+		if st, where, err = o.home(set); err != nil {
+			set.Close()
+		}
+	}
+	return set, st, where, err
+}
+
+// migrateCmd is `leaf migrate`.
+type migrateCmd struct {
+	storeFlags `embed:""`
+}
+
+func (migrateCmd) Help() string {
+	return "Applies the pending migrations to the store, or to each store of --store,\nsays which, and exits."
+}
+
+// Run migrates every store as far as it can be: one that does not open
+// or fails leaves the others of a set migrated.
+func (c *migrateCmd) Run(r *runner) error {
+	cfg, err := c.config(r.p)
+	if err != nil {
+		return err
+	}
+	o := openStores(r.ctx, cfg, false)
+	defer o.Close()
+	return o.migrate(r.ctx, r.stdout, true, true)
 }

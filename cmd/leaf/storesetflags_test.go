@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/leafid/leaf/app"
 )
 
 // TestStoreFlags: --store and --store-addrs are given once per store, in
@@ -45,11 +46,11 @@ func TestStoreFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			check := func(t *testing.T, sf *storeFlags) {
+			check := func(t *testing.T, set []app.StoreEntry) {
 				t.Helper()
 				var got []string
 				addrs := map[string][]string{}
-				for _, e := range sf.stores {
+				for _, e := range set {
 					got = append(got, e.String())
 					if e.Addrs != nil {
 						addrs[e.Name] = e.Addrs
@@ -72,14 +73,26 @@ func TestStoreFlags(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				check(t, &a.cfg.storeFlags)
+				check(t, a.cfg.Set)
 			})
-			t.Run("tag add", func(t *testing.T) {
-				sf, _, err := commandLine("tag add", append([]string{"t"}, tt.args...), tt.env.get, io.Discard, func(fs *flag.FlagSet) {})
+			t.Run("tag list", func(t *testing.T) {
+				p, err := newParser(tt.env.get, io.Discard, io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}
-				check(t, sf)
+				words := []string{"tag", "list"}
+				args, err := p.checkArgs(words, tt.args)
+				if err == nil {
+					_, err = p.parse(append(words, args...))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := p.root.Tag.List.config(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, c.Set)
 			})
 		})
 	}
@@ -148,12 +161,12 @@ func TestStoreFlagsHelp(t *testing.T) {
 	e := env{"LEAF_STORES": "a=leaf:s3cret@tcp(db:3306)/ids"}
 	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"tag", "add"}, {"store", "init"}} {
 		out, help, err := runSplit(t, e, append(cmd, "-h")...)
-		if !errors.Is(err, flag.ErrHelp) {
+		if !errors.Is(err, errHelp) {
 			t.Fatalf("%s -h = %v", cmd, err)
 		}
-		for _, want := range []string{"--store NAME=DSN", "(env LEAF_STORES)", "--store-addrs NAME=host:port,host:port", "(env LEAF_STORE_ADDRS)"} {
-			if !strings.Contains(help, want) {
-				t.Errorf("%s -h: no %q in\n%s", cmd, want, help)
+		for _, want := range []string{"--store=NAME=DSN", "(env LEAF_STORES)", "--store-addrs=NAME=host:port,host:port", "(env LEAF_STORE_ADDRS)"} {
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+				t.Errorf("%s -h: no %q in\n%s", cmd, want, out)
 			}
 		}
 		if strings.Contains(out+help, "s3cret") {

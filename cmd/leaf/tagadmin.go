@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/service"
-	"github.com/leafid/leaf/store"
 	"github.com/leafid/leaf/storeset"
 )
 
@@ -28,41 +28,21 @@ type openedAdmin struct {
 // A tag of the home store alone (home) needs only the home store of a set
 // to answer; a plain tag needs every store, each numbering it in its own
 // class.
-func openTagAdmin(ctx context.Context, sf *storeFlags, home bool, keys [][]byte, stderr io.Writer) (*openedAdmin, error) {
-	o := openStores(ctx, sf, false)
-	adm, err := o.admin(ctx, home, keys, stderr)
-	if err != nil {
-		o.close()
-	}
-	return adm, err
-}
-
-// admin is the tag administration over the set of the stores o opened,
-// or its one store.
-func (o *openedStores) admin(ctx context.Context, home bool, keys [][]byte, stderr io.Writer) (*openedAdmin, error) {
-	if !home {
-		if err := o.openError(); err != nil {
-			return nil, err
-		}
-	}
-	if err := o.migrate(ctx, stderr); err != nil {
+func openTagAdmin(ctx context.Context, c app.StoreConfig, home bool, keys [][]byte, stderr io.Writer) (*openedAdmin, error) {
+	o := openStores(ctx, c, false)
+	if err := o.Err(); err != nil && !home {
+		o.Close()
 		return nil, err
 	}
-	set, err := o.openSet(ctx)
+	set, st, where, err := o.setAndHome(ctx, stderr, true, home)
 	if err != nil {
+		o.Close()
 		return nil, err
-	}
-	var st *store.Store
-	where := o.where()
-	if home || !set.Several() {
-		if st, where, err = o.home(set); err != nil {
-			set.Close()
-			return nil, err
-		}
 	}
 	is, err := bizid.New(bizid.Options{Store: st, Keys: keys})
 	if err != nil {
 		set.Close()
+		o.Close()
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	rows, settings := set.Rows(st)
@@ -71,7 +51,7 @@ func (o *openedStores) admin(ctx context.Context, home bool, keys [][]byte, stde
 		where:    where,
 		set:      set,
 		stores:   o,
-		close:    func() { set.Close(); o.close() },
+		close:    func() { set.Close(); o.Close() },
 	}, nil
 }
 
@@ -104,9 +84,9 @@ func createdLine(v service.TagView, where string) string {
 // that answers.
 func (t *openedAdmin) createdInEvery(ctx context.Context, v service.TagView, stdout io.Writer) error {
 	var missing []string
-	for i, st := range t.stores.stores {
+	for i, st := range t.stores.Stores {
 		if _, err := st.Tag(ctx, v.Name); err != nil {
-			missing = append(missing, fmt.Sprintf("%s (%v)", t.stores.entries[i].Name, err))
+			missing = append(missing, fmt.Sprintf("%s (%v)", t.stores.Entries[i].Name, err))
 		}
 	}
 	if len(missing) > 0 {

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -14,101 +13,70 @@ import (
 	"github.com/leafid/leaf/service"
 )
 
-func tagAdd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	a, sf, err := parseTagAdd(args, getenv, stderr)
+// tagAddCmd is `leaf tag add`. Its own flags have no variables: a
+// LEAF_STEP left in a shell would silently change every tag created there.
+type tagAddCmd struct {
+	storeFlags  `embed:""`
+	Name        string  `arg:"" name:"name" help:"the tag's name"`
+	Ordered     bool    `help:"ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good"`
+	Step        int64   `default:"${default_step}" placeholder:"N" help:"ids taken per load (${tag_steps})"`
+	MaxID       int64   `name:"max-id" default:"1" placeholder:"N" help:"first id to hand out (at least 1)"`
+	Description string  `placeholder:"text" help:"free text, at most ${max_description} characters"`
+	Format      *string `placeholder:"template" help:"template of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}"`
+	Reset       *string `placeholder:"period" help:"period after which a formatted tag's sequence starts again: day, month, year or never (the default)"`
+	TimeZone    *string `placeholder:"zone" help:"IANA zone of a formatted tag's dates and periods (UTC by default)"`
+	Opaque      *int64  `placeholder:"bits" help:"make the tag opaque, its ids scrambled over 63 or 53 bits"`
+	OpaqueKey   string  `placeholder:"keys" help:"the fleet's opaque keys, as leaf serve's; read from LEAF_OPAQUE_KEY when not given"`
+}
+
+func (tagAddCmd) Help() string {
+	return "Creates the tag NAME in the store, or in every store of --store (applying\npending migrations first).\n" +
+		"Flags may come before or after NAME; put -- before a NAME that begins with '-'."
+}
+
+func (c *tagAddCmd) Run(r *runner) error {
+	stores, err := c.config(r.p)
 	if err != nil {
 		return err
 	}
+	var keys [][]byte
+	if c.Opaque != nil {
+		if keys, err = opaqueKeys(r.p, cmp.Or(c.OpaqueKey, r.getenv("LEAF_OPAQUE_KEY"))); err != nil {
+			return err
+		}
+	}
+	t := segment.Tag{Name: c.Name, Step: c.Step, MaxID: c.MaxID, Description: c.Description}
+	g := service.TagSettings{Format: c.Format, Reset: c.Reset, TimeZone: c.TimeZone, Opaque: c.Opaque}
+	keyID := ""
+	if len(keys) > 0 {
+		keyID = bizid.KeyID(keys[0])
+	}
 	// The rule of the admin API, checked before the store is opened: a bad
 	// command line creates no database file and applies no migration.
-	_, special, err := service.NewTagSettings(a.t, a.ordered, a.g, a.keyID())
+	_, special, err := service.NewTagSettings(t, c.Ordered, g, keyID)
 	if err != nil {
-		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(a.t.Name), ruleError(err))
+		return fmt.Errorf("%w: tag %s: %w", errUsage, quote(t.Name), ruleError(err))
 	}
 	// An ordered, formatted or opaque tag lives in the home store of a set
 	// alone; a plain one in every store.
-	home := special || a.ordered
-	adm, err := openTagAdmin(ctx, sf, home, a.keys, stderr)
+	home := special || c.Ordered
+	adm, err := openTagAdmin(r.ctx, stores, home, keys, r.stderr)
 	if err != nil {
 		return err
 	}
 	defer adm.close()
-	v, err := adm.Create(ctx, service.NewTag{
-		Name: a.t.Name, Step: &a.t.Step, MaxID: &a.t.MaxID, Description: a.t.Description,
-		Ordered: a.ordered, Settings: a.g,
+	v, err := adm.Create(r.ctx, service.NewTag{
+		Name: t.Name, Step: &t.Step, MaxID: &t.MaxID, Description: t.Description,
+		Ordered: c.Ordered, Settings: g,
 	})
 	if err := createError(adm.where, err); err != nil {
 		return err
 	}
 	if adm.set.Several() && !home {
-		return adm.createdInEvery(ctx, v, stdout)
+		return adm.createdInEvery(r.ctx, v, r.stdout)
 	}
-	fmt.Fprintln(stdout, createdLine(v, adm.where))
+	fmt.Fprintln(r.stdout, createdLine(v, adm.where))
 	return nil
-}
-
-// tagAddArgs is what the command line of leaf tag add gives.
-type tagAddArgs struct {
-	t       segment.Tag
-	ordered bool
-	g       service.TagSettings // the settings given
-	keys    [][]byte            // with --opaque, the fleet's opaque keys, the current first
-}
-
-// keyID is the fingerprint of the current opaque key, "" without one.
-func (a tagAddArgs) keyID() string {
-	if len(a.keys) == 0 {
-		return ""
-	}
-	return bizid.KeyID(a.keys[0])
-}
-
-// parseTagAdd reads leaf tag add's command line: the flags, the one NAME,
-// and with --opaque the fleet's current key (--opaque-key, or
-// LEAF_OPAQUE_KEY).
-func parseTagAdd(args []string, getenv func(string) string, stderr io.Writer) (tagAddArgs, *storeFlags, error) {
-	a := tagAddArgs{t: segment.Tag{Step: segment.DefaultStep, MaxID: 1}}
-	var keys opaqueKeysFlag
-	sf, rest, err := commandLine("tag add", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.BoolVar(&a.ordered, "ordered", false, "ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good")
-		fs.Int64Var(&a.t.Step, "step", segment.DefaultStep, fmt.Sprintf("ids taken per load (%d..%d)", segment.MinStep, segment.MaxStep))
-		fs.Int64Var(&a.t.MaxID, "max-id", 1, "first id to hand out (at least 1)")
-		fs.StringVar(&a.t.Description, "description", "", fmt.Sprintf("free `text`, at most %d characters", segment.MaxDescriptionLen))
-		fs.Var(givenText{&a.g.Format}, "format", "`template` of a formatted tag's ids, as ORD-{date:20060102}-{seq:6}")
-		fs.Var(givenText{&a.g.Reset}, "reset", "`period` after which a formatted tag's sequence starts again: day, month, year or never (the default)")
-		fs.Var(givenText{&a.g.TimeZone}, "time-zone", "IANA `zone` of a formatted tag's dates and periods (UTC by default)")
-		fs.Var(givenInt{&a.g.Opaque, "a whole number of bits (63 or 53)"}, "opaque", "make the tag opaque, its ids scrambled over 63 or 53 `bits`")
-		fs.Var(&keys, "opaque-key", "the fleet's opaque `keys`, as leaf serve's; read from LEAF_OPAQUE_KEY when not given")
-	})
-	if err != nil {
-		return a, nil, err
-	}
-	switch {
-	case len(rest) == 0:
-		return a, nil, fmt.Errorf("%w: tag add NAME: the name is missing", errUsage)
-	case len(rest) > 1:
-		return a, nil, fmt.Errorf("%w: tag add takes one NAME, got %d arguments: %s", errUsage, len(rest), quoteAll(rest))
-	}
-	a.t.Name = rest[0]
-	if a.g.Opaque != nil {
-		if a.keys, err = opaqueKeys(&keys, getenv); err != nil {
-			return a, nil, err
-		}
-	}
-	return a, sf, nil
-}
-
-// opaqueKeys are the fleet's opaque keys, of --opaque-key or
-// LEAF_OPAQUE_KEY, none when neither gives one.
-func opaqueKeys(keys *opaqueKeysFlag, getenv func(string) string) ([][]byte, error) {
-	if len(keys.keys) == 0 {
-		if v := getenv(envName("opaque-key")); v != "" {
-			if err := keys.Set(v); err != nil {
-				return nil, fmt.Errorf("%w: %s: %w", errUsage, envName("opaque-key"), err)
-			}
-		}
-	}
-	return keys.keys, nil
 }
 
 // ruleError is an error of the tag rules as the command line says it: the
@@ -148,39 +116,47 @@ type said struct {
 func (s said) Error() string { return s.msg }
 func (s said) Unwrap() error { return s.err }
 
-func tagList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	sf, rest, err := commandLine("tag list", args, getenv, stderr, nil)
+// tagListCmd is `leaf tag list`.
+type tagListCmd struct {
+	storeFlags `embed:""`
+}
+
+func (tagListCmd) Help() string {
+	return "Lists the tags of the store, or of every store of --store that answers, each\n" +
+		"once, with max_id, step, last update and description.\n" +
+		"Control characters in names and descriptions are shown escaped (\\x1b, \\u202e, \\\\)."
+}
+
+// Run lists the tags. Listing only reads: it neither creates a SQLite file
+// (a typo in --sqlite-path would otherwise leave an empty database behind
+// and list nothing) nor applies migrations (to the database of a Java
+// Leaf, say). A set lists the tags of every store that answers, each
+// once, as the first store in the order of --store has it, and says on
+// stderr which stores did not answer.
+func (c *tagListCmd) Run(r *runner) error {
+	stores, err := c.config(r.p)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return fmt.Errorf("%w: tag list takes no arguments, got %s", errUsage, quoteAll(rest))
-	}
-	// Listing only reads: it neither creates a SQLite file (a typo in
-	// --sqlite-path would otherwise leave an empty database behind and
-	// list nothing) nor applies migrations (to the database of a Java
-	// Leaf, say). A set lists the tags of every store that answers, each
-	// once, as the first store in the order of --store has it, and says on
-	// stderr which stores did not answer.
-	o := openStores(ctx, sf, true)
-	defer o.close()
-	set, err := o.openSet(ctx)
+	o := openStores(r.ctx, stores, true)
+	defer o.Close()
+	set, err := o.openSet(r.ctx)
 	if err != nil {
 		return err
 	}
 	defer set.Close()
-	tags, err := set.Tags(ctx)
+	tags, err := set.Tags(r.ctx)
 	if err != nil {
 		// On a database never migrated the store's error says to run
 		// leaf migrate.
 		return fmt.Errorf("%s: %w", o.where(), err)
 	}
-	for _, err := range o.errs {
+	for _, err := range o.Errs {
 		if err != nil {
-			fmt.Fprintf(stderr, "not listed: %s\n", printable(err.Error()))
+			fmt.Fprintf(r.stderr, "not listed: %s\n", printable(err.Error()))
 		}
 	}
-	return writeTags(stdout, tags)
+	return writeTags(r.stdout, tags)
 }
 
 // writeTags writes tags as a table. Names and descriptions come from the

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -119,3 +119,8 @@ func gcPercentFor(live, floor uint64) int {
 	p = (p + 9) / 10 * 10
 	return max(leastGCPercent, min(p, most))
 }
+
+// KeepHeapFloor keeps the collector's goal at heapFloor or more for the
+// life of the process (see keepHeapFloor): leaf serve's, called once
+// before anything is opened.
+func KeepHeapFloor() { keepHeapFloor(heapFloor) }
