@@ -106,19 +106,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := newParser(env{}.get, io.Discard, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			words := []string{"tag", "add"}
-			args, err := p.checkArgs(words, tt.args)
-			if err == nil {
-				_, err = p.parse(append(words, args...))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := p.root.Tag.Add
+			c := parsed(t, env{}, []string{"tag", "add"}, tt.args).root.Tag.Add
 			if c.Name != tt.wantName || c.Step != tt.wantStep || c.Description != tt.wantDesc {
 				t.Fatalf("name %q step %d description %q, want %q %d %q", c.Name, c.Step, c.Description, tt.wantName, tt.wantStep, tt.wantDesc)
 			}
@@ -227,4 +215,35 @@ func TestServeHelpNamesArgumentsAndDefaults(t *testing.T) {
 			t.Errorf("%s: %q, want it to end in %q", head, usage, suffix)
 		}
 	}
+}
+
+// parsed is the parser of the command words after it read args, as run
+// reads them before running the command.
+func parsed(t *testing.T, e env, words, args []string) *parser {
+	t.Helper()
+	p, err := parse(e.get, words, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func parse(getenv func(string) string, words, args []string) (*parser, error) {
+	p, err := newParser(getenv, io.Discard, io.Discard)
+	if err == nil {
+		if args, err = p.checkArgs(words, args); err == nil {
+			_, err = p.parse(append(words, args...))
+		}
+	}
+	return p, err
+}
+
+// newApp reads the command line of `leaf serve` (args, after the word
+// serve) and makes its server, as serve does before it opens anything.
+func newApp(args []string, getenv func(string) string, stderr io.Writer) (*served, error) {
+	p, err := parse(getenv, []string{"serve"}, args)
+	if err != nil {
+		return nil, err
+	}
+	return p.root.Serve.server(p, stderr)
 }

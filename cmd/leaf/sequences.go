@@ -12,10 +12,10 @@ import (
 
 // seqAddCmd is `leaf sequence add`.
 type seqAddCmd struct {
-	storeFlags `embed:""`
 	Space      string `arg:"" name:"space" help:"the space's name"`
 	Step       *int64 `placeholder:"N" help:"how far a section's max_seq is raised at a time (${seq_steps}; default ${seq_step})"`
 	Sections   *int64 `placeholder:"N" help:"number of sections, fixed for good (1..${max_sections}; default ${sections})"`
+	storeFlags `embed:""`
 }
 
 func (seqAddCmd) Help() string {

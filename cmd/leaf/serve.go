@@ -136,21 +136,6 @@ func (c *serveCmd) server(p *parser, stderr io.Writer) (*served, error) {
 	return &served{Server: app.New(cfg, log), cfg: cfg, flags: c}, nil
 }
 
-// newApp reads the command line of `leaf serve` (args, after the word
-// serve) and makes its server.
-func newApp(args []string, getenv func(string) string, stderr io.Writer) (*served, error) {
-	p, err := newParser(getenv, io.Discard, stderr)
-	if err == nil {
-		if args, err = p.checkArgs([]string{"serve"}, args); err == nil {
-			_, err = p.parse(append([]string{"serve"}, args...))
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return p.root.Serve.server(p, stderr)
-}
-
 // config checks what the flags say, alone and together, and is the
 // configuration of the server.
 func (c *serveCmd) config(p *parser) (app.Config, error) {

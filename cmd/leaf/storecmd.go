@@ -178,9 +178,9 @@ func (c *storeAddCmd) Run(r *runner) error {
 
 // storeRetireCmd is `leaf store retire`.
 type storeRetireCmd struct {
-	storeFlags `embed:""`
 	Name       string `arg:"" name:"name" help:"the store retired"`
 	Force      bool   `help:"retire the store even though it does not answer; it must then never be given to an instance again"`
+	storeFlags `embed:""`
 }
 
 func (storeRetireCmd) Help() string {

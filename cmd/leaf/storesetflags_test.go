@@ -76,18 +76,7 @@ func TestStoreFlags(t *testing.T) {
 				check(t, a.cfg.Set)
 			})
 			t.Run("tag list", func(t *testing.T) {
-				p, err := newParser(tt.env.get, io.Discard, io.Discard)
-				if err != nil {
-					t.Fatal(err)
-				}
-				words := []string{"tag", "list"}
-				args, err := p.checkArgs(words, tt.args)
-				if err == nil {
-					_, err = p.parse(append(words, args...))
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := parsed(t, tt.env, []string{"tag", "list"}, tt.args)
 				c, err := p.root.Tag.List.config(p)
 				if err != nil {
 					t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 // tagAddCmd is `leaf tag add`. Its own flags have no variables: a
 // LEAF_STEP left in a shell would silently change every tag created there.
 type tagAddCmd struct {
-	storeFlags  `embed:""`
 	Name        string  `arg:"" name:"name" help:"the tag's name"`
 	Ordered     bool    `help:"ids strictly increasing across the fleet: served by one owner at a time, others forward (needs sequences on); fixed for good"`
 	Step        int64   `default:"${default_step}" placeholder:"N" help:"ids taken per load (${tag_steps})"`
@@ -27,6 +26,7 @@ type tagAddCmd struct {
 	TimeZone    *string `placeholder:"zone" help:"IANA zone of a formatted tag's dates and periods (UTC by default)"`
 	Opaque      *int64  `placeholder:"bits" help:"make the tag opaque, its ids scrambled over 63 or 53 bits"`
 	OpaqueKey   string  `placeholder:"keys" help:"the fleet's opaque keys, as leaf serve's; read from LEAF_OPAQUE_KEY when not given"`
+	storeFlags  `embed:""`
 }
 
 func (tagAddCmd) Help() string {
