@@ -61,6 +61,7 @@ type Server struct {
 	log *slog.Logger
 
 	ready    *readiness.Stores    // every store opened, in the configured order, and their watch
+	opened   *Opened              // the stores as OpenStores opened them, in the same order
 	jumps    []storeJumps         // leaf_store_restart_jumps_total, one per store opened
 	set      *storeset.Stores     // with --store; nil for one store
 	alloc    *segment.Allocator   // nil with --segment=false

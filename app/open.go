@@ -76,3 +76,45 @@ func (o *Opened) Close() {
 		}
 	}
 }
+
+// Named are the stores as a set takes them: each that opened, up while
+// up(i) says it answers (its health when up is nil), and each other with
+// why it did not open.
+func (o *Opened) Named(up func(i int) bool) []storeset.Named {
+	out := make([]storeset.Named, len(o.Entries))
+	for i, e := range o.Entries {
+		st := o.Stores[i]
+		switch {
+		case st == nil:
+			out[i] = storeset.Named{Name: e.Name, Err: o.Errs[i]}
+		case up != nil:
+			out[i] = storeset.Named{Name: e.Name, Store: st, Up: func() bool { return up(i) }}
+		default:
+			out[i] = storeset.Named{Name: e.Name, Store: st, Up: func() bool { return st.Health().Up }}
+		}
+	}
+	return out
+}
+
+// OpenSet serves the stores as one set, or the one store alone
+// (storeset.Open), up as Named says; a store of a set given alone is a
+// mistake of the command line.
+func (o *Opened) OpenSet(ctx context.Context, up func(i int) bool, opts storeset.Options) (*storeset.Stores, error) {
+	set, err := storeset.Open(ctx, o.Named(up), opts)
+	if errors.Is(err, storeset.ErrSetMember) {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return set, err
+}
+
+// Home is the place among the entries of the set's home store, where
+// what has one counter lives (storeset's home.go): the one store, or the
+// home store of a set; -1 when it is not given.
+func (o *Opened) Home(set *storeset.Stores) int {
+	for i, e := range o.Entries {
+		if e.Name == set.HomeName() {
+			return i
+		}
+	}
+	return -1
+}

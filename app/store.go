@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/leafid/leaf/readiness"
@@ -46,20 +44,14 @@ func (a *Server) openStore(ctx context.Context) error {
 		return err
 	}
 	a.ready.Watch(ctx)
-	named := make([]storeset.Named, len(a.ready.All()))
-	for i, s := range a.ready.All() {
-		named[i] = storeset.Named{Name: s.Name, Store: s.Store, Up: s.Usable}
-	}
 	var err error
-	a.set, err = storeset.Open(ctx, named, storeset.Options{
+	a.opened = opened
+	a.set, err = opened.OpenSet(ctx, func(i int) bool { return a.ready.All()[i].Usable() }, storeset.Options{
 		CallTimeout:  a.cfg.Timeout,
 		FailoverJump: a.cfg.FailoverJump,
 		OnStale:      a.logStale,
 		OnChange:     a.logSetChange,
 	})
-	if errors.Is(err, storeset.ErrSetMember) {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
-	}
 	if err != nil || !a.set.Several() {
 		return err
 	}
@@ -96,13 +88,7 @@ func (a *Server) closeStores() []error {
 // ordered, formatted and opaque tags. It is the one store, or the home
 // store of the set (storeset's home.go).
 func (a *Server) homeStore() *store.Store {
-	home := a.set.HomeName()
-	for _, s := range a.ready.All() {
-		if s.Name == home {
-			return s.Store
-		}
-	}
-	return a.ready.All()[0].Store
+	return a.opened.Stores[max(a.opened.Home(a.set), 0)]
 }
 
 // warnClearLink says, at WARN, that the link to a MySQL store whose DSN

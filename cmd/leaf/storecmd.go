@@ -46,7 +46,7 @@ func (c *storeInitCmd) Run(r *runner) error {
 	if err := o.migrate(r.ctx, r.stderr, false, false); err != nil {
 		return err
 	}
-	set, err := storeset.Init(r.ctx, o.named())
+	set, err := storeset.Init(r.ctx, o.Named(nil))
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (c *storeAddCmd) Run(r *runner) error {
 	if err := o.migrate(r.ctx, r.stderr, false, false); err != nil {
 		return err
 	}
-	next, copied, err := storeset.Add(r.ctx, o.named(), name)
+	next, copied, err := storeset.Add(r.ctx, o.Named(nil), name)
 	where := o.Entries[i].Where(o.Stores[i])
 	for _, t := range copied {
 		fmt.Fprintf(r.stderr, "created %s in %s: step %d\n", printable(t.Name), where, t.Step)
@@ -213,7 +213,7 @@ func (c *storeRetireCmd) Run(r *runner) error {
 	if err := o.migrate(r.ctx, r.stderr, false, false); err != nil {
 		return err
 	}
-	next, err := storeset.Retire(r.ctx, o.named(), name, c.Force)
+	next, err := storeset.Retire(r.ctx, o.Named(nil), name, c.Force)
 	if err != nil {
 		return err
 	}

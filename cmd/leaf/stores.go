@@ -73,19 +73,6 @@ func (o *openedStores) migrate(ctx context.Context, w io.Writer, upToDate, all b
 	return errors.Join(errs...)
 }
 
-// named are the stores as a set takes them, with why each one that did
-// not open did not.
-func (o *openedStores) named() []storeset.Named {
-	out := make([]storeset.Named, len(o.Entries))
-	for i, e := range o.Entries {
-		out[i] = storeset.Named{Name: e.Name, Err: o.Errs[i]}
-		if st := o.Stores[i]; st != nil {
-			out[i] = storeset.Named{Name: e.Name, Store: st, Up: func() bool { return st.Health().Up }}
-		}
-	}
-	return out
-}
-
 // records reads what every store that opened says of itself; errs says
 // why a store did not answer.
 func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, errs []error) {
@@ -102,22 +89,11 @@ func (o *openedStores) records(ctx context.Context) (recs []storeset.Record, err
 	return recs, errs
 }
 
-// openSet serves the stores as one set, or the one store alone, for the
-// tag and sequence commands.
-func (o *openedStores) openSet(ctx context.Context) (*storeset.Stores, error) {
-	set, err := storeset.Open(ctx, o.named(), storeset.Options{})
-	if errors.Is(err, storeset.ErrSetMember) {
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return set, err
-}
-
 // home is the home store of set among those that opened, and where it
 // is, for the commands that make what lives there alone: the one store,
 // or the home store of a set.
 func (o *openedStores) home(set *storeset.Stores) (*store.Store, string, error) {
-	name := set.HomeName()
-	i := index(o.Entries, name)
+	name, i := set.HomeName(), o.Home(set)
 	switch {
 	case i < 0:
 		return nil, "", fmt.Errorf("the set's home store %q is not given (--store)", name)
@@ -144,7 +120,7 @@ func (o *openedStores) setAndHome(ctx context.Context, stderr io.Writer, migrate
 			return nil, nil, "", err
 		}
 	}
-	if set, err = o.openSet(ctx); err != nil {
+	if set, err = o.OpenSet(ctx, nil, storeset.Options{}); err != nil {
 		return nil, nil, "", err
 	}
 	where = o.where()

@@ -11,6 +11,7 @@ import (
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/segment"
 	"github.com/leafid/leaf/service"
+	"github.com/leafid/leaf/storeset"
 )
 
 // tagAddCmd is `leaf tag add`. Its own flags have no variables: a
@@ -140,7 +141,7 @@ func (c *tagListCmd) Run(r *runner) error {
 	}
 	o := openStores(r.ctx, stores, true)
 	defer o.Close()
-	set, err := o.openSet(r.ctx)
+	set, err := o.OpenSet(r.ctx, nil, storeset.Options{})
 	if err != nil {
 		return err
 	}
