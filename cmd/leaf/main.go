@@ -1,25 +1,13 @@
-// Command leaf serves unique, time-ordered ids over HTTP: segment mode
-// (ranges taken from a leaf_alloc table, after Meituan's Leaf) and snowflake
-// mode (64-bit ids with worker ids leased from the same database).
-//
-// Usage:
-//
-//	leaf serve    [flags]   run the service
-//	leaf migrate  [flags]   apply pending migrations and exit
-//	leaf tag add NAME [--step N] [--max-id M] [--description D] [flags]
-//	leaf tag list [flags]
-//	leaf sequence add SPACE [--step N] [--sections N] [flags]
-//	leaf sequence list [flags]
-//	leaf store init|show [flags]
-//	leaf store add NAME=DSN [flags]
-//	leaf store retire NAME [--force] [flags]
-//	leaf version
-//	leaf help [COMMAND]
-//
-// Flags may come before or after the arguments. Every flag of serve, and
-// the store flags of the other commands, has an environment variable
-// (LEAF_ plus the flag's name in capitals); a flag on the command line wins
-// over its variable.
+// Command leaf serves unique, time-ordered ids over HTTP and gRPC: segment
+// mode (ranges taken from a leaf_alloc table, after Meituan's Leaf),
+// snowflake mode (64-bit ids with worker ids leased from the same
+// database), per-key sequences and business ids. `leaf serve` runs the
+// service; migrate, tag, sequence and store prepare and inspect its
+// stores. `leaf -h` lists the commands, `leaf COMMAND -h` a command's flags
+// (docs/cli.md). Flags may come before or after the arguments; every flag
+// of serve, and the store flags of the other commands, has an environment
+// variable (LEAF_ plus the flag's name in capitals), and a flag on the
+// command line wins over its variable.
 package main
 
 import (
