@@ -493,8 +493,8 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help"}, "Usage: leaf <command>"},
-		{[]string{"--help"}, "store retire     take a store out of the set"},
-		{[]string{"tag", "-h"}, "tag add     create a tag"},
+		{[]string{"--help"}, "store retire <name> [flags]"},
+		{[]string{"tag", "-h"}, "tag add <name> [flags]"},
 		{[]string{"help", "tag"}, "Usage: leaf tag <command>"},
 		{[]string{"serve", "--help"}, "Usage: leaf serve [flags]"},
 		{[]string{"serve", "--addr", "x", "-h"}, "--snowflake-epoch"},

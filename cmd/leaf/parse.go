@@ -41,7 +41,7 @@ func newParser(getenv func(string) string, stdout, stderr io.Writer) (*parser, e
 		kong.Exit(func(int) {}),
 		vars(),
 		kong.WithHyphenPrefixedParameters(true),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: false}),
 		kong.ValueFormatter(helpText),
 		kong.Resolvers(kong.ResolverFunc(p.resolve)),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), p.mapper("want a duration such as 500ms, 2s or 1m",
