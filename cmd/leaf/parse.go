@@ -146,10 +146,10 @@ func (p *parser) mapper(want string, parse func(string) (any, error)) kong.Mappe
 			return err
 		}
 		v, err := parse(t.String())
-		if errors.Is(err, strconv.ErrRange) {
-			want = "out of range"
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return refusal{ctx.Value.Name, strconv.Quote(t.String()), "out of range"}
+		case err != nil:
 			return refusal{ctx.Value.Name, strconv.Quote(t.String()), want}
 		}
 		target.Set(reflect.ValueOf(v).Convert(target.Type()))
