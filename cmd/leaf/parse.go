@@ -10,6 +10,15 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/leafid/leaf/app"
+	"github.com/leafid/leaf/bizid"
+	"github.com/leafid/leaf/metrics"
+	"github.com/leafid/leaf/segment"
+	"github.com/leafid/leaf/sequence"
+	"github.com/leafid/leaf/service"
+	"github.com/leafid/leaf/snowflake"
+	"github.com/leafid/leaf/store"
 )
 
 // The command line is read by kong: the commands and their flags are the
@@ -56,6 +65,27 @@ func newParser(getenv func(string) string, stdout, stderr io.Writer) (*parser, e
 	)
 	p.k = k
 	return p, err
+}
+
+// vars are the values the help and defaults of the flags name.
+func vars() kong.Vars {
+	return kong.Vars{
+		"epoch": strconv.FormatInt(snowflake.DefaultEpochMs, 10), "layout": layoutText(snowflake.DefaultLayout()),
+		"units": snowflake.UnitChoices(), "orders": snowflake.OrderChoices(),
+		"snowflake_lease": snowflake.DefaultLeaseTTL.String(), "snowflake_lease_bounds": fmt.Sprintf("%v..%v", minSnowflakeLease, maxSnowflakeLease),
+		"tag_refresh": segment.DefaultRefreshInterval.String(), "ride_through": segment.DefaultRideThrough.String(),
+		"failover_jump": strconv.Itoa(segment.DefaultFailoverJump), "max_named_tags": strconv.Itoa(metrics.MaxNamedTags), "top_tags": strconv.Itoa(metrics.TopTags),
+		"min_key_len": strconv.Itoa(bizid.MinKeyLen), "period_grace": bizid.DefaultGrace.String(),
+		"sequence_lease": sequence.DefaultLease.String(), "sequence_keys": strconv.Itoa(sequence.DefaultMaxKeys),
+		"forward_timeout": service.DefaultForwardTimeout.String(), "capped_share": strconv.FormatFloat(service.DefaultCappedShare, 'g', -1, 64),
+		"write_timeout": app.DefaultWriteTimeout.String(), "max_conns": strconv.Itoa(app.DefaultMaxConns), "idle_timeout": app.DefaultIdleTimeout.String(),
+		"max_watches": strconv.Itoa(app.DefaultMaxWatches), "range_max": strconv.Itoa(service.DefaultRangeMax), "max_range": strconv.Itoa(service.MaxRangeCount),
+		"store_timeouts": store.DefaultTimeouts(),
+		"tag_steps":      fmt.Sprintf("%d..%d", segment.MinStep, segment.MaxStep), "default_step": strconv.Itoa(segment.DefaultStep),
+		"max_description": strconv.Itoa(segment.MaxDescriptionLen),
+		"seq_steps":       fmt.Sprintf("%d..%d", sequence.MinStep, sequence.MaxStep), "seq_step": strconv.Itoa(sequence.DefaultStep),
+		"max_sections": strconv.Itoa(sequence.MaxSections), "sections": strconv.Itoa(sequence.DefaultSections),
+	}
 }
 
 // helpText is a flag's help with its variable and its default, text

@@ -11,16 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/leafid/leaf/app"
 	"github.com/leafid/leaf/bizid"
 	"github.com/leafid/leaf/metrics"
 	"github.com/leafid/leaf/segment"
-	"github.com/leafid/leaf/sequence"
 	"github.com/leafid/leaf/service"
 	"github.com/leafid/leaf/snowflake"
-	"github.com/leafid/leaf/store"
 )
 
 // serveCmd is `leaf serve` and its flags, each with its variable.
@@ -73,27 +69,6 @@ type limitFlags struct {
 	IdleTimeout  time.Duration `var:"LEAF_IDLE_TIMEOUT" default:"${idle_timeout}" placeholder:"duration" help:"how long a connection with no request in flight is kept open: a client's keep-alive, or one that sent nothing more than its first bytes"`
 	MaxWatches   int           `var:"LEAF_MAX_WATCHES" default:"${max_watches}" placeholder:"N" help:"the most gRPC health Watch streams held at once; one more is refused with ResourceExhausted"`
 	RangeMax     int           `var:"LEAF_RANGE_MAX" default:"${range_max}" placeholder:"N" help:"the most ids one range hands out (N in 1..${max_range}): a range asked larger is answered with this many, as a range is \"up to count\""`
-}
-
-// vars are the values the help and defaults of the flags name.
-func vars() kong.Vars {
-	return kong.Vars{
-		"epoch": strconv.FormatInt(snowflake.DefaultEpochMs, 10), "layout": layoutText(snowflake.DefaultLayout()),
-		"units": snowflake.UnitChoices(), "orders": snowflake.OrderChoices(),
-		"snowflake_lease": snowflake.DefaultLeaseTTL.String(), "snowflake_lease_bounds": fmt.Sprintf("%v..%v", minSnowflakeLease, maxSnowflakeLease),
-		"tag_refresh": segment.DefaultRefreshInterval.String(), "ride_through": segment.DefaultRideThrough.String(),
-		"failover_jump": strconv.Itoa(segment.DefaultFailoverJump), "max_named_tags": strconv.Itoa(metrics.MaxNamedTags), "top_tags": strconv.Itoa(metrics.TopTags),
-		"min_key_len": strconv.Itoa(bizid.MinKeyLen), "period_grace": bizid.DefaultGrace.String(),
-		"sequence_lease": sequence.DefaultLease.String(), "sequence_keys": strconv.Itoa(sequence.DefaultMaxKeys),
-		"forward_timeout": service.DefaultForwardTimeout.String(), "capped_share": strconv.FormatFloat(service.DefaultCappedShare, 'g', -1, 64),
-		"write_timeout": app.DefaultWriteTimeout.String(), "max_conns": strconv.Itoa(app.DefaultMaxConns), "idle_timeout": app.DefaultIdleTimeout.String(),
-		"max_watches": strconv.Itoa(app.DefaultMaxWatches), "range_max": strconv.Itoa(service.DefaultRangeMax), "max_range": strconv.Itoa(service.MaxRangeCount),
-		"store_timeouts": store.DefaultTimeouts(),
-		"tag_steps":      fmt.Sprintf("%d..%d", segment.MinStep, segment.MaxStep), "default_step": strconv.Itoa(segment.DefaultStep),
-		"max_description": strconv.Itoa(segment.MaxDescriptionLen),
-		"seq_steps":       fmt.Sprintf("%d..%d", sequence.MinStep, sequence.MaxStep), "seq_step": strconv.Itoa(sequence.DefaultStep),
-		"max_sections": strconv.Itoa(sequence.MaxSections), "sections": strconv.Itoa(sequence.DefaultSections),
-	}
 }
 
 func (c *serveCmd) Help() string {
